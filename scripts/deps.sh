@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install every Debian package yip's build, tests, demo and benchmarks need.
+# Idempotent and quiet when everything is already present.
+set -euo pipefail
+
+pkgs=(
+	# build
+	build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+	# libraries
+	libsodium-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev
+	# tests and demo
+	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: run as root (or: sudo $0) to install them" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,66 @@
+/* IP addresses, prefixes and UDP endpoints: parsing and formatting. */
+#ifndef YIP_ADDR_ADDR_H
+#define YIP_ADDR_ADDR_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* A socket address of either family. */
+union yip_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+/* An IPv4 or IPv6 prefix. addr holds 4 or 16 bytes; bits past plen are zero. */
+struct yip_cidr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t plen;
+	uint8_t addr[16];
+};
+
+#define YIP_ADDRSTRLEN 64 /* enough for "[v6%scope]:port" and "v6/128" */
+
+/*
+ * Parses "a.b.c.d/len" or "v6addr/len". Without "/len" the prefix is a host
+ * (/32 or /128) only if allow_host is true. Host bits set past the prefix
+ * length are an error (so typos are caught), as is any trailing garbage.
+ * Returns 0, or -1 with a message in err (e.g. "prefix length 33 > 32").
+ */
+int yip_cidr_parse(const char *s, bool allow_host, struct yip_cidr *out, char *err, size_t errlen);
+
+/* Writes "addr/len". */
+void yip_cidr_format(const struct yip_cidr *c, char *out, size_t outlen);
+
+/* True if addr (4 or 16 bytes of the prefix's family) lies inside the prefix. */
+bool yip_cidr_contains(const struct yip_cidr *c, int family, const uint8_t *addr);
+
+/* True if the two prefixes overlap (one contains the other). */
+bool yip_cidr_overlaps(const struct yip_cidr *a, const struct yip_cidr *b);
+
+/*
+ * Parses a UDP endpoint: "a.b.c.d:port", "[v6]:port", "host:port". When
+ * default_port is non-zero the port may be omitted ("a.b.c.d", "[v6]", "v6",
+ * "host"); *port_given tells whether it was present (may be NULL). Host names
+ * are resolved with getaddrinfo only if resolve is true, otherwise they are
+ * an error. Returns 0, or -1 with a message in err.
+ */
+int yip_endpoint_parse(const char *s, uint16_t default_port, bool resolve, union yip_sockaddr *out,
+		       bool *port_given, char *err, size_t errlen);
+
+/* Writes "a.b.c.d:port" or "[v6]:port" (IPv4-mapped IPv6 printed as IPv4). */
+void yip_sockaddr_format(const union yip_sockaddr *a, char *out, size_t outlen);
+
+/* Length of the sockaddr for its family (for sendto/bind). */
+socklen_t yip_sockaddr_len(const union yip_sockaddr *a);
+
+/* Equality of family, address and port (IPv4 and IPv4-mapped IPv6 compare equal). */
+bool yip_sockaddr_eq(const union yip_sockaddr *a, const union yip_sockaddr *b);
+
+/* Converts an AF_INET address to IPv4-mapped AF_INET6 (for dual-stack sockets); others unchanged. */
+void yip_sockaddr_to_v6(union yip_sockaddr *a);
+
+#endif

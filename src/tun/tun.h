@@ -1,0 +1,36 @@
+/* The TUN device and its configuration over rtnetlink (libmnl). */
+#ifndef YIP_TUN_TUN_H
+#define YIP_TUN_TUN_H
+
+#include <net/if.h>
+#include <stddef.h>
+
+#include "addr/addr.h"
+
+/*
+ * Opens (creating if needed) the TUN device name with IFF_TUN | IFF_NO_PI,
+ * non-blocking and close-on-exec. The kernel's chosen name is written to
+ * actual (IFNAMSIZ bytes). Returns the fd, or -1 with a message in err.
+ */
+int tun_open(const char *name, char actual[IFNAMSIZ], char *err, size_t errlen);
+
+/* An rtnetlink socket for configuring one interface. */
+struct tun_netlink {
+	struct mnl_socket *nl;
+	unsigned portid;
+	unsigned seq;
+	int ifindex;
+};
+
+/* Opens an rtnetlink socket bound to interface ifname. Returns 0 or -1 with err. */
+int tun_netlink_open(struct tun_netlink *n, const char *ifname, char *err, size_t errlen);
+void tun_netlink_close(struct tun_netlink *n);
+
+/* Each returns 0, or -1 with a message in err. "Already exists" counts as success. */
+int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen);
+int tun_set_up(struct tun_netlink *n, char *err, size_t errlen);
+/* IPv6 addresses are added with IFA_F_NODAD so they are usable at once. */
+int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
+int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
+
+#endif
