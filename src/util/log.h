@@ -8,9 +8,9 @@ void yip_log_set_level(enum yip_log_level level);
 enum yip_log_level yip_log_get_level(void);
 void yip_log(enum yip_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_err(...)   yip_log(YIP_LOG_ERROR, __VA_ARGS__)
-#define log_warn(...)  yip_log(YIP_LOG_WARN, __VA_ARGS__)
-#define log_info(...)  yip_log(YIP_LOG_INFO, __VA_ARGS__)
+#define log_err(...)  yip_log(YIP_LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) yip_log(YIP_LOG_WARN, __VA_ARGS__)
+#define log_info(...) yip_log(YIP_LOG_INFO, __VA_ARGS__)
 #define log_debug(...)                                                                             \
 	do {                                                                                       \
 		if (yip_log_get_level() >= YIP_LOG_DEBUG)                                          \

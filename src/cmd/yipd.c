@@ -1,0 +1,241 @@
+/* yipd: the yip daemon. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "crypto/crypto.h"
+#include "loop/loop.h"
+#include "peer/peer.h"
+#include "tun/tun.h"
+#include "udp/udp.h"
+#include "util/hex.h"
+#include "util/log.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: yipd [-v] <config>      run the daemon in the foreground\n"
+	           "       yipd --genkey             print a new private and public key\n"
+	           "       yipd --pubkey             read a private key (hex) on stdin, print its "
+	           "public key\n"
+	           "       yipd --addr <public-key>  print the node's key-derived IPv6 address\n"
+	           "       yipd --version | --help\n"
+	           "\n"
+	           "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n"
+	           "Configuration reference: docs/configuration.md\n");
+}
+
+static int cmd_genkey(void)
+{
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
+	char hex[2 * YIP_KEY_LEN + 1];
+
+	yip_key_generate(priv);
+	yip_key_public(pub, priv);
+	yip_hex_encode(hex, priv, YIP_KEY_LEN);
+	printf("private=%s\n", hex);
+	yip_hex_encode(hex, pub, YIP_KEY_LEN);
+	printf("public=%s\n", hex);
+	sodium_memzero(priv, sizeof(priv));
+	sodium_memzero(hex, sizeof(hex));
+	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+}
+
+static int cmd_pubkey(void)
+{
+	char line[256], *s, *end, hex[2 * YIP_KEY_LEN + 1];
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
+	int rc = EXIT_USAGE;
+
+	if (fgets(line, sizeof(line), stdin) == NULL) {
+		fprintf(stderr, "yipd: --pubkey: expected a private key on standard input\n");
+		return EXIT_USAGE;
+	}
+	s = line + strspn(line, " \t");
+	if (strncmp(s, "private=", 8) == 0)
+		s += 8;
+	end = s + strcspn(s, " \t\r\n");
+	*end = '\0';
+	if (yip_hex_decode(priv, YIP_KEY_LEN, s) != 0)
+		fprintf(stderr, "yipd: --pubkey: expected 64 hex digits, got '%.80s'\n", s);
+	else if (yip_key_public(pub, priv) != 0)
+		fprintf(stderr, "yipd: --pubkey: the all-zero key is not a valid private key\n");
+	else {
+		yip_hex_encode(hex, pub, YIP_KEY_LEN);
+		printf("%s\n", hex);
+		rc = 0;
+	}
+	sodium_memzero(line, sizeof(line));
+	sodium_memzero(priv, sizeof(priv));
+	return rc;
+}
+
+static int cmd_addr(const char *arg)
+{
+	uint8_t pub[YIP_KEY_LEN], addr[YIP_ADDR_LEN];
+	char s[INET6_ADDRSTRLEN];
+
+	if (yip_hex_decode(pub, YIP_KEY_LEN, arg) != 0) {
+		fprintf(stderr, "yipd: --addr: expected a public key of 64 hex digits\n");
+		return EXIT_USAGE;
+	}
+	yip_addr_from_public(addr, pub);
+	inet_ntop(AF_INET6, addr, s, sizeof(s));
+	printf("%s\n", s);
+	return 0;
+}
+
+/* Addresses, MTU, link state and routes, all over rtnetlink. */
+static int configure_device(const struct yip_config *cfg, const char *ifname, char *err,
+                            size_t errlen)
+{
+	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
+	struct yip_cidr mesh = {.family = AF_INET6, .plen = 8, .addr = {0xfd}};
+	struct tun_netlink nl;
+	int rc = -1;
+
+	if (tun_netlink_open(&nl, ifname, err, errlen) != 0)
+		return -1;
+	yip_addr_from_public(self.addr, cfg->public_key);
+	if (tun_set_mtu(&nl, cfg->mtu, err, errlen) != 0 ||
+	    tun_add_address(&nl, &self, err, errlen) != 0)
+		goto out;
+	for (size_t i = 0; i < cfg->n_addresses; i++)
+		if (tun_add_address(&nl, &cfg->addresses[i], err, errlen) != 0)
+			goto out;
+	if (tun_set_up(&nl, err, errlen) != 0 || tun_add_route(&nl, &mesh, err, errlen) != 0)
+		goto out;
+	for (size_t i = 0; i < cfg->n_peers; i++) {
+		const struct yip_peer_config *pc = &cfg->peers[i];
+
+		for (size_t j = 0; j < pc->n_allowed_ips; j++) {
+			char s[YIP_ADDRSTRLEN];
+
+			if (pc->allowed_ips[j].plen == 0) {
+				yip_cidr_format(&pc->allowed_ips[j], s, sizeof(s));
+				log_warn("not installing a kernel route for %s: it would also "
+				         "capture the tunnel's own traffic; route it with policy "
+				         "routing (see docs/configuration.md)",
+				         s);
+				continue;
+			}
+			if (tun_add_route(&nl, &pc->allowed_ips[j], err, errlen) != 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	tun_netlink_close(&nl);
+	return rc;
+}
+
+static int run(const char *path)
+{
+	struct yip_config cfg;
+	struct yip_timing timing;
+	struct yip_device dev;
+	struct yip_loop loop;
+	struct yip_io io;
+	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN];
+	uint8_t self[YIP_ADDR_LEN];
+	uint16_t port;
+	int tun_fd = -1, udp_fd = -1, family, rc = EXIT_RUNTIME;
+
+	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "yipd: %s\n", err);
+		return EXIT_USAGE;
+	}
+	udp_fd = udp_open(&cfg.listen, cfg.listen_port_given, YIP_DEFAULT_PORT, YIP_FALLBACK_PORT,
+	                  &port, err, sizeof(err));
+	if (udp_fd < 0)
+		goto fail;
+	family = cfg.listen.sa.sa_family == AF_INET ? AF_INET : AF_INET6;
+	tun_fd = tun_open(cfg.device, ifname, err, sizeof(err));
+	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
+		goto fail;
+	if (yip_loop_init(&loop, tun_fd, udp_fd, family, err, sizeof(err)) != 0)
+		goto fail;
+	yip_loop_io(&loop, &io);
+	yip_timing_default(&timing);
+	if (yip_device_init(&dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
+		yip_loop_free(&loop);
+		goto fail;
+	}
+	loop.device_name = ifname;
+	loop.port = port;
+	yip_addr_from_public(self, cfg.public_key);
+	inet_ntop(AF_INET6, self, addr, sizeof(addr));
+	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s", YIP_VERSION,
+	         ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s");
+	yip_config_free(&cfg);
+
+	rc = yip_loop_run(&loop, &dev) == 0 ? 0 : EXIT_RUNTIME;
+	yip_loop_status(&loop);
+	yip_device_free(&dev);
+	yip_loop_free(&loop);
+	close(tun_fd);
+	close(udp_fd);
+	return rc;
+fail:
+	log_err("%s", err);
+	yip_config_free(&cfg);
+	if (tun_fd >= 0)
+		close(tun_fd);
+	if (udp_fd >= 0)
+		close(udp_fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"genkey", no_argument, NULL, 'g'},
+	    {"pubkey", no_argument, NULL, 'p'},
+	    {"addr", required_argument, NULL, 'a'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	if (yip_crypto_init() != 0) {
+		fprintf(stderr, "yipd: libsodium failed to initialise\n");
+		return EXIT_RUNTIME;
+	}
+	while ((c = getopt_long(argc, argv, "vVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			return cmd_genkey();
+		case 'p':
+			return cmd_pubkey();
+		case 'a':
+			return cmd_addr(optarg);
+		case 'V':
+			printf("yipd %s\n", YIP_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'v':
+			yip_log_set_level(YIP_LOG_DEBUG);
+			break;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, optind == argc ? "yipd: missing configuration file\n"
+		                               : "yipd: too many arguments\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return run(argv[optind]);
+}

@@ -1,0 +1,238 @@
+#include "loop/loop.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/hex.h"
+#include "util/log.h"
+
+#define TUN_BUF   65536
+#define TUN_BURST 64 /* packets read from the TUN per wakeup before looking elsewhere */
+#define UDP_BURST 4  /* recvmmsg batches per wakeup */
+
+enum { EV_UDP = 1, EV_TUN, EV_SIG };
+
+static uint8_t *io_udp_buf(void *ctx)
+{
+	struct yip_loop *l = ctx;
+
+	return udp_tx_buf(&l->tx, &l->dev->drops[YIP_DROP_SEND_FAILED]);
+}
+
+static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len)
+{
+	struct yip_loop *l = ctx;
+
+	if (!udp_tx_push(&l->tx, to, len))
+		yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
+}
+
+static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
+{
+	struct yip_loop *l = ctx;
+
+	if (write(l->tun_fd, pkt, len) != (ssize_t)len)
+		yip_device_drop(l->dev, YIP_DROP_TUN_WRITE_FAILED);
+}
+
+static uint64_t io_wall(void *ctx)
+{
+	(void)ctx;
+	return yip_now_wall();
+}
+
+void yip_loop_io(struct yip_loop *l, struct yip_io *io)
+{
+	io->ctx = l;
+	io->udp_buf = io_udp_buf;
+	io->udp_send = io_udp_send;
+	io->tun_write = io_tun_write;
+	io->wall_ns = io_wall;
+}
+
+static int watch(int epfd, int fd, int tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)tag};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int yip_loop_init(struct yip_loop *l, int tun_fd, int udp_fd, int udp_family, char *err,
+                  size_t errlen)
+{
+	sigset_t mask;
+
+	memset(l, 0, sizeof(*l));
+	l->tun_fd = tun_fd;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	l->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	l->tunbuf = malloc(TUN_BUF);
+	if (l->epfd < 0 || l->sigfd < 0 || l->tunbuf == NULL ||
+	    udp_batch_init(&l->rx, udp_fd, udp_family, YIP_MAX_DGRAM) != 0 ||
+	    udp_batch_init(&l->tx, udp_fd, udp_family, YIP_MAX_DGRAM) != 0 ||
+	    watch(l->epfd, udp_fd, EV_UDP) != 0 || watch(l->epfd, tun_fd, EV_TUN) != 0 ||
+	    watch(l->epfd, l->sigfd, EV_SIG) != 0) {
+		snprintf(err, errlen, "event loop setup failed: %s", strerror(errno));
+		yip_loop_free(l);
+		return -1;
+	}
+	return 0;
+}
+
+void yip_loop_free(struct yip_loop *l)
+{
+	if (l->epfd > 0)
+		close(l->epfd);
+	if (l->sigfd > 0)
+		close(l->sigfd);
+	udp_batch_free(&l->rx);
+	udp_batch_free(&l->tx);
+	free(l->tunbuf);
+	l->tunbuf = NULL;
+	l->epfd = l->sigfd = -1;
+}
+
+static void flush(struct yip_loop *l)
+{
+	udp_tx_flush(&l->tx, &l->dev->drops[YIP_DROP_SEND_FAILED]);
+}
+
+static void on_udp(struct yip_loop *l)
+{
+	for (int burst = 0; burst < UDP_BURST; burst++) {
+		int n = udp_recv(&l->rx);
+		uint64_t now = yip_now_mono();
+
+		for (int i = 0; i < n; i++) {
+			struct mmsghdr *m = &l->rx.msgs[i];
+
+			if (m->msg_hdr.msg_flags & MSG_TRUNC)
+				yip_device_drop(l->dev, YIP_DROP_TRUNCATED);
+			else
+				yip_device_rx(l->dev, now, &l->rx.addrs[i],
+				              udp_batch_buf(&l->rx, (unsigned)i), m->msg_len);
+		}
+		flush(l);
+		if (n < UDP_BATCH)
+			break;
+	}
+}
+
+static void on_tun(struct yip_loop *l)
+{
+	uint64_t now = yip_now_mono();
+
+	for (int i = 0; i < TUN_BURST; i++) {
+		ssize_t n = read(l->tun_fd, l->tunbuf, TUN_BUF);
+
+		if (n <= 0)
+			break;
+		yip_device_tx(l->dev, now, l->tunbuf, (size_t)n);
+	}
+	flush(l);
+}
+
+/* Returns false when the daemon should stop. */
+static bool on_signal(struct yip_loop *l)
+{
+	struct signalfd_siginfo si;
+
+	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1) {
+			yip_loop_status(l);
+		} else if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: configuration reload is not supported yet; ignoring");
+		} else {
+			log_info("signal %u: shutting down", si.ssi_signo);
+			return false;
+		}
+	}
+	return true;
+}
+
+int yip_loop_run(struct yip_loop *l, struct yip_device *dev)
+{
+	l->dev = dev;
+	for (;;) {
+		struct epoll_event evs[4];
+		uint64_t now = yip_now_mono();
+		uint64_t next = yip_device_timers(dev, now);
+		int timeout = 1000, n;
+
+		flush(l);
+		if (next <= now)
+			timeout = 0;
+		else if (next - now < 1000 * YIP_NS_PER_MS)
+			timeout = (int)((next - now + YIP_NS_PER_MS - 1) / YIP_NS_PER_MS);
+		n = epoll_wait(l->epfd, evs, 4, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_err("epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case EV_UDP:
+				on_udp(l);
+				break;
+			case EV_TUN:
+				on_tun(l);
+				break;
+			case EV_SIG:
+				if (!on_signal(l))
+					return 0;
+				break;
+			}
+		}
+	}
+}
+
+void yip_loop_status(const struct yip_loop *l)
+{
+	const struct yip_device *dev = l->dev;
+	uint64_t now = yip_now_mono(), wall = yip_now_wall();
+	char line[2048], key[2 * YIP_KEY_LEN + 1], ep[YIP_ADDRSTRLEN];
+	size_t off = 0;
+
+	yip_hex_encode(key, dev->public_key, YIP_KEY_LEN);
+	log_info("status: device %s public_key %s port %u peers %zu", l->device_name, key, l->port,
+	         dev->n_peers);
+	for (int d = 0; d < YIP_DROP_COUNT && off < sizeof(line); d++)
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " %s=%llu",
+		                        yip_drop_name((enum yip_drop)d),
+		                        (unsigned long long)dev->drops[d]);
+	log_info("status: drops%s", line);
+	for (size_t i = 0; i < dev->n_peers; i++) {
+		const struct yip_peer *p = &dev->peers[i];
+		const struct yip_peer_stats *s = &p->stats;
+
+		yip_hex_encode(key, p->public_key, YIP_KEY_LEN);
+		if (p->has_endpoint)
+			yip_sockaddr_format(&p->endpoint, ep, sizeof(ep));
+		else
+			snprintf(ep, sizeof(ep), "(none)");
+		log_info("status: peer %s endpoint %s established %s handshakes %llu "
+		         "last_handshake_s %lld rx_packets %llu rx_bytes %llu tx_packets %llu "
+		         "tx_bytes %llu roams %llu",
+		         key, ep, yip_peer_established(p, now) ? "yes" : "no",
+		         (unsigned long long)s->handshakes,
+		         s->last_handshake_wall
+		             ? (long long)((wall - s->last_handshake_wall) / YIP_NS_PER_S)
+		             : -1LL,
+		         (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
+		         (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
+		         (unsigned long long)s->roams);
+	}
+}

@@ -1,0 +1,275 @@
+/* Keys, the send queue, and the data path in both directions. */
+#include "peer/internal.h"
+
+#include <sodium.h>
+#include <string.h>
+
+#include "route/route.h"
+#include "util/log.h"
+
+void kp_clear(struct yip_device *dev, struct yip_keypair *kp)
+{
+	if (kp->valid)
+		index_del(dev, kp->local_index);
+	sodium_memzero(kp, sizeof(*kp));
+}
+
+/* Moves a keypair between slots; its index keeps pointing at the same peer. */
+void kp_move(struct yip_device *dev, struct yip_keypair *dst, struct yip_keypair *src)
+{
+	kp_clear(dev, dst);
+	*dst = *src;
+	sodium_memzero(src, sizeof(*src));
+}
+
+/* Marks a freshly split keypair usable and schedules its rekey. */
+void kp_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now)
+{
+	kp->valid = true;
+	kp->created = now;
+	kp->send_counter = 0;
+	replay_init(&kp->replay);
+	p->stats.handshakes++;
+	p->stats.last_handshake_wall = p->dev->io.wall_ns(p->dev->io.ctx);
+	schedule(p->dev, now + rekey_age(p));
+}
+
+/* The age at which this side starts a rekey of its current session: the
+ * side that initiated it rekeys first; the other only as a fallback. */
+uint64_t rekey_age(const struct yip_peer *p)
+{
+	const struct yip_timing *t = &p->dev->t;
+
+	return p->cur.initiator ? t->rekey_after : t->rekey_after + t->rekey_after / 2;
+}
+
+bool session_usable(const struct yip_peer *p, uint64_t now)
+{
+	const struct yip_keypair *kp = &p->cur;
+
+	return kp->valid && now - kp->created < p->dev->t.reject_after &&
+	       kp->send_counter < YIP_REJECT_AFTER_MESSAGES;
+}
+
+void maybe_rekey(struct yip_peer *p, uint64_t now)
+{
+	if (!p->cur.valid || p->hs_pending)
+		return;
+	if (now - p->cur.created >= rekey_age(p) || p->cur.send_counter >= YIP_REKEY_AFTER_MESSAGES)
+		hs_start(p, now);
+}
+
+void endpoint_update(struct yip_peer *p, const union yip_sockaddr *src)
+{
+	char a[YIP_ADDRSTRLEN], b[YIP_ADDRSTRLEN];
+
+	if (p->has_endpoint && yip_sockaddr_eq(&p->endpoint, src))
+		return;
+	if (p->has_endpoint) {
+		p->stats.roams++;
+		yip_sockaddr_format(&p->endpoint, a, sizeof(a));
+		yip_sockaddr_format(src, b, sizeof(b));
+		log_info("peer %02x%02x%02x%02x: endpoint moved from %s to %s", p->public_key[0],
+		         p->public_key[1], p->public_key[2], p->public_key[3], a, b);
+	}
+	p->endpoint = *src;
+	p->has_endpoint = true;
+}
+
+/* Seals one inner packet (len may be 0: a keepalive) under the current keys. */
+void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_keypair *kp = &p->cur;
+	uint8_t *d = dev->io.udp_buf(dev->io.ctx);
+	uint64_t counter = kp->send_counter++;
+
+	wire_data_header(d, kp->remote_index, counter);
+	yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_DATA_HDR + len + YIP_AEAD_TAG);
+	p->last_tx = now;
+	if (len == 0)
+		return;
+	p->last_tx_data = now;
+	p->stats.tx_packets++;
+	p->stats.tx_bytes += len;
+	if (p->first_unanswered == 0) {
+		p->first_unanswered = now;
+		schedule(dev, now + dev->t.dead_after);
+	}
+}
+
+static void queue_push(struct yip_peer *p, const uint8_t *pkt, size_t len)
+{
+	unsigned slot;
+
+	if (p->queue_count == YIP_QUEUE_LEN) {
+		p->queue_head = (p->queue_head + 1) % YIP_QUEUE_LEN;
+		p->queue_count--;
+		yip_device_drop(p->dev, YIP_DROP_QUEUE_FULL);
+	}
+	slot = (p->queue_head + p->queue_count) % YIP_QUEUE_LEN;
+	memcpy(p->queue + (size_t)slot * p->dev->mtu, pkt, len);
+	p->queue_len[slot] = (uint16_t)len;
+	p->queue_count++;
+}
+
+void queue_flush(struct yip_peer *p, uint64_t now)
+{
+	while (p->queue_count > 0 && session_usable(p, now)) {
+		unsigned slot = p->queue_head;
+
+		send_data(p, now, p->queue + (size_t)slot * p->dev->mtu, p->queue_len[slot]);
+		p->queue_head = (slot + 1) % YIP_QUEUE_LEN;
+		p->queue_count--;
+	}
+}
+
+void queue_drop_all(struct yip_peer *p, enum yip_drop why)
+{
+	p->dev->drops[why] += p->queue_count;
+	p->queue_head = p->queue_count = 0;
+}
+
+/* Destination (for egress) or source (for ingress) of an IP packet. */
+static const uint8_t *inner_addr(const uint8_t *pkt, size_t len, bool dst, int *family,
+                                 size_t *total)
+{
+	if (len >= 20 && pkt[0] >> 4 == 4) {
+		*family = AF_INET;
+		*total = (size_t)pkt[2] << 8 | pkt[3];
+		if ((pkt[0] & 0x0f) < 5 || *total < 20 || *total > len)
+			return NULL;
+		return pkt + (dst ? 16 : 12);
+	}
+	if (len >= 40 && pkt[0] >> 4 == 6) {
+		*family = AF_INET6;
+		*total = 40 + ((size_t)pkt[4] << 8 | pkt[5]);
+		if (*total > len)
+			return NULL;
+		return pkt + (dst ? 24 : 8);
+	}
+	return NULL;
+}
+
+void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	const uint8_t *dst;
+	struct yip_peer *p;
+	size_t total;
+	int family;
+
+	if (len > dev->mtu) {
+		yip_device_drop(dev, YIP_DROP_TOO_BIG);
+		return;
+	}
+	dst = inner_addr(pkt, len, true, &family, &total);
+	if (dst == NULL) {
+		yip_device_drop(dev, YIP_DROP_BAD_INNER);
+		return;
+	}
+	p = route_lookup(dev->routes, family, dst);
+	if (p == NULL) {
+		yip_device_drop(dev, YIP_DROP_NO_ROUTE);
+		return;
+	}
+	if (!p->has_endpoint) {
+		yip_device_drop(dev, YIP_DROP_NO_ENDPOINT);
+		return;
+	}
+	if (session_usable(p, now) && p->queue_count == 0) {
+		send_data(p, now, pkt, len);
+		maybe_rekey(p, now);
+		return;
+	}
+	queue_push(p, pkt, len);
+	if (session_usable(p, now))
+		queue_flush(p, now);
+	else
+		hs_start(p, now);
+}
+
+static struct yip_keypair *kp_for_index(struct yip_peer *p, uint32_t index)
+{
+	if (p->cur.valid && p->cur.local_index == index)
+		return &p->cur;
+	if (p->next.valid && p->next.local_index == index)
+		return &p->next;
+	if (p->prev.valid && p->prev.local_index == index)
+		return &p->prev;
+	return NULL;
+}
+
+/* The peer used the keys we made answering its Init: they become current. */
+static void promote_next(struct yip_peer *p, uint64_t now)
+{
+	struct yip_device *dev = p->dev;
+
+	kp_move(dev, &p->prev, &p->cur);
+	p->prev_retire = now + dev->t.prev_overlap;
+	schedule(dev, p->prev_retire);
+	kp_move(dev, &p->cur, &p->next);
+	queue_flush(p, now);
+}
+
+static void deliver(struct yip_device *dev, struct yip_peer *p, uint64_t now, size_t len)
+{
+	const uint8_t *src;
+	size_t total;
+	int family;
+
+	src = inner_addr(dev->scratch, len, false, &family, &total);
+	if (src == NULL) {
+		yip_device_drop(dev, YIP_DROP_BAD_INNER);
+		return;
+	}
+	if (route_lookup(dev->routes, family, src) != p) {
+		yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
+		return;
+	}
+	p->last_rx_data = now;
+	p->stats.rx_packets++;
+	p->stats.rx_bytes += total;
+	schedule(dev, now + dev->t.keepalive);
+	dev->io.tun_write(dev->io.ctx, dev->scratch, total);
+}
+
+void rx_data(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
+             size_t len)
+{
+	struct yip_keypair *kp;
+	struct yip_peer *p;
+	uint64_t counter;
+	size_t plen = len - WIRE_DATA_MIN;
+
+	p = index_find(dev, wire_get32(d + 4));
+	kp = p ? kp_for_index(p, wire_get32(d + 4)) : NULL;
+	if (kp == NULL) {
+		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
+		return;
+	}
+	if (now - kp->created >= dev->t.reject_after) {
+		yip_device_drop(dev, YIP_DROP_EXPIRED);
+		return;
+	}
+	counter = wire_get64(d + 8);
+	if (!replay_check(&kp->replay, counter)) {
+		yip_device_drop(dev, YIP_DROP_REPLAY);
+		return;
+	}
+	if (plen > YIP_MAX_DGRAM || yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR,
+	                                          d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
+		yip_device_drop(dev, YIP_DROP_DECRYPT);
+		return;
+	}
+	replay_update(&kp->replay, counter);
+	p->last_rx = now;
+	p->first_unanswered = 0;
+	endpoint_update(p, src);
+	if (kp == &p->next)
+		promote_next(p, now);
+	else if (kp == &p->cur && kp->initiator)
+		maybe_rekey(p, now);
+	if (plen > 0)
+		deliver(dev, p, now, plen);
+}

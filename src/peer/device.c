@@ -1,0 +1,292 @@
+/* The engine's lifetime, datagram dispatch and timers. */
+#include "peer/internal.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/route.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+static const char *const drop_names[] = {
+#define X(name, str) str,
+    YIP_DROP_REASONS(X)
+#undef X
+};
+
+const char *yip_drop_name(enum yip_drop d)
+{
+	return d < YIP_DROP_COUNT ? drop_names[d] : "?";
+}
+
+void yip_timing_default(struct yip_timing *t)
+{
+	const char *env = getenv("YIP_REKEY_INTERVAL_MS");
+	uint64_t rekey = 120 * YIP_NS_PER_S;
+
+	if (env != NULL && *env != '\0') {
+		char *end;
+		unsigned long long ms = strtoull(env, &end, 10);
+
+		if (*end == '\0' && ms >= 100)
+			rekey = ms * YIP_NS_PER_MS;
+		else
+			log_warn("ignoring YIP_REKEY_INTERVAL_MS=%s (want milliseconds >= 100)",
+			         env);
+	}
+	t->rekey_after = rekey;
+	t->reject_after = 3 * rekey;
+	t->rekey_attempt = 90 * YIP_NS_PER_S;
+	t->retry_base = 1 * YIP_NS_PER_S;
+	t->retry_max = 8 * YIP_NS_PER_S;
+	t->keepalive = 10 * YIP_NS_PER_S;
+	t->dead_after = 15 * YIP_NS_PER_S;
+	t->prev_overlap = 15 * YIP_NS_PER_S;
+}
+
+static int add_route(struct yip_device *dev, const struct yip_cidr *c, struct yip_peer *p,
+                     char *err, size_t errlen)
+{
+	char s[YIP_ADDRSTRLEN];
+	int rc = route_insert(dev->routes, c, p);
+
+	if (rc == 0)
+		return 0;
+	yip_cidr_format(c, s, sizeof(s));
+	snprintf(err, errlen, "%s: %s", s,
+	         rc == -2 ? "claimed by two peers" : "too many allowed_ips prefixes");
+	return -1;
+}
+
+static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yip_peer_config *pc,
+                     char *err, size_t errlen)
+{
+	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
+
+	p->dev = dev;
+	memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
+	wire_mac1_key(p->mac1_key, p->public_key);
+	yip_addr_from_public(p->address, p->public_key);
+	p->has_endpoint = pc->has_endpoint;
+	p->endpoint = pc->endpoint;
+	p->persistent_keepalive = pc->persistent_keepalive;
+	if (p->persistent_keepalive)
+		schedule(dev, 0);
+	p->queue = calloc(YIP_QUEUE_LEN, dev->mtu);
+	if (p->queue == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(self.addr, p->address, YIP_ADDR_LEN);
+	if (add_route(dev, &self, p, err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < pc->n_allowed_ips; i++)
+		if (add_route(dev, &pc->allowed_ips[i], p, err, errlen) != 0)
+			return -1;
+	return 0;
+}
+
+int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const struct yip_io *io,
+                    const struct yip_timing *t, char *err, size_t errlen)
+{
+	size_t slots = 64, prefixes = 1;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->io = *io;
+	dev->t = *t;
+	dev->mtu = cfg->mtu;
+	dev->next_timer = UINT64_MAX;
+	memcpy(dev->private_key, cfg->private_key, YIP_KEY_LEN);
+	memcpy(dev->public_key, cfg->public_key, YIP_KEY_LEN);
+	wire_mac1_key(dev->mac1_key, dev->public_key);
+	yip_addr_from_public(dev->address, dev->public_key);
+
+	/* Up to four live indices per peer (handshake, previous, current, next);
+	 * keep the table at most a quarter full so probe runs stay short. */
+	while (slots < cfg->n_peers * 16)
+		slots *= 2;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		prefixes += cfg->peers[i].n_allowed_ips + 1;
+
+	dev->index = calloc(slots, sizeof(*dev->index));
+	dev->index_mask = slots - 1;
+	dev->peers = calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*dev->peers));
+	dev->routes = route_table_new(prefixes);
+	dev->scratch = malloc(YIP_MAX_DGRAM);
+	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	dev->n_peers = cfg->n_peers;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		if (peer_init(dev, &dev->peers[i], &cfg->peers[i], err, errlen) != 0)
+			goto fail;
+	return 0;
+fail:
+	yip_device_free(dev);
+	return -1;
+}
+
+void yip_device_free(struct yip_device *dev)
+{
+	for (size_t i = 0; dev->peers && i < dev->n_peers; i++) {
+		struct yip_peer *p = &dev->peers[i];
+
+		noise_hs_wipe(&p->hs);
+		sodium_memzero(&p->prev, sizeof(p->prev));
+		sodium_memzero(&p->cur, sizeof(p->cur));
+		sodium_memzero(&p->next, sizeof(p->next));
+		if (p->queue)
+			sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->mtu);
+		free(p->queue);
+	}
+	free(dev->peers);
+	free(dev->index);
+	route_table_free(dev->routes);
+	if (dev->scratch)
+		sodium_memzero(dev->scratch, YIP_MAX_DGRAM);
+	free(dev->scratch);
+	sodium_memzero(dev, sizeof(*dev));
+}
+
+struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
+{
+	/* Only handshakes come here, after a DH; a scan is cheap next to that. */
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (sodium_memcmp(dev->peers[i].public_key, pub, YIP_KEY_LEN) == 0)
+			return &dev->peers[i];
+	return NULL;
+}
+
+bool yip_peer_established(const struct yip_peer *p, uint64_t now)
+{
+	return session_usable(p, now);
+}
+
+void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                   const uint8_t *d, size_t len)
+{
+	switch (wire_classify(d, len)) {
+	case WIRE_INIT:
+		rx_init(dev, now, src, d, len);
+		break;
+	case WIRE_RESP:
+		rx_resp(dev, now, src, d, len);
+		break;
+	case WIRE_DATA:
+		rx_data(dev, now, src, d, len);
+		break;
+	default:
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+	}
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Expires keys past their lifetime; returns the next expiry. */
+static uint64_t expire_keys(struct yip_peer *p, uint64_t now)
+{
+	struct yip_keypair *kps[] = {&p->prev, &p->cur, &p->next};
+	uint64_t next = UINT64_MAX;
+
+	if (p->prev.valid && now >= p->prev_retire)
+		kp_clear(p->dev, &p->prev);
+	else if (p->prev.valid)
+		next = p->prev_retire;
+	for (size_t i = 0; i < 3; i++) {
+		if (!kps[i]->valid)
+			continue;
+		if (now - kps[i]->created >= p->dev->t.reject_after)
+			kp_clear(p->dev, kps[i]);
+		else
+			next = min64(next, kps[i]->created + p->dev->t.reject_after);
+	}
+	return next;
+}
+
+static uint64_t handshake_timers(struct yip_peer *p, uint64_t now)
+{
+	const struct yip_timing *t = &p->dev->t;
+
+	if (!p->hs_pending)
+		return UINT64_MAX;
+	if (now - p->hs_first >= t->rekey_attempt) {
+		char ep[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&p->endpoint, ep, sizeof(ep));
+		log_warn("peer at %s: no handshake answer for %llu s, giving up until new traffic",
+		         ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
+		hs_abandon(p);
+		queue_drop_all(p, YIP_DROP_HANDSHAKE_TIMEOUT);
+		return UINT64_MAX;
+	}
+	if (now >= p->hs_next)
+		hs_send_init(p, now);
+	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
+}
+
+static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
+{
+	const struct yip_timing *t = &p->dev->t;
+	uint64_t next = expire_keys(p, now);
+
+	/* Rekey a session that is old and still in use. */
+	if (p->cur.valid && !p->hs_pending) {
+		uint64_t due = p->cur.created + rekey_age(p);
+		bool active = (p->last_tx_data && now - p->last_tx_data < t->rekey_after) ||
+		              (p->last_rx_data && now - p->last_rx_data < t->rekey_after);
+
+		if (now >= due && active)
+			hs_start(p, now);
+		else if (now < due)
+			next = min64(next, due);
+	}
+	/* Dead peer: we sent data and heard nothing back. Try a new handshake. */
+	if (p->first_unanswered != 0) {
+		if (now - p->first_unanswered >= t->dead_after) {
+			p->first_unanswered = 0;
+			hs_start(p, now);
+		} else {
+			next = min64(next, p->first_unanswered + t->dead_after);
+		}
+	}
+	/* Passive keepalive: the peer sent data and we had nothing to say back. */
+	if (p->last_rx_data > p->last_tx && session_usable(p, now)) {
+		if (now - p->last_rx_data >= t->keepalive)
+			send_data(p, now, (const uint8_t *)"", 0);
+		else
+			next = min64(next, p->last_rx_data + t->keepalive);
+	}
+	/* Persistent keepalive keeps NAT mappings open even when idle. */
+	if (p->persistent_keepalive && p->has_endpoint) {
+		uint64_t every = p->persistent_keepalive * YIP_NS_PER_S;
+
+		if (!session_usable(p, now)) {
+			hs_start(p, now); /* the handshake timers take it from here */
+		} else {
+			if (now - p->last_tx >= every)
+				send_data(p, now, (const uint8_t *)"", 0);
+			next = min64(next, p->last_tx + every);
+		}
+	}
+	return min64(next, handshake_timers(p, now));
+}
+
+uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	if (now < dev->next_timer)
+		return dev->next_timer;
+	dev->next_timer = UINT64_MAX; /* the peers' actions may schedule() below */
+	for (size_t i = 0; i < dev->n_peers; i++)
+		next = min64(next, peer_timers(&dev->peers[i], now));
+	next = min64(next, dev->next_timer);
+	dev->next_timer = next;
+	return next;
+}

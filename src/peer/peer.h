@@ -1,0 +1,202 @@
+/*
+ * The session engine: peers, their handshakes, keys and timers, and the
+ * data path between the TUN side and the UDP side. It does no I/O and reads
+ * no clocks; the event loop feeds it datagrams, packets and the time, and it
+ * answers through struct yip_io. One engine serves one device.
+ */
+#ifndef YIP_PEER_PEER_H
+#define YIP_PEER_PEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "config/config.h"
+#include "crypto/crypto.h"
+#include "noise/noise.h"
+#include "replay/replay.h"
+#include "wire/wire.h"
+
+struct route_table;
+
+/* Largest datagram yip sends or accepts. */
+#define YIP_MAX_DGRAM (YIP_MAX_MTU + WIRE_OVERHEAD)
+
+/* Packets held per peer while its handshake runs; the oldest is dropped. */
+#define YIP_QUEUE_LEN 16
+
+/* Why a datagram or packet was dropped. Every drop increments one counter. */
+#define YIP_DROP_REASONS(X)                                                                        \
+	X(MALFORMED, "malformed")               /* unknown type, bad length or reserved bits */    \
+	X(TRUNCATED, "truncated")               /* larger than the receive buffer */               \
+	X(BAD_MAC1, "bad_mac1")                 /* handshake not addressed to our key */           \
+	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise decryption failed */                      \
+	X(UNKNOWN_PEER, "unknown_peer")         /* valid Init from a key not configured */         \
+	X(STALE_INIT, "stale_init")             /* Init timestamp not newer: replay */             \
+	X(GLARE, "glare")                       /* Init ignored: our own Init wins */              \
+	X(UNKNOWN_INDEX, "unknown_index")       /* no session with that receiver index */          \
+	X(REPLAY, "replay")                     /* data counter already seen or too old */         \
+	X(DECRYPT, "decrypt")                   /* data failed authentication */                   \
+	X(EXPIRED, "expired")                   /* data under keys past their lifetime */          \
+	X(BAD_INNER, "bad_inner")               /* decrypted payload is not an IP packet */        \
+	X(SOURCE_NOT_ALLOWED, "source_not_allowed") /* inner source outside allowed_ips */         \
+	X(NO_ROUTE, "no_route")                     /* TUN packet to no peer's allowed_ips */      \
+	X(NO_ENDPOINT, "no_endpoint")               /* peer has no known address */                \
+	X(QUEUE_FULL, "queue_full") /* oldest queued packet dropped during handshake */            \
+	X(HANDSHAKE_TIMEOUT, "handshake_timeout") /* queued packets dropped: peer unreachable */   \
+	X(TOO_BIG, "too_big")                     /* TUN packet larger than the MTU */             \
+	X(SEND_FAILED, "send_failed")             /* the kernel refused a send */                  \
+	X(TUN_WRITE_FAILED, "tun_write_failed")
+
+enum yip_drop {
+#define X(name, str) YIP_DROP_##name,
+	YIP_DROP_REASONS(X)
+#undef X
+	    YIP_DROP_COUNT
+};
+
+const char *yip_drop_name(enum yip_drop d);
+
+/* What the engine needs from the outside world. */
+struct yip_io {
+	void *ctx;
+	/* A buffer of YIP_MAX_DGRAM bytes to build the next datagram in. */
+	uint8_t *(*udp_buf)(void *ctx);
+	/* Sends the datagram built in the last udp_buf() buffer. */
+	void (*udp_send)(void *ctx, const union yip_sockaddr *to, size_t len);
+	/* Delivers a decrypted packet to the device. */
+	void (*tun_write)(void *ctx, const uint8_t *pkt, size_t len);
+	/* Wall clock in ns since the Unix epoch, for TAI64N timestamps. */
+	uint64_t (*wall_ns)(void *ctx);
+};
+
+struct yip_keypair {
+	bool valid;
+	bool initiator; /* we sent the Init that made these keys */
+	uint32_t local_index;
+	uint32_t remote_index;
+	uint64_t created; /* monotonic ns */
+	uint64_t send_counter;
+	uint8_t send[YIP_KEY_LEN];
+	uint8_t recv[YIP_KEY_LEN];
+	struct replay_window replay;
+};
+
+struct yip_peer_stats {
+	uint64_t rx_bytes, tx_bytes; /* inner bytes */
+	uint64_t rx_packets, tx_packets;
+	uint64_t handshakes;          /* completed */
+	uint64_t last_handshake_wall; /* ns since epoch, 0 = never */
+	uint64_t roams;
+};
+
+struct yip_peer {
+	struct yip_device *dev;
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
+	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
+	bool has_endpoint;
+	union yip_sockaddr endpoint;
+	unsigned persistent_keepalive; /* seconds, 0 = off */
+
+	/* Handshake we initiated and are waiting on. */
+	bool hs_pending;
+	struct noise_hs hs;
+	uint32_t hs_index;
+	uint64_t hs_first; /* when this attempt series began */
+	uint64_t hs_next;  /* when to retransmit */
+	unsigned hs_tries;
+	uint8_t last_tai64n[YIP_TAI64N_LEN]; /* newest Init timestamp accepted */
+
+	/* previous: receive-only after a rekey; current: send and receive;
+	 * next: made by an Init we answered, promoted on first use by the peer. */
+	struct yip_keypair prev, cur, next;
+	uint64_t prev_retire;
+
+	uint64_t last_rx;          /* any authenticated datagram */
+	uint64_t last_rx_data;     /* authenticated non-keepalive */
+	uint64_t last_tx;          /* any datagram sent */
+	uint64_t last_tx_data;     /* non-keepalive data sent */
+	uint64_t first_unanswered; /* first data sent since last rx, 0 = none */
+
+	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->mtu bytes */
+	uint16_t queue_len[YIP_QUEUE_LEN];
+	unsigned queue_head, queue_count;
+
+	struct yip_peer_stats stats;
+};
+
+struct yip_index_slot {
+	uint32_t index; /* 0 = empty */
+	struct yip_peer *peer;
+};
+
+struct yip_timing {
+	uint64_t rekey_after;   /* initiator rekeys a session this old */
+	uint64_t reject_after;  /* keys are unusable past this age */
+	uint64_t rekey_attempt; /* give a handshake series up after this long */
+	uint64_t retry_base;    /* first handshake retransmit; doubles */
+	uint64_t retry_max;
+	uint64_t keepalive;    /* passive keepalive after receiving data */
+	uint64_t dead_after;   /* no reply to data for this long: new handshake */
+	uint64_t prev_overlap; /* previous keys kept this long after a rekey */
+};
+
+struct yip_device {
+	struct yip_io io;
+	uint8_t private_key[YIP_KEY_LEN];
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages sent to us */
+	uint8_t address[YIP_ADDR_LEN];
+	unsigned mtu;
+	struct yip_timing t;
+
+	struct yip_peer *peers;
+	size_t n_peers;
+	struct route_table *routes; /* inner prefix -> peer */
+
+	struct yip_index_slot *index; /* open addressing, linear probing */
+	size_t index_mask;
+
+	uint8_t *scratch;    /* YIP_MAX_DGRAM bytes for decryption */
+	uint64_t next_timer; /* earliest deadline over all peers */
+	uint64_t drops[YIP_DROP_COUNT];
+};
+
+/* Default timing; YIP_REKEY_INTERVAL_MS in the environment scales the rekey timers. */
+void yip_timing_default(struct yip_timing *t);
+
+/*
+ * Builds an engine from a configuration (keys, peers, allowed_ips, MTU).
+ * Returns 0, or -1 with a message in err.
+ */
+int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const struct yip_io *io,
+                    const struct yip_timing *t, char *err, size_t errlen);
+
+/* Frees everything and wipes every key. */
+void yip_device_free(struct yip_device *dev);
+
+/* A datagram arrived from src. */
+void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                   const uint8_t *d, size_t len);
+
+/* The device produced an IP packet. */
+void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);
+
+/* Runs due timers; returns the monotonic time of the next deadline. */
+uint64_t yip_device_timers(struct yip_device *dev, uint64_t now);
+
+/* Counts a drop that happened outside the engine (e.g. in the I/O layer). */
+static inline void yip_device_drop(struct yip_device *dev, enum yip_drop d)
+{
+	dev->drops[d]++;
+}
+
+/* The peer with this public key, or NULL. */
+struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
+
+/* True if the peer has a usable sending session. */
+bool yip_peer_established(const struct yip_peer *p, uint64_t now);
+
+#endif

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# An Init captured off the wire and replayed later, from another source
+# port, must neither disturb the live session nor move b's idea of where a is.
+. "$(dirname "$0")/lib.sh"
+
+two_peers
+start_yipd a
+start_yipd b
+
+in_ns b tcpdump -i "v${NSP}b" --immediate-mode -U -n -w "$TMP/init.pcap" 'udp dst port 51820' \
+	>"$TMP/tcpdump.out" 2>&1 &
+TCPDUMP=$!
+PIDS+=($TCPDUMP)
+for _ in $(seq 1 50); do grep -q listening "$TMP/tcpdump.out" && break; sleep 0.1; done
+
+ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
+sleep 0.3
+kill "$TCPDUMP"; wait "$TCPDUMP" 2>/dev/null || true
+
+# Pull the first Init's UDP payload out of the capture (pcap, Ethernet, IPv4).
+python3 - "$TMP/init.pcap" "$TMP/init.bin" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+off = 24
+while off + 16 <= len(data):
+    incl = struct.unpack_from("<I", data, off + 8)[0]
+    pkt = data[off + 16: off + 16 + incl]
+    off += 16 + incl
+    ihl = (pkt[14] & 15) * 4
+    payload = pkt[14 + ihl + 8:]
+    if len(payload) == 132 and payload[:4] == b"\x01\0\0\0":
+        open(sys.argv[2], "wb").write(payload)
+        sys.exit(0)
+sys.exit("no Init in capture")
+PY
+log "captured an Init ($(stat -c %s "$TMP/init.bin") bytes); replaying it 5 times from port 40000"
+
+hs_before=$(peer_field b handshakes)
+ep_before=$(peer_field b endpoint)
+in_ns a python3 - "$TMP/init.bin" <<'PY'
+import socket, sys, time
+init = open(sys.argv[1], "rb").read()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.18.0.1", 40000))
+for _ in range(5):
+    s.sendto(init, ("198.18.0.2", 51820))
+    time.sleep(0.05)
+PY
+sleep 0.3
+
+stale=$(drops b stale_init)
+[ "${stale:-0}" -ge 5 ] || fail "b did not refuse the replays as stale (stale_init=${stale:-?})"
+[ "$(peer_field b handshakes)" = "$hs_before" ] || fail "a replayed Init completed a handshake on b"
+[ "$(peer_field b endpoint)" = "$ep_before" ] || fail "b's endpoint for a moved to $(peer_field b endpoint)"
+ping_ok a 10.77.0.2 10 -i 0.05 >/dev/null
+ping_ok b 10.77.0.1 10 -i 0.05 >/dev/null
+log "ok: $stale replays refused, endpoint still $ep_before, session intact"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every network-namespace test (tests/netns/*.sh but this file and
+# lib.sh), each under a time limit, and prints a summary. Needs root.
+set -uo pipefail
+dir=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" -ne 0 ]; then
+	echo "netns: these tests need root (network namespaces and TUN devices)." >&2
+	echo "netns: run 'make check' as root; they are not skipped." >&2
+	exit 1
+fi
+pass=0 failed=0 failures=""
+for t in "$dir"/*.sh; do
+	name=$(basename "$t" .sh)
+	case "$name" in lib | run) continue ;; esac
+	if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
+	start=$(date +%s.%N)
+	if timeout 300 bash "$t"; then
+		pass=$((pass + 1))
+		printf 'netns: ok   %-28s (%.1f s)\n' "$name" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{print e-s}')"
+	else
+		failed=$((failed + 1))
+		failures="$failures $name"
+		printf 'netns: FAIL %s\n' "$name"
+	fi
+done
+echo "netns: $pass passed, $failed failed"
+[ "$failed" -eq 0 ] || { echo "netns: failed:$failures"; exit 1; }

@@ -1,0 +1,379 @@
+/*
+ * Two engines wired back to back in memory: handshake, data both ways,
+ * rekey without loss, replayed Init, glare, roaming and garbage.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "peer/peer.h"
+#include "util/clock.h"
+#include "wire/wire.h"
+
+#define MAXQ 64
+
+struct dgram {
+	union yip_sockaddr to;
+	size_t len;
+	uint8_t buf[YIP_MAX_DGRAM];
+};
+
+struct node {
+	struct yip_device dev;
+	union yip_sockaddr addr;
+	struct dgram out[MAXQ];
+	unsigned nout;
+	uint8_t delivered[MAXQ][256];
+	size_t delivered_len[MAXQ];
+	unsigned ndelivered;
+	uint64_t wall;
+};
+
+static uint8_t *t_udp_buf(void *ctx)
+{
+	struct node *n = ctx;
+
+	assert_true(n->nout < MAXQ);
+	return n->out[n->nout].buf;
+}
+
+static void t_udp_send(void *ctx, const union yip_sockaddr *to, size_t len)
+{
+	struct node *n = ctx;
+
+	n->out[n->nout].to = *to;
+	n->out[n->nout].len = len;
+	n->nout++;
+}
+
+static void t_tun_write(void *ctx, const uint8_t *pkt, size_t len)
+{
+	struct node *n = ctx;
+
+	assert_true(n->ndelivered < MAXQ && len <= 256);
+	memcpy(n->delivered[n->ndelivered], pkt, len);
+	n->delivered_len[n->ndelivered++] = len;
+}
+
+static uint64_t t_wall(void *ctx)
+{
+	struct node *n = ctx;
+
+	return n->wall += 1000; /* strictly increasing */
+}
+
+static struct yip_timing timing = {
+    .rekey_after = 2 * YIP_NS_PER_S,
+    .reject_after = 6 * YIP_NS_PER_S,
+    .rekey_attempt = 90 * YIP_NS_PER_S,
+    .retry_base = YIP_NS_PER_S,
+    .retry_max = 8 * YIP_NS_PER_S,
+    .keepalive = 10 * YIP_NS_PER_S,
+    .dead_after = 15 * YIP_NS_PER_S,
+    .prev_overlap = 15 * YIP_NS_PER_S,
+};
+
+static struct node A, B;
+static uint8_t keyA[32], keyB[32];
+
+static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->in4.sin_family = AF_INET;
+	a->in4.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a->in4.sin_addr);
+}
+
+static void node_init(struct node *self, struct node *other, const uint8_t *priv,
+                      const uint8_t *other_priv, const char *ip, const char *other_ip,
+                      const char *allowed, bool with_endpoint)
+{
+	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
+	struct yip_peer_config pc;
+	struct yip_config cfg;
+	struct yip_io io = {self, t_udp_buf, t_udp_send, t_tun_write, t_wall};
+	char err[256];
+
+	(void)other;
+	memset(self, 0, sizeof(*self));
+	self->wall = 1700000000ULL * YIP_NS_PER_S;
+	set_v4(&self->addr, ip, 51820);
+	memset(&cfg, 0, sizeof(cfg));
+	memcpy(cfg.private_key, priv, 32);
+	yip_key_public(cfg.public_key, priv);
+	cfg.mtu = 1420;
+	memset(&pc, 0, sizeof(pc));
+	yip_key_public(pc.public_key, other_priv);
+	pc.has_endpoint = with_endpoint;
+	set_v4(&pc.endpoint, other_ip, 51820);
+	inet_pton(AF_INET, allowed, cidr.addr);
+	pc.allowed_ips = &cidr;
+	pc.n_allowed_ips = 1;
+	cfg.peers = &pc;
+	cfg.n_peers = 1;
+	assert_int_equal(yip_device_init(&self->dev, &cfg, &io, &timing, err, sizeof(err)), 0);
+}
+
+/* Delivers everything src has queued to dst (optionally dropping all). */
+static unsigned pump(struct node *src, struct node *dst, uint64_t now, bool drop)
+{
+	unsigned n = src->nout;
+	struct dgram tmp[MAXQ];
+
+	memcpy(tmp, src->out, sizeof(tmp[0]) * n);
+	src->nout = 0;
+	for (unsigned i = 0; i < n && !drop; i++)
+		yip_device_rx(&dst->dev, now, &src->addr, tmp[i].buf, tmp[i].len);
+	return n;
+}
+
+static void settle(uint64_t now)
+{
+	for (int i = 0; i < 10 && (A.nout || B.nout); i++) {
+		pump(&A, &B, now, false);
+		pump(&B, &A, now, false);
+	}
+}
+
+/* A minimal IPv4 packet from src to dst with a one-byte marker payload. */
+static size_t ip4(uint8_t *p, const char *src, const char *dst, uint8_t marker)
+{
+	memset(p, 0, 21);
+	p[0] = 0x45;
+	p[3] = 21;
+	p[8] = 64;
+	p[9] = 253;
+	inet_pton(AF_INET, src, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	p[20] = marker;
+	return 21;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	yip_crypto_init();
+	yip_key_generate(keyA);
+	yip_key_generate(keyB);
+	node_init(&A, &B, keyA, keyB, "192.0.2.1", "192.0.2.2", "10.0.0.2", true);
+	node_init(&B, &A, keyB, keyA, "192.0.2.2", "192.0.2.1", "10.0.0.1", true);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	yip_device_free(&A.dev);
+	yip_device_free(&B.dev);
+	return 0;
+}
+
+static void ping(uint64_t now, uint8_t marker)
+{
+	uint8_t pkt[64];
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", marker);
+
+	yip_device_tx(&A.dev, now, pkt, len);
+	settle(now);
+	len = ip4(pkt, "10.0.0.2", "10.0.0.1", marker);
+	yip_device_tx(&B.dev, now, pkt, len);
+	settle(now);
+}
+
+static void test_handshake_and_data(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+
+	(void)state;
+	ping(now, 7);
+	assert_int_equal(B.ndelivered, 1);
+	assert_int_equal(B.delivered[0][20], 7);
+	assert_int_equal(A.ndelivered, 1);
+	assert_true(yip_peer_established(&A.dev.peers[0], now));
+	assert_true(yip_peer_established(&B.dev.peers[0], now));
+	assert_int_equal(A.dev.peers[0].stats.handshakes, 1);
+}
+
+static void test_rekey_without_loss(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	unsigned sent = 0;
+
+	(void)state;
+	/* 20 s of traffic every 50 ms with a 2 s rekey interval. */
+	for (int i = 0; i < 400; i++, now += 50 * YIP_NS_PER_MS) {
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		settle(now);
+		ping(now, (uint8_t)i);
+		sent++;
+		A.ndelivered = B.ndelivered = 0;
+		assert_int_equal(A.dev.drops[YIP_DROP_NO_ROUTE], 0);
+	}
+	assert_true(A.dev.peers[0].stats.handshakes >= 8);
+	for (int d = 0; d < YIP_DROP_COUNT; d++) {
+		assert_int_equal(A.dev.drops[d], 0);
+		assert_int_equal(B.dev.drops[d], 0);
+	}
+	assert_int_equal(A.dev.peers[0].stats.rx_packets, sent);
+	assert_int_equal(B.dev.peers[0].stats.rx_packets, sent);
+}
+
+static void test_replayed_init_refused(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64], init[WIRE_INIT_LEN];
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
+	union yip_sockaddr evil;
+	uint64_t hs_before;
+
+	(void)state;
+	yip_device_tx(&A.dev, now, pkt, len);
+	assert_int_equal(A.nout, 1);
+	assert_int_equal(A.out[0].len, WIRE_INIT_LEN);
+	memcpy(init, A.out[0].buf, WIRE_INIT_LEN);
+	settle(now);
+	ping(now, 2);
+	hs_before = B.dev.peers[0].stats.handshakes;
+
+	/* The captured Init, replayed from another address. */
+	set_v4(&evil, "198.51.100.9", 4444);
+	yip_device_rx(&B.dev, now + 1, &evil, init, sizeof(init));
+	assert_int_equal(B.nout, 0);
+	assert_int_equal(B.dev.drops[YIP_DROP_STALE_INIT], 1);
+	assert_int_equal(B.dev.peers[0].stats.handshakes, hs_before);
+	assert_true(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &A.addr));
+	B.ndelivered = 0;
+	ping(now + 2, 3);
+	assert_int_equal(B.ndelivered, 1);
+}
+
+static void test_glare(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64];
+	size_t len;
+
+	(void)state;
+	/* Both send at once: each emits an Init before seeing the other's. */
+	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
+	yip_device_tx(&A.dev, now, pkt, len);
+	len = ip4(pkt, "10.0.0.2", "10.0.0.1", 2);
+	yip_device_tx(&B.dev, now, pkt, len);
+	settle(now);
+	assert_int_equal(A.dev.drops[YIP_DROP_GLARE] + B.dev.drops[YIP_DROP_GLARE], 1);
+	assert_int_equal(A.ndelivered, 1);
+	assert_int_equal(B.ndelivered, 1);
+	assert_int_equal(A.dev.peers[0].stats.handshakes, 1);
+	assert_int_equal(B.dev.peers[0].stats.handshakes, 1);
+}
+
+static void test_roaming_and_spoofing(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64];
+	size_t len;
+	union yip_sockaddr moved;
+
+	(void)state;
+	ping(now, 1);
+	/* A moves: B follows only after a datagram authenticates. */
+	set_v4(&moved, "203.0.113.7", 40000);
+	A.addr = moved;
+	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 9);
+	yip_device_tx(&A.dev, now, pkt, len);
+	/* A forged copy with a flipped byte from a third address must not move it. */
+	{
+		union yip_sockaddr evil;
+		uint8_t bad[YIP_MAX_DGRAM];
+		size_t blen = A.out[0].len;
+
+		memcpy(bad, A.out[0].buf, blen);
+		bad[blen - 1] ^= 1;
+		set_v4(&evil, "198.51.100.9", 4444);
+		yip_device_rx(&B.dev, now, &evil, bad, blen);
+		assert_int_equal(B.dev.drops[YIP_DROP_DECRYPT], 1);
+		assert_false(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &evil));
+	}
+	settle(now);
+	assert_true(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &moved));
+	/* Inner source outside allowed_ips is dropped. */
+	len = ip4(pkt, "10.0.0.99", "10.0.0.2", 5);
+	yip_device_tx(&A.dev, now, pkt, len);
+	B.ndelivered = 0;
+	settle(now);
+	assert_int_equal(B.ndelivered, 0);
+	assert_int_equal(B.dev.drops[YIP_DROP_SOURCE_NOT_ALLOWED], 1);
+}
+
+static void test_replayed_data_and_garbage(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64], copy[YIP_MAX_DGRAM], junk[2000];
+	size_t len, clen;
+
+	(void)state;
+	ping(now, 1);
+	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 4);
+	yip_device_tx(&A.dev, now, pkt, len);
+	clen = A.out[0].len;
+	memcpy(copy, A.out[0].buf, clen);
+	B.ndelivered = 0;
+	settle(now);
+	assert_int_equal(B.ndelivered, 1);
+	yip_device_rx(&B.dev, now, &A.addr, copy, clen);
+	assert_int_equal(B.ndelivered, 1);
+	assert_int_equal(B.dev.drops[YIP_DROP_REPLAY], 1);
+
+	for (size_t n = 0; n < sizeof(junk); n += 7) {
+		for (size_t i = 0; i < n; i++)
+			junk[i] = (uint8_t)(i * 31 + n);
+		if (n >= 4)
+			junk[0] = (uint8_t)(n % 5), junk[1] = junk[2] = junk[3] = 0;
+		yip_device_rx(&B.dev, now, &A.addr, junk, n);
+	}
+	assert_int_equal(B.ndelivered, 1);
+	assert_true(B.dev.drops[YIP_DROP_MALFORMED] > 0);
+	B.ndelivered = 0;
+	ping(now, 5);
+	assert_int_equal(B.ndelivered, 1);
+}
+
+static void test_handshake_retry_and_give_up(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64];
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
+	unsigned inits = 0;
+
+	(void)state;
+	yip_device_tx(&A.dev, now, pkt, len);
+	inits += pump(&A, &B, now, true);
+	for (uint64_t t = now; t < now + 100 * YIP_NS_PER_S; t += 100 * YIP_NS_PER_MS) {
+		yip_device_timers(&A.dev, t);
+		inits += pump(&A, &B, t, true);
+	}
+	/* Backoff 1,2,4,8,8,... s with jitter over 90 s: between 10 and 20 tries. */
+	assert_in_range(inits, 10, 20);
+	assert_false(A.dev.peers[0].hs_pending);
+	assert_int_equal(A.dev.drops[YIP_DROP_HANDSHAKE_TIMEOUT], 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_handshake_and_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_handshake_retry_and_give_up, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
