@@ -51,3 +51,6 @@ demo: deps build
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+
+# Benchmark targets live beside the benchmarks.
+-include bench/bench.mk

@@ -12,6 +12,15 @@ pkgs=(
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
 )
 
+# Benchmark contenders and tools are listed one per line in deps-bench.list.
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -f "$here/deps-bench.list" ]; then
+	while read -r p _; do
+		case "$p" in '' | '#'*) continue ;; esac
+		pkgs+=("$p")
+	done <"$here/deps-bench.list"
+fi
+
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

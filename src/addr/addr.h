@@ -49,7 +49,7 @@ bool yip_cidr_overlaps(const struct yip_cidr *a, const struct yip_cidr *b);
  * an error. Returns 0, or -1 with a message in err.
  */
 int yip_endpoint_parse(const char *s, uint16_t default_port, bool resolve, union yip_sockaddr *out,
-		       bool *port_given, char *err, size_t errlen);
+                       bool *port_given, char *err, size_t errlen);
 
 /* Writes "a.b.c.d:port" or "[v6]:port" (IPv4-mapped IPv6 printed as IPv4). */
 void yip_sockaddr_format(const union yip_sockaddr *a, char *out, size_t outlen);
@@ -60,7 +60,8 @@ socklen_t yip_sockaddr_len(const union yip_sockaddr *a);
 /* Equality of family, address and port (IPv4 and IPv4-mapped IPv6 compare equal). */
 bool yip_sockaddr_eq(const union yip_sockaddr *a, const union yip_sockaddr *b);
 
-/* Converts an AF_INET address to IPv4-mapped AF_INET6 (for dual-stack sockets); others unchanged. */
+/* Converts an AF_INET address to IPv4-mapped AF_INET6 (for dual-stack sockets); others unchanged.
+ */
 void yip_sockaddr_to_v6(union yip_sockaddr *a);
 
 #endif

@@ -14,26 +14,26 @@
 #include "addr/addr.h"
 #include "crypto/crypto.h"
 
-#define YIP_DEFAULT_PORT          443
-#define YIP_FALLBACK_PORT         8443
-#define YIP_DEFAULT_MTU           1420
-#define YIP_MIN_MTU               1280
-#define YIP_MAX_MTU               9000
-#define YIP_DEFAULT_DEVICE        "yip0"
-#define YIP_MAX_PEERS             1024
-#define YIP_MAX_ALLOWED_PER_PEER  256
-#define YIP_MAX_ADDRESSES         64
+#define YIP_DEFAULT_PORT         443
+#define YIP_FALLBACK_PORT        8443
+#define YIP_DEFAULT_MTU          1420
+#define YIP_MIN_MTU              1280
+#define YIP_MAX_MTU              9000
+#define YIP_DEFAULT_DEVICE       "yip0"
+#define YIP_MAX_PEERS            1024
+#define YIP_MAX_ALLOWED_PER_PEER 256
+#define YIP_MAX_ADDRESSES        64
 
 enum yip_device_kind { YIP_DEVICE_TUN = 0 };
 
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_endpoint;
-	union yip_sockaddr endpoint;     /* resolved at load time */
-	struct yip_cidr *allowed_ips;    /* heap array, n_allowed_ips entries */
+	union yip_sockaddr endpoint;  /* resolved at load time */
+	struct yip_cidr *allowed_ips; /* heap array, n_allowed_ips entries */
 	size_t n_allowed_ips;
-	unsigned persistent_keepalive;   /* seconds, 0 = off */
-	unsigned line;                   /* line of the [peer] header */
+	unsigned persistent_keepalive; /* seconds, 0 = off */
+	unsigned line;                 /* line of the [peer] header */
 };
 
 struct yip_config {
@@ -43,10 +43,10 @@ struct yip_config {
 	bool listen_port_given;          /* false: port 443, falling back to 8443 */
 	char device[IFNAMSIZ];
 	enum yip_device_kind device_kind;
-	struct yip_cidr *addresses;      /* heap array */
+	struct yip_cidr *addresses; /* heap array */
 	size_t n_addresses;
-	unsigned mtu;                    /* YIP_DEFAULT_MTU when not set */
-	struct yip_peer_config *peers;   /* heap array */
+	unsigned mtu;                  /* YIP_DEFAULT_MTU when not set */
+	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
 };
 
@@ -57,7 +57,7 @@ struct yip_config {
  * anything allocated, and writes "name:line: message" to err.
  */
 int yip_config_parse(const char *text, size_t len, const char *name, bool resolve,
-		     struct yip_config *cfg, char *err, size_t errlen);
+                     struct yip_config *cfg, char *err, size_t errlen);
 
 /* Reads and parses a file; errors as above ("path: cannot open: ..." if unreadable). */
 int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen);

@@ -26,22 +26,23 @@ void yip_key_generate(uint8_t priv[YIP_KEY_LEN]);
 int yip_key_public(uint8_t pub[YIP_KEY_LEN], const uint8_t priv[YIP_KEY_LEN]);
 
 /* out = X25519(priv, pub). Returns -1 if the result is all zeros (low-order point). */
-int yip_dh(uint8_t out[YIP_KEY_LEN], const uint8_t priv[YIP_KEY_LEN], const uint8_t pub[YIP_KEY_LEN]);
+int yip_dh(uint8_t out[YIP_KEY_LEN], const uint8_t priv[YIP_KEY_LEN],
+           const uint8_t pub[YIP_KEY_LEN]);
 
 /* out = BLAKE2b-512(a || b); b may be NULL when blen is 0. */
 void yip_hash2(uint8_t out[YIP_HASH_LEN], const uint8_t *a, size_t alen, const uint8_t *b,
-	       size_t blen);
+               size_t blen);
 
 /* HMAC-BLAKE2b (block length 128) as in the Noise specification. keylen <= 64. */
 void yip_hmac(uint8_t out[YIP_HASH_LEN], const uint8_t *key, size_t keylen, const uint8_t *data,
-	      size_t len);
+              size_t len);
 
 /*
  * Noise HKDF(chaining_key, ikm, n): writes n (2 or 3) outputs of HASHLEN bytes.
  * out3 may be NULL for n = 2.
  */
 void yip_hkdf(uint8_t out1[YIP_HASH_LEN], uint8_t out2[YIP_HASH_LEN], uint8_t *out3,
-	      const uint8_t ck[YIP_HASH_LEN], const uint8_t *ikm, size_t ikmlen);
+              const uint8_t ck[YIP_HASH_LEN], const uint8_t *ikm, size_t ikmlen);
 
 /*
  * ChaCha20-Poly1305 with the Noise nonce encoding (32 zero bits, then the
@@ -50,9 +51,9 @@ void yip_hkdf(uint8_t out1[YIP_HASH_LEN], uint8_t out2[YIP_HASH_LEN], uint8_t *o
  * or clen < 16; m may equal c.
  */
 void yip_aead_seal(uint8_t *c, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
-		   size_t adlen, const uint8_t *m, size_t mlen);
+                   size_t adlen, const uint8_t *m, size_t mlen);
 int yip_aead_open(uint8_t *m, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
-		  size_t adlen, const uint8_t *c, size_t clen);
+                  size_t adlen, const uint8_t *c, size_t clen);
 
 /*
  * TAI64N label of a wall-clock time in nanoseconds since the Unix epoch:

@@ -48,16 +48,16 @@ struct noise_hs {
  * static key (pre-message "<- s"). The initiator passes rs = the responder's
  * public key; the responder passes rs = NULL (its own s_pub is mixed in).
  */
-void noise_hs_init(struct noise_hs *hs, bool initiator, const uint8_t *prologue, size_t prologue_len,
-		   const uint8_t s_priv[YIP_KEY_LEN], const uint8_t s_pub[YIP_KEY_LEN],
-		   const uint8_t *rs);
+void noise_hs_init(struct noise_hs *hs, bool initiator, const uint8_t *prologue,
+                   size_t prologue_len, const uint8_t s_priv[YIP_KEY_LEN],
+                   const uint8_t s_pub[YIP_KEY_LEN], const uint8_t *rs);
 
 /* Use a fixed ephemeral key instead of a random one (test vectors only). */
 void noise_hs_set_ephemeral(struct noise_hs *hs, const uint8_t e_priv[YIP_KEY_LEN]);
 
 /* Initiator: writes msg1 (NOISE_MSG1_OVERHEAD + plen bytes) to out. Returns length or -1. */
 int noise_write_msg1(struct noise_hs *hs, const uint8_t *payload, size_t plen, uint8_t *out,
-		     size_t outcap);
+                     size_t outcap);
 
 /*
  * Responder, step 1: processes e, es, s. On success copies the initiator's
@@ -65,22 +65,22 @@ int noise_write_msg1(struct noise_hs *hs, const uint8_t *payload, size_t plen, u
  * does not decrypt.
  */
 int noise_read_msg1_static(struct noise_hs *hs, const uint8_t *msg, size_t len,
-			   uint8_t rs_out[YIP_KEY_LEN]);
+                           uint8_t rs_out[YIP_KEY_LEN]);
 
 /*
  * Responder, step 2: processes ss and decrypts the payload into payload_out.
  * Returns the payload length, or -1.
  */
 int noise_read_msg1_payload(struct noise_hs *hs, const uint8_t *msg, size_t len,
-			    uint8_t *payload_out, size_t cap);
+                            uint8_t *payload_out, size_t cap);
 
 /* Responder: writes msg2 to out. Returns length or -1. */
 int noise_write_msg2(struct noise_hs *hs, const uint8_t *payload, size_t plen, uint8_t *out,
-		     size_t outcap);
+                     size_t outcap);
 
 /* Initiator: reads msg2, returns payload length or -1. */
 int noise_read_msg2(struct noise_hs *hs, const uint8_t *msg, size_t len, uint8_t *payload_out,
-		    size_t cap);
+                    size_t cap);
 
 /*
  * Split() after the handshake: the initiator sends with the first key and
@@ -88,7 +88,7 @@ int noise_read_msg2(struct noise_hs *hs, const uint8_t *msg, size_t len, uint8_t
  * handshake hash if h_out is not NULL. Wipes the handshake state.
  */
 void noise_split(struct noise_hs *hs, uint8_t send[YIP_KEY_LEN], uint8_t recv[YIP_KEY_LEN],
-		 uint8_t *h_out);
+                 uint8_t *h_out);
 
 /* sodium_memzero the whole state. */
 void noise_hs_wipe(struct noise_hs *hs);

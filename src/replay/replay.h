@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define REPLAY_BITS   4096 /* ring size, a power of two */
+#define REPLAY_BITS   4096               /* ring size, a power of two */
 #define REPLAY_WINDOW (REPLAY_BITS - 64) /* counters accepted behind the highest */
 
 struct replay_window {

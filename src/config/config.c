@@ -1,0 +1,849 @@
+/*
+ * yipd configuration parser.
+ *
+ * The format is line based: key=value pairs, '#' comments, blank lines and
+ * repeated [peer] blocks. Every message names "file:line:" so that a mistake
+ * can be found without guessing. The parser works on a copy of one line at a
+ * time and wipes that copy afterwards, because one of the lines holds the
+ * private key.
+ */
+#include "config/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "util/hex.h"
+
+#define MAX_LINE      4096               /* characters, not counting the newline */
+#define MAX_FILE_SIZE (16 * 1024 * 1024) /* far above YIP_MAX_PEERS worth of text */
+#define MAX_MSG       512
+
+enum key_scope { SCOPE_INTERFACE, SCOPE_PEER };
+
+enum key_id {
+	KEY_LOCAL_PRIVATE,
+	KEY_LOCAL_PUBLIC,
+	KEY_LISTEN,
+	KEY_DEVICE,
+	KEY_DEVICE_KIND,
+	KEY_ADDRESS,
+	KEY_MTU,
+	KEY_PUBLIC_KEY,
+	KEY_ENDPOINT,
+	KEY_ALLOWED_IPS,
+	KEY_PERSISTENT_KEEPALIVE,
+	KEY_COUNT
+};
+
+struct parser {
+	struct yip_config *cfg;
+	const char *name;
+	bool resolve;
+	unsigned int line;
+	bool in_peer;
+	unsigned int seen[KEY_COUNT]; /* line a key was first set on, 0 if not yet */
+	size_t cap_addresses, cap_peers, cap_allowed; /* cap_allowed: current peer */
+	uint8_t local_public[YIP_KEY_LEN];            /* as written, checked at the end */
+	char *err;
+	size_t errlen;
+};
+
+struct key_def {
+	const char *name;
+	enum key_scope scope;
+	bool repeatable;
+	int (*parse)(struct parser *p, char *value); /* may cut up value */
+};
+
+/*
+ * Writes "name:line: message" to the error buffer. Control characters that a
+ * broken file may have put into the message are replaced, so that printing
+ * the message cannot mess up a terminal or a log.
+ */
+static void __attribute__((format(printf, 3, 0)))
+vreport(struct parser *p, unsigned int line, const char *fmt, va_list ap)
+{
+	char msg[MAX_MSG];
+	size_t i;
+
+	if (p->err == NULL || p->errlen == 0)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (line > 0)
+		snprintf(p->err, p->errlen, "%s:%u: %s", p->name, line, msg);
+	else
+		snprintf(p->err, p->errlen, "%s: %s", p->name, msg);
+	for (i = 0; p->err[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)p->err[i];
+
+		if (c < 0x20 || c == 0x7f)
+			p->err[i] = '?';
+	}
+}
+
+/* Reports an error on the current line; always returns -1. */
+static int __attribute__((format(printf, 2, 3))) fail(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(p, p->line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Reports an error on a given line (0: the whole file); always returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+fail_at(struct parser *p, unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(p, line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * Makes room for one more element in array, which holds n of capacity *cap.
+ * Returns the (possibly moved) array, or NULL if out of memory, in which case
+ * the old array is still valid. Doubling keeps appends cheap; the limits in
+ * config.h keep the sizes small.
+ */
+static void *grow(void *array, size_t n, size_t *cap, size_t elem_size)
+{
+	size_t new_cap;
+	void *bigger;
+
+	if (n < *cap)
+		return array;
+	new_cap = *cap == 0 ? 4 : *cap * 2;
+	bigger = realloc(array, new_cap * elem_size);
+	if (bigger != NULL)
+		*cap = new_cap;
+	return bigger;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Trims whitespace at both ends in place and returns the start. */
+static char *trim(char *s)
+{
+	size_t len;
+
+	while (is_space(*s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && is_space(s[len - 1]))
+		s[--len] = '\0';
+	return s;
+}
+
+/*
+ * Cuts off a comment: '#' at the start of the line or after whitespace. A '#'
+ * inside a value ("a#b") is kept, so that it is reported rather than ignored.
+ */
+static void strip_comment(char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
+			s[i] = '\0';
+			return;
+		}
+	}
+}
+
+/* Decimal digits only, no sign; at most 9 digits so the value fits. */
+static int parse_number(const char *s, unsigned long *out)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > 9 || strspn(s, "0123456789") != len)
+		return -1;
+	*out = strtoul(s, NULL, 10);
+	return 0;
+}
+
+/* Decodes a 64-digit hex key, explaining what is wrong with a bad one. */
+static int parse_key(struct parser *p, const char *what, const char *value,
+                     uint8_t key[YIP_KEY_LEN])
+{
+	size_t len = strlen(value), bad;
+
+	if (len != 2 * YIP_KEY_LEN)
+		return fail(p, "%s: expected %d hex digits, got %zu", what, 2 * YIP_KEY_LEN, len);
+	if (yip_hex_decode(key, YIP_KEY_LEN, value) < 0) {
+		bad = strspn(value, "0123456789abcdefABCDEF");
+		return fail(p, "%s: character %zu is not a hex digit", what, bad + 1);
+	}
+	if (sodium_is_zero(key, YIP_KEY_LEN))
+		return fail(p, "%s is all zeros", what);
+	return 0;
+}
+
+static int parse_local_private(struct parser *p, char *value)
+{
+	struct yip_config *cfg = p->cfg;
+
+	if (parse_key(p, "local_private", value, cfg->private_key) < 0)
+		return -1;
+	if (yip_key_public(cfg->public_key, cfg->private_key) < 0)
+		return fail(p, "local_private is not a usable X25519 private key");
+	return 0;
+}
+
+static int parse_local_public(struct parser *p, char *value)
+{
+	return parse_key(p, "local_public", value, p->local_public);
+}
+
+static int parse_listen(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+
+	if (yip_endpoint_parse(value, YIP_DEFAULT_PORT, false, &p->cfg->listen,
+	                       &p->cfg->listen_port_given, reason, sizeof(reason)) < 0)
+		return fail(p, "listen: %s", reason);
+	return 0;
+}
+
+static int parse_device(struct parser *p, char *value)
+{
+	size_t len = strlen(value);
+
+	if (len >= IFNAMSIZ)
+		return fail(p, "device name '%s' is too long (at most %d characters)", value,
+		            IFNAMSIZ - 1);
+	if (strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+	    len)
+		return fail(p,
+		            "device name '%s' may only contain letters, digits, '_', '.' and '-'",
+		            value);
+	if (strcmp(value, ".") == 0 || strcmp(value, "..") == 0)
+		return fail(p, "device name '%s' is not allowed", value);
+	memcpy(p->cfg->device, value, len + 1);
+	return 0;
+}
+
+static int parse_device_kind(struct parser *p, char *value)
+{
+	if (strcmp(value, "tun") == 0) {
+		p->cfg->device_kind = YIP_DEVICE_TUN;
+		return 0;
+	}
+	if (strcmp(value, "tap") == 0)
+		return fail(
+		    p, "device_kind 'tap': TAP mode is not available yet; use device_kind=tun");
+	return fail(p, "device_kind '%s' is not valid (valid values: tun)", value);
+}
+
+/*
+ * An interface address keeps its host bits: "10.9.0.1/24" means the address
+ * 10.9.0.1 on a /24, unlike allowed_ips where host bits are a mistake. So the
+ * address and the length are parsed separately here.
+ */
+static int parse_interface_address(const char *value, struct yip_cidr *out, char *reason,
+                                   size_t reasonlen)
+{
+	char ip[INET6_ADDRSTRLEN];
+	const char *slash = strchr(value, '/');
+	size_t iplen = slash != NULL ? (size_t)(slash - value) : strlen(value);
+	unsigned long plen;
+
+	if (iplen >= sizeof(ip)) {
+		snprintf(reason, reasonlen, "'%s' is not an IPv4 or IPv6 address", value);
+		return -1;
+	}
+	memcpy(ip, value, iplen);
+	ip[iplen] = '\0';
+	if (yip_cidr_parse(ip, true, out, reason, reasonlen) < 0)
+		return -1;
+	if (slash == NULL)
+		return 0;
+	if (slash[1] == '\0') {
+		snprintf(reason, reasonlen, "missing prefix length after '/'");
+		return -1;
+	}
+	if (strlen(slash + 1) > 3 || parse_number(slash + 1, &plen) < 0) {
+		snprintf(reason, reasonlen, "bad prefix length '%s'", slash + 1);
+		return -1;
+	}
+	if (plen > out->plen) {
+		snprintf(reason, reasonlen, "prefix length %lu > %u", plen,
+		         (unsigned int)out->plen);
+		return -1;
+	}
+	out->plen = (uint8_t)plen;
+	return 0;
+}
+
+static int parse_address(struct parser *p, char *value)
+{
+	struct yip_config *cfg = p->cfg;
+	char reason[MAX_MSG];
+	struct yip_cidr c;
+	void *array;
+	size_t i;
+
+	if (parse_interface_address(value, &c, reason, sizeof(reason)) < 0)
+		return fail(p, "address: %s", reason);
+	for (i = 0; i < cfg->n_addresses; i++) {
+		if (cfg->addresses[i].family == c.family &&
+		    memcmp(cfg->addresses[i].addr, c.addr, sizeof(c.addr)) == 0)
+			return fail(p, "address '%s' is listed twice", value);
+	}
+	if (cfg->n_addresses >= YIP_MAX_ADDRESSES)
+		return fail(p, "too many address entries (at most %d)", YIP_MAX_ADDRESSES);
+	array = grow(cfg->addresses, cfg->n_addresses, &p->cap_addresses, sizeof(c));
+	if (array == NULL)
+		return fail(p, "out of memory");
+	cfg->addresses = array;
+	cfg->addresses[cfg->n_addresses++] = c;
+	return 0;
+}
+
+static int parse_mtu(struct parser *p, char *value)
+{
+	unsigned long mtu;
+
+	if (parse_number(value, &mtu) < 0)
+		return fail(p, "mtu '%s' is not a number", value);
+	if (mtu < YIP_MIN_MTU || mtu > YIP_MAX_MTU)
+		return fail(p, "mtu %lu is out of range (%d..%d)", mtu, YIP_MIN_MTU, YIP_MAX_MTU);
+	p->cfg->mtu = (unsigned int)mtu;
+	return 0;
+}
+
+static struct yip_peer_config *current_peer(struct parser *p)
+{
+	return &p->cfg->peers[p->cfg->n_peers - 1];
+}
+
+static int parse_public_key(struct parser *p, char *value)
+{
+	return parse_key(p, "public_key", value, current_peer(p)->public_key);
+}
+
+static int parse_endpoint(struct parser *p, char *value)
+{
+	struct yip_peer_config *peer = current_peer(p);
+	char reason[MAX_MSG];
+
+	if (yip_endpoint_parse(value, 0, p->resolve, &peer->endpoint, NULL, reason,
+	                       sizeof(reason)) < 0)
+		return fail(p, "endpoint: %s", reason);
+	peer->has_endpoint = true;
+	return 0;
+}
+
+static int add_allowed_ip(struct parser *p, char *item)
+{
+	struct yip_peer_config *peer = current_peer(p);
+	char reason[MAX_MSG];
+	struct yip_cidr c;
+	void *array;
+
+	item = trim(item);
+	if (item[0] == '\0')
+		return fail(p, "allowed_ips: empty entry in the list");
+	if (yip_cidr_parse(item, true, &c, reason, sizeof(reason)) < 0)
+		return fail(p, "allowed_ips: %s", reason);
+	if (peer->n_allowed_ips >= YIP_MAX_ALLOWED_PER_PEER)
+		return fail(p, "too many allowed_ips in this [peer] block (at most %d)",
+		            YIP_MAX_ALLOWED_PER_PEER);
+	array = grow(peer->allowed_ips, peer->n_allowed_ips, &p->cap_allowed, sizeof(c));
+	if (array == NULL)
+		return fail(p, "out of memory");
+	peer->allowed_ips = array;
+	peer->allowed_ips[peer->n_allowed_ips++] = c;
+	return 0;
+}
+
+/* A comma-separated list; value is the parser's line copy, cut up in place. */
+static int parse_allowed_ips(struct parser *p, char *value)
+{
+	char *item = value, *comma;
+
+	for (;;) {
+		comma = strchr(item, ',');
+		if (comma != NULL)
+			*comma = '\0';
+		if (add_allowed_ip(p, item) < 0)
+			return -1;
+		if (comma == NULL)
+			return 0;
+		item = comma + 1;
+	}
+}
+
+static int parse_keepalive(struct parser *p, char *value)
+{
+	unsigned long secs;
+
+	if (strcmp(value, "off") == 0) {
+		current_peer(p)->persistent_keepalive = 0;
+		return 0;
+	}
+	if (parse_number(value, &secs) < 0 || secs > 65535)
+		return fail(p,
+		            "persistent_keepalive '%s': expected seconds from 0 to 65535, or 'off'",
+		            value);
+	current_peer(p)->persistent_keepalive = (unsigned int)secs;
+	return 0;
+}
+
+static const struct key_def keys[KEY_COUNT] = {
+    [KEY_LOCAL_PRIVATE] = {"local_private", SCOPE_INTERFACE, false, parse_local_private},
+    [KEY_LOCAL_PUBLIC] = {"local_public", SCOPE_INTERFACE, false, parse_local_public},
+    [KEY_LISTEN] = {"listen", SCOPE_INTERFACE, false, parse_listen},
+    [KEY_DEVICE] = {"device", SCOPE_INTERFACE, false, parse_device},
+    [KEY_DEVICE_KIND] = {"device_kind", SCOPE_INTERFACE, false, parse_device_kind},
+    [KEY_ADDRESS] = {"address", SCOPE_INTERFACE, true, parse_address},
+    [KEY_MTU] = {"mtu", SCOPE_INTERFACE, false, parse_mtu},
+    [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
+    [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
+    [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
+    [KEY_PERSISTENT_KEEPALIVE] = {"persistent_keepalive", SCOPE_PEER, false, parse_keepalive},
+};
+
+/* Levenshtein distance, ignoring case; used only to suggest a key name. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t row[32], alen = strlen(a), blen = strlen(b), i, j;
+
+	if (blen >= sizeof(row) / sizeof(row[0]) || alen > 64)
+		return SIZE_MAX;
+	for (j = 0; j <= blen; j++)
+		row[j] = j;
+	for (i = 1; i <= alen; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (j = 1; j <= blen; j++) {
+			size_t up = row[j];
+			size_t cost = (a[i - 1] | 0x20) == (b[j - 1] | 0x20) ? 0 : 1;
+			size_t best = diag + cost;
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[blen];
+}
+
+static int unknown_key(struct parser *p, const char *key)
+{
+	const char *best = NULL;
+	size_t best_dist = 4, i;
+
+	for (i = 0; i < KEY_COUNT; i++) {
+		size_t d = edit_distance(key, keys[i].name);
+
+		if (d < best_dist) {
+			best_dist = d;
+			best = keys[i].name;
+		}
+	}
+	if (best != NULL)
+		return fail(p, "unknown key '%s' (did you mean '%s'?)", key, best);
+	return fail(p, "unknown key '%s'", key);
+}
+
+/* A finished [peer] block must have said who the peer is. */
+static int close_peer(struct parser *p)
+{
+	if (p->in_peer && p->seen[KEY_PUBLIC_KEY] == 0)
+		return fail_at(p, current_peer(p)->line, "[peer] block has no public_key");
+	return 0;
+}
+
+static int open_peer(struct parser *p)
+{
+	struct yip_config *cfg = p->cfg;
+	void *array;
+	size_t i;
+
+	if (close_peer(p) < 0)
+		return -1;
+	if (cfg->n_peers >= YIP_MAX_PEERS)
+		return fail(p, "too many [peer] blocks (at most %d)", YIP_MAX_PEERS);
+	array = grow(cfg->peers, cfg->n_peers, &p->cap_peers, sizeof(cfg->peers[0]));
+	if (array == NULL)
+		return fail(p, "out of memory");
+	cfg->peers = array;
+	memset(&cfg->peers[cfg->n_peers], 0, sizeof(cfg->peers[0]));
+	cfg->peers[cfg->n_peers].line = p->line;
+	cfg->n_peers++;
+	p->in_peer = true;
+	p->cap_allowed = 0;
+	for (i = 0; i < KEY_COUNT; i++) {
+		if (keys[i].scope == SCOPE_PEER)
+			p->seen[i] = 0;
+	}
+	return 0;
+}
+
+static int parse_section(struct parser *p, const char *s)
+{
+	if (strcmp(s, "[peer]") == 0)
+		return open_peer(p);
+	if (strcasecmp(s, "[interface]") == 0)
+		return fail(p,
+		            "unknown section '%s' (interface keys go at the top of the file, "
+		            "before the first [peer])",
+		            s);
+	if (strcasecmp(s, "[peer]") == 0)
+		return fail(p, "unknown section '%s' (did you mean '[peer]'?)", s);
+	return fail(p, "unknown section '%s' (the only section is [peer])", s);
+}
+
+static int find_key(const char *key)
+{
+	int id;
+
+	for (id = 0; id < KEY_COUNT; id++) {
+		if (strcmp(key, keys[id].name) == 0)
+			return id;
+	}
+	return -1;
+}
+
+static int parse_pair(struct parser *p, char *key, char *value)
+{
+	const struct key_def *def;
+	int id;
+
+	if (key[0] == '\0')
+		return fail(p, "missing key before '='");
+	id = find_key(key);
+	if (id < 0)
+		return unknown_key(p, key);
+	def = &keys[id];
+	if (def->scope == SCOPE_INTERFACE && p->in_peer)
+		return fail(
+		    p, "'%s' is an interface key and must come before the first [peer] block", key);
+	if (def->scope == SCOPE_PEER && !p->in_peer)
+		return fail(p, "'%s' belongs in a [peer] block", key);
+	if (value[0] == '\0')
+		return fail(p, "empty value for '%s'", key);
+	if (!def->repeatable && p->seen[id] != 0)
+		return fail(p, "duplicate key '%s' (first set on line %u)", key, p->seen[id]);
+	if (p->seen[id] == 0)
+		p->seen[id] = p->line;
+	return def->parse(p, value);
+}
+
+static int parse_line(struct parser *p, char *line)
+{
+	char *s, *eq;
+
+	strip_comment(line);
+	s = trim(line);
+	if (s[0] == '\0')
+		return 0;
+	if (s[0] == '[')
+		return parse_section(p, s);
+	eq = strchr(s, '=');
+	/* The line is not quoted: it might be a stray private key. */
+	if (eq == NULL)
+		return fail(p, "expected key=value, but the line has no '='");
+	*eq = '\0';
+	return parse_pair(p, trim(s), trim(eq + 1));
+}
+
+/* Whole-file check of our own key. */
+static int check_interface(struct parser *p)
+{
+	if (p->seen[KEY_LOCAL_PRIVATE] == 0)
+		return fail_at(p, 0, "missing local_private");
+	if (p->seen[KEY_LOCAL_PUBLIC] != 0 &&
+	    memcmp(p->local_public, p->cfg->public_key, YIP_KEY_LEN) != 0)
+		return fail_at(p, p->seen[KEY_LOCAL_PUBLIC],
+		               "local_public does not match local_private");
+	return 0;
+}
+
+/* Public keys are public, so plain memcmp is fine here. */
+static int check_peer_keys(struct parser *p)
+{
+	const struct yip_config *cfg = p->cfg;
+	size_t i, j;
+
+	for (i = 0; i < cfg->n_peers; i++) {
+		const struct yip_peer_config *peer = &cfg->peers[i];
+
+		if (memcmp(peer->public_key, cfg->public_key, YIP_KEY_LEN) == 0)
+			return fail_at(
+			    p, peer->line,
+			    "peer public_key is our own public key (from local_private)");
+		for (j = 0; j < i; j++) {
+			if (memcmp(peer->public_key, cfg->peers[j].public_key, YIP_KEY_LEN) == 0)
+				return fail_at(
+				    p, peer->line,
+				    "peer public_key is the same as the [peer] on line %u",
+				    cfg->peers[j].line);
+		}
+	}
+	return 0;
+}
+
+struct prefix_ref {
+	const struct yip_cidr *cidr;
+	unsigned int line; /* of the owning [peer] */
+};
+
+static int compare_prefix_refs(const void *va, const void *vb)
+{
+	const struct prefix_ref *a = va, *b = vb;
+	int d;
+
+	if (a->cidr->family != b->cidr->family)
+		return a->cidr->family < b->cidr->family ? -1 : 1;
+	if (a->cidr->plen != b->cidr->plen)
+		return a->cidr->plen < b->cidr->plen ? -1 : 1;
+	d = memcmp(a->cidr->addr, b->cidr->addr, sizeof(a->cidr->addr));
+	if (d != 0)
+		return d;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static bool same_prefix(const struct yip_cidr *a, const struct yip_cidr *b)
+{
+	return a->family == b->family && a->plen == b->plen &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+/*
+ * Each prefix may belong to one peer only, or routing would be ambiguous.
+ * Sorting all prefixes finds duplicates in O(n log n) even for big meshes.
+ */
+static int check_prefixes(struct parser *p)
+{
+	const struct yip_config *cfg = p->cfg;
+	struct prefix_ref *refs;
+	char text[YIP_ADDRSTRLEN];
+	size_t total = 0, i, j;
+	int rc = 0;
+
+	for (i = 0; i < cfg->n_peers; i++)
+		total += cfg->peers[i].n_allowed_ips;
+	if (total < 2)
+		return 0;
+	refs = calloc(total, sizeof(*refs));
+	if (refs == NULL)
+		return fail_at(p, 0, "out of memory");
+	for (i = 0, total = 0; i < cfg->n_peers; i++) {
+		for (j = 0; j < cfg->peers[i].n_allowed_ips; j++) {
+			refs[total].cidr = &cfg->peers[i].allowed_ips[j];
+			refs[total++].line = cfg->peers[i].line;
+		}
+	}
+	qsort(refs, total, sizeof(*refs), compare_prefix_refs);
+	for (i = 1; i < total && rc == 0; i++) {
+		if (!same_prefix(refs[i - 1].cidr, refs[i].cidr))
+			continue;
+		yip_cidr_format(refs[i].cidr, text, sizeof(text));
+		if (refs[i - 1].line == refs[i].line)
+			rc = fail_at(p, refs[i].line,
+			             "allowed_ips %s is listed twice in this [peer]", text);
+		else
+			rc = fail_at(p, refs[i].line,
+			             "allowed_ips %s is also in the [peer] on line %u", text,
+			             refs[i - 1].line);
+	}
+	free(refs);
+	return rc;
+}
+
+static int finish(struct parser *p)
+{
+	if (close_peer(p) < 0 || check_interface(p) < 0 || check_peer_keys(p) < 0 ||
+	    check_prefixes(p) < 0)
+		return -1;
+	return 0;
+}
+
+/* Copies one line out of the text, rejecting what a text file cannot hold. */
+static int read_line(struct parser *p, const char *start, size_t n, char *buf)
+{
+	if (n > MAX_LINE)
+		return fail(p, "line is longer than %d characters", MAX_LINE);
+	if (memchr(start, '\0', n) != NULL)
+		return fail(p, "line contains a NUL byte");
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+static void set_defaults(struct yip_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->listen.sa.sa_family = AF_UNSPEC;
+	snprintf(cfg->device, sizeof(cfg->device), "%s", YIP_DEFAULT_DEVICE);
+	cfg->device_kind = YIP_DEVICE_TUN;
+	cfg->mtu = YIP_DEFAULT_MTU;
+}
+
+static int parse_text(struct parser *p, const char *text, size_t len)
+{
+	char buf[MAX_LINE + 1];
+	size_t pos = 0;
+	int rc = 0;
+
+	/* Some editors start UTF-8 files with a byte order mark; it is not part of a key. */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
+	while (pos < len && rc == 0) {
+		const char *start = text + pos;
+		const char *nl = memchr(start, '\n', len - pos);
+		size_t n = nl != NULL ? (size_t)(nl - start) : len - pos;
+
+		pos += n + (nl != NULL ? 1 : 0);
+		p->line++;
+		rc = read_line(p, start, n, buf);
+		if (rc == 0)
+			rc = parse_line(p, buf);
+	}
+	sodium_memzero(buf, sizeof(buf));
+	return rc;
+}
+
+int yip_config_parse(const char *text, size_t len, const char *name, bool resolve,
+                     struct yip_config *cfg, char *err, size_t errlen)
+{
+	struct parser p;
+
+	set_defaults(cfg);
+	memset(&p, 0, sizeof(p));
+	p.cfg = cfg;
+	p.name = name;
+	p.resolve = resolve;
+	p.err = err;
+	p.errlen = errlen;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (parse_text(&p, text, len) < 0 || finish(&p) < 0) {
+		yip_config_free(cfg);
+		sodium_memzero(&p, sizeof(p));
+		return -1;
+	}
+	sodium_memzero(&p, sizeof(p));
+	return 0;
+}
+
+/*
+ * Reads a whole file into a fresh buffer. The buffer holds the private key,
+ * so when it must grow the old copy is wiped rather than left to realloc.
+ */
+static int read_file(int fd, char **out, size_t *outlen)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *bigger;
+	ssize_t n;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= MAX_FILE_SIZE) {
+				sodium_memzero(buf, len);
+				free(buf);
+				return -EFBIG;
+			}
+			bigger = malloc(cap * 2);
+			if (bigger == NULL) {
+				sodium_memzero(buf, len);
+				free(buf);
+				return -ENOMEM;
+			}
+			memcpy(bigger, buf, len);
+			sodium_memzero(buf, len);
+			free(buf);
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+
+			sodium_memzero(buf, len);
+			free(buf);
+			return -saved;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+static int __attribute__((format(printf, 3, 4)))
+load_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	set_defaults(cfg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return load_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	rc = read_file(fd, &text, &len);
+	close(fd);
+	if (rc == -EFBIG)
+		return load_fail(err, errlen, "%s: file is too large (limit %d bytes)", path,
+		                 MAX_FILE_SIZE);
+	if (rc < 0)
+		return load_fail(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+	rc = yip_config_parse(text, len, path, true, cfg, err, errlen);
+	sodium_memzero(text, len);
+	free(text);
+	return rc;
+}
+
+void yip_config_free(struct yip_config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL)
+		return;
+	for (i = 0; i < cfg->n_peers; i++)
+		free(cfg->peers[i].allowed_ips);
+	free(cfg->peers);
+	free(cfg->addresses);
+	/* Wiping the whole structure clears the private key and makes a second free harmless. */
+	sodium_memzero(cfg, sizeof(*cfg));
+}

@@ -1,0 +1,564 @@
+/*
+ * Unit tests for the configuration parser: good files, and a table of broken
+ * files with the exact "name:line: message" each must produce.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "util/hex.h"
+
+/* X25519 key pairs from RFC 7748, section 6.1. */
+#define ALICE_PRIV "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a"
+#define ALICE_PUB  "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"
+#define BOB_PRIV   "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb"
+#define BOB_PUB    "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"
+#define CAROL_PUB  "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+#define ZERO_KEY   "0000000000000000000000000000000000000000000000000000000000000000"
+
+#define PRIV_LINE "local_private=" ALICE_PRIV "\n"
+
+static int parse(const char *text, bool resolve, struct yip_config *cfg, char *err, size_t errlen)
+{
+	return yip_config_parse(text, strlen(text), "t.conf", resolve, cfg, err, errlen);
+}
+
+static void assert_key(const uint8_t key[YIP_KEY_LEN], const char *hex)
+{
+	char text[2 * YIP_KEY_LEN + 1];
+
+	yip_hex_encode(text, key, YIP_KEY_LEN);
+	assert_string_equal(text, hex);
+}
+
+static void assert_cidr(const struct yip_cidr *c, const char *want)
+{
+	char text[YIP_ADDRSTRLEN];
+
+	yip_cidr_format(c, text, sizeof(text));
+	assert_string_equal(text, want);
+}
+
+static void assert_sockaddr(const union yip_sockaddr *a, const char *want)
+{
+	char text[YIP_ADDRSTRLEN];
+
+	yip_sockaddr_format(a, text, sizeof(text));
+	assert_string_equal(text, want);
+}
+
+static void test_minimal(void **state)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(PRIV_LINE, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_key(cfg.private_key, ALICE_PRIV);
+	assert_key(cfg.public_key, ALICE_PUB);
+	assert_int_equal(cfg.listen.sa.sa_family, AF_UNSPEC);
+	assert_false(cfg.listen_port_given);
+	assert_string_equal(cfg.device, YIP_DEFAULT_DEVICE);
+	assert_int_equal(cfg.device_kind, YIP_DEVICE_TUN);
+	assert_int_equal(cfg.mtu, YIP_DEFAULT_MTU);
+	assert_int_equal(cfg.n_addresses, 0);
+	assert_int_equal(cfg.n_peers, 0);
+	yip_config_free(&cfg);
+	/* The key is wiped and a second free does nothing. */
+	assert_int_equal(cfg.private_key[0] | cfg.private_key[31], 0);
+	assert_null(cfg.peers);
+	yip_config_free(&cfg);
+}
+
+static const char full_config[] = "# Alice, two peers\n"
+                                  "local_private=" ALICE_PRIV "\n"
+                                  "local_public=" ALICE_PUB "\n"
+                                  "listen=[::]:51820\n"
+                                  "device=yip-test.1\n"
+                                  "device_kind=tun\n"
+                                  "address=10.9.0.1/24\n"
+                                  "address=fd9e::1/64\n"
+                                  "address=10.10.0.1\n"
+                                  "mtu=1380\n"
+                                  "\n"
+                                  "[peer]\n"
+                                  "public_key=" BOB_PUB "\n"
+                                  "endpoint=192.0.2.7:51820\n"
+                                  "allowed_ips=10.9.0.2/32, 192.168.50.0/24\n"
+                                  "allowed_ips=2001:db8:1::/48\n"
+                                  "persistent_keepalive=25\n"
+                                  "\n"
+                                  "[peer]\n"
+                                  "public_key=" CAROL_PUB "\n"
+                                  "endpoint=[2001:db8::7]:443\n"
+                                  "allowed_ips=10.9.0.3\n"
+                                  "persistent_keepalive=off\n";
+
+static void test_full(void **state)
+{
+	struct yip_config cfg;
+	const struct yip_peer_config *bob, *carol;
+	char err[256];
+
+	(void)state;
+	if (parse(full_config, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_key(cfg.public_key, ALICE_PUB);
+	assert_sockaddr(&cfg.listen, "[::]:51820");
+	assert_true(cfg.listen_port_given);
+	assert_string_equal(cfg.device, "yip-test.1");
+	assert_int_equal(cfg.mtu, 1380);
+	assert_int_equal(cfg.n_addresses, 3);
+	/* Interface addresses keep their host bits. */
+	assert_cidr(&cfg.addresses[0], "10.9.0.1/24");
+	assert_cidr(&cfg.addresses[1], "fd9e::1/64");
+	assert_cidr(&cfg.addresses[2], "10.10.0.1/32");
+
+	assert_int_equal(cfg.n_peers, 2);
+	bob = &cfg.peers[0];
+	carol = &cfg.peers[1];
+	assert_key(bob->public_key, BOB_PUB);
+	assert_int_equal(bob->line, 12);
+	assert_true(bob->has_endpoint);
+	assert_sockaddr(&bob->endpoint, "192.0.2.7:51820");
+	assert_int_equal(bob->n_allowed_ips, 3);
+	assert_cidr(&bob->allowed_ips[0], "10.9.0.2/32");
+	assert_cidr(&bob->allowed_ips[1], "192.168.50.0/24");
+	assert_cidr(&bob->allowed_ips[2], "2001:db8:1::/48");
+	assert_int_equal(bob->persistent_keepalive, 25);
+
+	assert_key(carol->public_key, CAROL_PUB);
+	assert_int_equal(carol->line, 19);
+	assert_sockaddr(&carol->endpoint, "[2001:db8::7]:443");
+	assert_int_equal(carol->n_allowed_ips, 1);
+	assert_cidr(&carol->allowed_ips[0], "10.9.0.3/32");
+	assert_int_equal(carol->persistent_keepalive, 0);
+	yip_config_free(&cfg);
+}
+
+/* Comments, blank lines, odd spacing, CRLF line ends and a byte order mark. */
+static void test_whitespace_and_comments(void **state)
+{
+	static const char text[] = "\xef\xbb\xbf# leading comment\r\n"
+	                           "\r\n"
+	                           "   # indented comment\n"
+	                           "\t local_private \t=\t " ALICE_PRIV " \t# trailing comment\r\n"
+	                           "listen = 0.0.0.0\n"
+	                           "mtu=1280#1\n"; /* "#" after a non-space is kept */
+	static const char text_ok[] =
+	    "\xef\xbb\xbf# leading comment\r\n"
+	    "\r\n"
+	    "   # indented comment\n"
+	    "\t local_private \t=\t " ALICE_PRIV " \t# trailing comment\r\n"
+	    "listen = 0.0.0.0\n"
+	    "  [peer]   # Bob\n"
+	    "public_key =" BOB_PUB "\n"
+	    "allowed_ips = 10.0.0.0/8 ,fd00:1::/32,\t192.0.2.1 # several\n"
+	    "\n"
+	    "persistent_keepalive\t=  0"; /* no final newline */
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(text, false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:6: mtu '1280#1' is not a number");
+
+	if (parse(text_ok, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_key(cfg.public_key, ALICE_PUB);
+	assert_sockaddr(&cfg.listen, "0.0.0.0:443");
+	assert_false(cfg.listen_port_given);
+	assert_int_equal(cfg.n_peers, 1);
+	assert_int_equal(cfg.peers[0].line, 6);
+	assert_int_equal(cfg.peers[0].n_allowed_ips, 3);
+	assert_cidr(&cfg.peers[0].allowed_ips[1], "fd00:1::/32");
+	assert_cidr(&cfg.peers[0].allowed_ips[2], "192.0.2.1/32");
+	assert_false(cfg.peers[0].has_endpoint);
+	yip_config_free(&cfg);
+}
+
+static void test_listen_variants(void **state)
+{
+	static const struct {
+		const char *value, *want;
+		bool port_given;
+	} cases[] = {
+	    {"192.0.2.1:9000", "192.0.2.1:9000", true},
+	    {"192.0.2.1", "192.0.2.1:443", false},
+	    {"[2001:db8::1]:9000", "[2001:db8::1]:9000", true},
+	    {"[2001:db8::1]", "[2001:db8::1]:443", false},
+	    {"::", "[::]:443", false},
+	};
+	struct yip_config cfg;
+	char text[256], err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), PRIV_LINE "listen=%s\n", cases[i].value);
+		if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+			fail_msg("%s: %s", cases[i].value, err);
+		assert_sockaddr(&cfg.listen, cases[i].want);
+		assert_int_equal(cfg.listen_port_given, cases[i].port_given);
+		yip_config_free(&cfg);
+	}
+}
+
+static void test_hostname_endpoint(void **state)
+{
+	static const char text[] = PRIV_LINE "[peer]\n"
+	                                     "public_key=" BOB_PUB "\n"
+	                                     "endpoint=localhost:51820\n";
+	struct yip_config cfg;
+	char err[256], out[YIP_ADDRSTRLEN];
+
+	(void)state;
+	if (parse(text, true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_true(cfg.peers[0].has_endpoint);
+	yip_sockaddr_format(&cfg.peers[0].endpoint, out, sizeof(out));
+	if (strcmp(out, "127.0.0.1:51820") != 0 && strcmp(out, "[::1]:51820") != 0)
+		fail_msg("localhost resolved to %s", out);
+	yip_config_free(&cfg);
+
+	/* Without resolving (as the fuzzer runs) a host name is an error. */
+	assert_int_equal(parse(text, false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:4: endpoint: 'localhost' is not an IP address "
+	                         "(host names are not allowed here)");
+}
+
+struct bad_case {
+	const char *text;
+	size_t len; /* 0: strlen(text) */
+	const char *err;
+};
+
+static const struct bad_case bad_cases[] = {
+    {PRIV_LINE "mtu 1400\n", 0, "t.conf:2: expected key=value, but the line has no '='"},
+    {PRIV_LINE " = 1400\n", 0, "t.conf:2: missing key before '='"},
+    {PRIV_LINE "mtu=\n", 0, "t.conf:2: empty value for 'mtu'"},
+    {PRIV_LINE "mtu =   # nothing\n", 0, "t.conf:2: empty value for 'mtu'"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nendpiont=192.0.2.1:1\n", 0,
+     "t.conf:4: unknown key 'endpiont' (did you mean 'endpoint'?)"},
+    {PRIV_LINE "MTU=1400\n", 0, "t.conf:2: unknown key 'MTU' (did you mean 'mtu'?)"},
+    {PRIV_LINE "[peer]\nAllowedIPs=10.0.0.0/8\n", 0,
+     "t.conf:3: unknown key 'AllowedIPs' (did you mean 'allowed_ips'?)"},
+    {PRIV_LINE "colour=blue\n", 0, "t.conf:2: unknown key 'colour'"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nmtu=1400\n", 0,
+     "t.conf:4: 'mtu' is an interface key and must come before the first [peer] block"},
+    {"[peer]\nlocal_private=" ALICE_PRIV "\n", 0, "t.conf:2: 'local_private' is an interface key"},
+    {PRIV_LINE "public_key=" BOB_PUB "\n", 0, "t.conf:2: 'public_key' belongs in a [peer] block"},
+    {PRIV_LINE "endpoint=192.0.2.1:1\n", 0, "t.conf:2: 'endpoint' belongs in a [peer] block"},
+    {PRIV_LINE "mtu=1400\n\nmtu=1500\n", 0, "t.conf:4: duplicate key 'mtu' (first set on line 2)"},
+    {PRIV_LINE PRIV_LINE, 0, "t.conf:2: duplicate key 'local_private' (first set on line 1)"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nendpoint=192.0.2.1:1\nendpoint=192.0.2.1:2\n", 0,
+     "t.conf:5: duplicate key 'endpoint' (first set on line 4)"},
+    {"local_private=abcd\n", 0, "t.conf:1: local_private: expected 64 hex digits, got 4"},
+    {"local_private=" ALICE_PRIV "00\n", 0,
+     "t.conf:1: local_private: expected 64 hex digits, got 66"},
+    {"local_private=" ALICE_PRIV "#x\n", 0,
+     "t.conf:1: local_private: expected 64 hex digits, got 66"},
+    {"local_private=77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2g\n", 0,
+     "t.conf:1: local_private: character 64 is not a hex digit"},
+    {"local_private=" ZERO_KEY "\n", 0, "t.conf:1: local_private is all zeros"},
+    {PRIV_LINE "[peer]\npublic_key=" ZERO_KEY "\n", 0, "t.conf:3: public_key is all zeros"},
+    {PRIV_LINE "[peer]\npublic_key=xyz\n", 0,
+     "t.conf:3: public_key: expected 64 hex digits, got 3"},
+    {PRIV_LINE "local_public=" BOB_PUB "\n", 0,
+     "t.conf:2: local_public does not match local_private"},
+    {PRIV_LINE "address=10.0.0.0/33\n", 0, "t.conf:2: address: prefix length 33 > 32"},
+    {PRIV_LINE "address=10.0.0.300/24\n", 0,
+     "t.conf:2: address: '10.0.0.300' is not an IPv4 or IPv6 address"},
+    {PRIV_LINE "address=10.0.0.1/\n", 0, "t.conf:2: address: missing prefix length after '/'"},
+    {PRIV_LINE "address=fd00::1/0064\n", 0, "t.conf:2: address: bad prefix length '0064'"},
+    {PRIV_LINE "address=fd00::1/129\n", 0, "t.conf:2: address: prefix length 129 > 128"},
+    {PRIV_LINE "address=10.0.0.1/24\naddress=10.0.0.1/16\n", 0,
+     "t.conf:3: address '10.0.0.1/16' is listed twice"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=10.0.0.1/24\n", 0,
+     "t.conf:4: allowed_ips: host bits set in '10.0.0.1/24' (did you mean 10.0.0.0/24?)"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=10.0.0.0/8,,10.1.0.0/16\n", 0,
+     "t.conf:4: allowed_ips: empty entry in the list"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=fd00::/129\n", 0,
+     "t.conf:4: allowed_ips: prefix length 129 > 128"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nendpoint=192.0.2.1\n", 0,
+     "t.conf:4: endpoint: missing port in '192.0.2.1'"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nendpoint=192.0.2.1:70000\n", 0,
+     "t.conf:4: endpoint: bad port '70000' (expected a number from 1 to 65535)"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nendpoint=2001:db8::1\n", 0,
+     "t.conf:4: endpoint: missing port in '2001:db8::1' (write IPv6 as [address]:port)"},
+    {PRIV_LINE "listen=example.com:443\n", 0,
+     "t.conf:2: listen: 'example.com' is not an IP address (host names are not allowed here)"},
+    {PRIV_LINE "listen=192.0.2.1:0\n", 0, "t.conf:2: listen: bad port '0'"},
+    {PRIV_LINE "mtu=1000\n", 0, "t.conf:2: mtu 1000 is out of range (1280..9000)"},
+    {PRIV_LINE "mtu=9001\n", 0, "t.conf:2: mtu 9001 is out of range (1280..9000)"},
+    {PRIV_LINE "mtu=-1\n", 0, "t.conf:2: mtu '-1' is not a number"},
+    {PRIV_LINE "device=averyveryverylongname\n", 0,
+     "t.conf:2: device name 'averyveryverylongname' is too long (at most 15 characters)"},
+    {PRIV_LINE "device=yip/0\n", 0,
+     "t.conf:2: device name 'yip/0' may only contain letters, digits"},
+    {PRIV_LINE "device_kind=tap\n", 0,
+     "t.conf:2: device_kind 'tap': TAP mode is not available yet; use device_kind=tun"},
+    {PRIV_LINE "device_kind=tunnel\n", 0,
+     "t.conf:2: device_kind 'tunnel' is not valid (valid values: tun)"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\npersistent_keepalive=65536\n", 0,
+     "t.conf:4: persistent_keepalive '65536': expected seconds from 0 to 65535, or 'off'"},
+    {PRIV_LINE "[Interface]\n", 0, "t.conf:2: unknown section '[Interface]'"},
+    {PRIV_LINE "[Peer]\n", 0, "t.conf:2: unknown section '[Peer]' (did you mean '[peer]'?)"},
+    {PRIV_LINE "[peers]\n", 0, "t.conf:2: unknown section '[peers]' (the only section is [peer])"},
+    {"", 0, "t.conf: missing local_private"},
+    {"# only a comment\nmtu=1400\n", 0, "t.conf: missing local_private"},
+    {PRIV_LINE "[peer]\nendpoint=192.0.2.1:1\n[peer]\npublic_key=" BOB_PUB "\n", 0,
+     "t.conf:2: [peer] block has no public_key"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\n[peer]\n\n", 0,
+     "t.conf:4: [peer] block has no public_key"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\n[peer]\npublic_key=" BOB_PUB "\n", 0,
+     "t.conf:4: peer public_key is the same as the [peer] on line 2"},
+    {PRIV_LINE "[peer]\npublic_key=" ALICE_PUB "\n", 0,
+     "t.conf:2: peer public_key is our own public key"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=10.0.0.0/24\n"
+               "[peer]\npublic_key=" CAROL_PUB "\nallowed_ips=10.1.0.0/16,10.0.0.0/24\n",
+     0, "t.conf:5: allowed_ips 10.0.0.0/24 is also in the [peer] on line 2"},
+    {PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=fd00::/8\nallowed_ips=fd00::/8\n", 0,
+     "t.conf:2: allowed_ips fd00::/8 is listed twice in this [peer]"},
+    {PRIV_LINE "mtu=1400\0\n", sizeof(PRIV_LINE "mtu=1400\0\n") - 1,
+     "t.conf:2: line contains a NUL byte"},
+    {"\0", 1, "t.conf:1: line contains a NUL byte"},
+};
+
+static void test_bad_configs(void **state)
+{
+	struct yip_config cfg;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *t = &bad_cases[i];
+		size_t len = t->len != 0 ? t->len : strlen(t->text);
+
+		memset(err, 0, sizeof(err));
+		if (yip_config_parse(t->text, len, "t.conf", false, &cfg, err, sizeof(err)) != -1)
+			fail_msg("case %zu was accepted; expected '%s'", i, t->err);
+		if (strncmp(err, t->err, strlen(t->err)) != 0)
+			fail_msg("case %zu: got '%s', expected '%s'", i, err, t->err);
+		/* Everything was freed and wiped. */
+		assert_null(cfg.peers);
+		assert_null(cfg.addresses);
+		assert_int_equal(cfg.private_key[0], 0);
+	}
+}
+
+static void test_no_suggestion_for_distant_key(void **state)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(PRIV_LINE "colour=blue\n", false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:2: unknown key 'colour'");
+}
+
+/* A growing text buffer for generated configurations. */
+struct text {
+	char *data;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3))) append(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->cap - t->len < 256) {
+		t->cap = t->cap * 2 + 4096;
+		t->data = realloc(t->data, t->cap);
+		assert_non_null(t->data);
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < t->cap - t->len);
+	t->len += (size_t)n;
+}
+
+static void expect_error(const char *text, const char *want)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(text, false, &cfg, err, sizeof(err)), -1);
+	if (strcmp(err, want) != 0)
+		fail_msg("got '%s', expected '%s'", err, want);
+}
+
+static void expect_ok(const char *text)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	yip_config_free(&cfg);
+}
+
+static char *addresses(unsigned int n)
+{
+	struct text t = {NULL, 0, 0};
+	unsigned int i;
+
+	append(&t, PRIV_LINE);
+	for (i = 0; i < n; i++)
+		append(&t, "address=10.%u.%u.1/24\n", i >> 8, i & 0xff);
+	return t.data;
+}
+
+static char *allowed_ips(unsigned int n)
+{
+	struct text t = {NULL, 0, 0};
+	unsigned int i;
+
+	append(&t, PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\n");
+	for (i = 0; i < n; i++)
+		append(&t, "allowed_ips=10.%u.%u.0/24\n", i >> 8, i & 0xff);
+	return t.data;
+}
+
+/* Each peer takes three lines, so peer i (from 0) starts on line 2 + 3i. */
+static char *peers(unsigned int n)
+{
+	struct text t = {NULL, 0, 0};
+	unsigned int i;
+
+	append(&t, PRIV_LINE);
+	for (i = 0; i < n; i++)
+		append(&t, "[peer]\npublic_key=%060x%04x\nallowed_ips=10.%u.%u.0/24\n", 1U, i,
+		       i >> 8, i & 0xff);
+	return t.data;
+}
+
+/* Exactly at each limit is fine; one more is an error on the line that crossed it. */
+static void test_limits(void **state)
+{
+	char *text;
+
+	(void)state;
+	text = addresses(YIP_MAX_ADDRESSES);
+	expect_ok(text);
+	free(text);
+	text = addresses(YIP_MAX_ADDRESSES + 1);
+	expect_error(text, "t.conf:66: too many address entries (at most 64)");
+	free(text);
+
+	text = allowed_ips(YIP_MAX_ALLOWED_PER_PEER);
+	expect_ok(text);
+	free(text);
+	text = allowed_ips(YIP_MAX_ALLOWED_PER_PEER + 1);
+	expect_error(text, "t.conf:260: too many allowed_ips in this [peer] block (at most 256)");
+	free(text);
+
+	text = peers(YIP_MAX_PEERS);
+	expect_ok(text);
+	free(text);
+	text = peers(YIP_MAX_PEERS + 1);
+	expect_error(text, "t.conf:3074: too many [peer] blocks (at most 1024)");
+	free(text);
+}
+
+static void test_long_line(void **state)
+{
+	char *text = malloc(5000);
+
+	(void)state;
+	assert_non_null(text);
+	/* 4096 characters is the longest line allowed. */
+	memset(text, '#', 4096);
+	strcpy(text + 4096, "\n" PRIV_LINE);
+	expect_ok(text);
+	memset(text, '#', 4097);
+	strcpy(text + 4097, "\n" PRIV_LINE);
+	expect_error(text, "t.conf:1: line is longer than 4096 characters");
+	free(text);
+}
+
+static void test_small_error_buffer(void **state)
+{
+	struct yip_config cfg;
+	char err[8];
+
+	(void)state;
+	assert_int_equal(parse("x", false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:");
+	assert_int_equal(parse("x", false, &cfg, NULL, 0), -1);
+}
+
+static void test_control_characters_replaced(void **state)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(PRIV_LINE "\x1b[2Jkey=1\n", false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:2: unknown key '?[2Jkey'");
+}
+
+static void test_load(void **state)
+{
+	char path[] = "/tmp/yip-test-config-XXXXXX";
+	struct yip_config cfg;
+	char err[512];
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, full_config, strlen(full_config)), (ssize_t)strlen(full_config));
+	close(fd);
+	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.n_peers, 2);
+	yip_config_free(&cfg);
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "mtu=1\n", 6), 6);
+	close(fd);
+	assert_int_equal(yip_config_load(path, &cfg, err, sizeof(err)), -1);
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_string_equal(err + strlen(path), ":1: mtu 1 is out of range (1280..9000)");
+	unlink(path);
+
+	assert_int_equal(yip_config_load(path, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ": cannot open: No such file or directory"));
+	assert_null(cfg.peers);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_minimal),
+	    cmocka_unit_test(test_full),
+	    cmocka_unit_test(test_whitespace_and_comments),
+	    cmocka_unit_test(test_listen_variants),
+	    cmocka_unit_test(test_hostname_endpoint),
+	    cmocka_unit_test(test_bad_configs),
+	    cmocka_unit_test(test_no_suggestion_for_distant_key),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_long_line),
+	    cmocka_unit_test(test_small_error_buffer),
+	    cmocka_unit_test(test_control_characters_replaced),
+	    cmocka_unit_test(test_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
