@@ -1,6 +1,7 @@
 # yip — top-level driver. The real build is CMake; this file gives the
 # short commands the README promises.
 
+MAKEFLAGS += --no-print-directory
 JOBS     ?= $(shell nproc)
 BUILD    ?= build
 ASAN     ?= build-asan

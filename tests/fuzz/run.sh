@@ -3,7 +3,7 @@
 # seed corpus in tests/fuzz/corpus/<name>/ (copied, so runs do not grow the
 # repository). Any crash, leak or sanitizer report fails the run.
 set -euo pipefail
-dir=${1:?usage: run.sh FUZZ_BIN_DIR SECS}
+dir=$(cd "${1:?usage: run.sh FUZZ_BIN_DIR SECS}" && pwd)
 secs=${2:-10}
 src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/yip-fuzz.XXXXXX)
