@@ -32,12 +32,13 @@ in_ns b ping -n -c 3 -i 0.2 "$(addr_of a)" | sed 's/^/    /'
 
 say "Live status of node a (SIGUSR1), refreshed every second while traffic flows"
 in_ns a ping -n -q -c 30 -i 0.1 10.77.0.2 >/dev/null &
+pinger=$!
 for _ in 1 2 3; do
 	sleep 1
 	status a | sed 's/^.*status: /    /'
 	echo
 done
-wait
+wait "$pinger"
 
 say "Comparing round-trip time: tunnel vs bare cable"
 echo "    tunnel: $(ping_ok a 10.77.0.2 20 -i 0.05)"
