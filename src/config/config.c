@@ -36,6 +36,7 @@ enum key_id {
 	KEY_DEVICE_KIND,
 	KEY_ADDRESS,
 	KEY_MTU,
+	KEY_FEC,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -327,6 +328,17 @@ static int parse_mtu(struct parser *p, char *value)
 	return 0;
 }
 
+static int parse_fec(struct parser *p, char *value)
+{
+	if (strcmp(value, "on") == 0)
+		p->cfg->fec_off = false;
+	else if (strcmp(value, "off") == 0)
+		p->cfg->fec_off = true;
+	else
+		return fail(p, "fec '%s': expected 'on' or 'off'", value);
+	return 0;
+}
+
 static struct yip_peer_config *current_peer(struct parser *p)
 {
 	return &p->cfg->peers[p->cfg->n_peers - 1];
@@ -413,6 +425,7 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_DEVICE_KIND] = {"device_kind", SCOPE_INTERFACE, false, parse_device_kind},
     [KEY_ADDRESS] = {"address", SCOPE_INTERFACE, true, parse_address},
     [KEY_MTU] = {"mtu", SCOPE_INTERFACE, false, parse_mtu},
+    [KEY_FEC] = {"fec", SCOPE_INTERFACE, false, parse_fec},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},

@@ -46,6 +46,7 @@ struct yip_config {
 	struct yip_cidr *addresses; /* heap array */
 	size_t n_addresses;
 	unsigned mtu;                  /* YIP_DEFAULT_MTU when not set */
+	bool fec_off;                  /* fec=off: no FEC or ARQ (for comparisons) */
 	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
 };

@@ -225,7 +225,10 @@ void yip_loop_status(const struct yip_loop *l)
 			snprintf(ep, sizeof(ep), "(none)");
 		log_info("status: peer %s endpoint %s established %s handshakes %llu "
 		         "last_handshake_s %lld rx_packets %llu rx_bytes %llu tx_packets %llu "
-		         "tx_bytes %llu roams %llu",
+		         "tx_bytes %llu roams %llu lost %llu fec_recovered %llu "
+		         "fec_unrecovered %llu arq_recovered %llu arq_sent %llu repair_sent %llu "
+		         "repair_bytes %llu wire_bytes %llu loss_est %.4f rtt_ms %.2f "
+		         "kr_default %u/%u kr_interactive %u/%u kr_bulk %u/%u",
 		         key, ep, yip_peer_established(p, now) ? "yes" : "no",
 		         (unsigned long long)s->handshakes,
 		         s->last_handshake_wall
@@ -233,6 +236,13 @@ void yip_loop_status(const struct yip_loop *l)
 		             : -1LL,
 		         (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
 		         (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
-		         (unsigned long long)s->roams);
+		         (unsigned long long)s->roams, (unsigned long long)s->lost,
+		         (unsigned long long)s->fec_recovered,
+		         (unsigned long long)s->fec_unrecovered,
+		         (unsigned long long)s->arq_recovered, (unsigned long long)s->arq_sent,
+		         (unsigned long long)s->repair_sent, (unsigned long long)s->repair_bytes,
+		         (unsigned long long)s->wire_bytes, p->fec.loss, (double)p->fec.srtt / 1e6,
+		         p->fec.params[0].k, p->fec.params[0].r, p->fec.params[1].k,
+		         p->fec.params[1].r, p->fec.params[2].k, p->fec.params[2].r);
 	}
 }

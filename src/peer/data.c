@@ -76,20 +76,49 @@ void endpoint_update(struct yip_peer *p, const union yip_sockaddr *src)
 	p->has_endpoint = true;
 }
 
-/* Seals one inner packet (len may be 0: a keepalive) under the current keys. */
-void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+/*
+ * Seals pre || pkt as a datagram of the given type under the current keys and
+ * queues it for sending. Returns the counter used. pre (at most 16 bytes) is
+ * copied in front of the packet; with no pre the packet is sealed straight
+ * from where it lies.
+ */
+uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
+                   const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_keypair *kp = &p->cur;
 	uint8_t *d = dev->io.udp_buf(dev->io.ctx);
 	uint64_t counter = kp->send_counter++;
+	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
 
-	wire_data_header(d, kp->remote_index, counter);
-	yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_DATA_HDR + len + YIP_AEAD_TAG);
+	wire_data_header(d, type, idx, block, kp->remote_index, counter);
+	if (prelen == 0) {
+		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
+	} else {
+		memcpy(d + WIRE_DATA_HDR, pre, prelen);
+		memcpy(d + WIRE_DATA_HDR + prelen, pkt, len);
+		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR,
+		              d + WIRE_DATA_HDR, prelen + len);
+	}
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, total);
 	p->last_tx = now;
-	if (len == 0)
+	p->stats.wire_bytes += total;
+	return counter;
+}
+
+/* Sends one inner packet (len may be 0: a keepalive) under the current keys. */
+void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	struct yip_device *dev = p->dev;
+
+	if (len == 0) {
+		seal_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, 0);
 		return;
+	}
+	if (dev->fec_off)
+		seal_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
+	else
+		fec_tx_packet(p, now, flow_classify(dev->flows, pkt, len, now), pkt, len);
 	p->last_tx_data = now;
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += len;
@@ -189,7 +218,7 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 		hs_start(p, now);
 }
 
-static struct yip_keypair *kp_for_index(struct yip_peer *p, uint32_t index)
+struct yip_keypair *kp_for_index(struct yip_peer *p, uint32_t index)
 {
 	if (p->cur.valid && p->cur.local_index == index)
 		return &p->cur;
@@ -205,6 +234,7 @@ static void promote_next(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
 
+	fec_tx_flush(p, now); /* repairs for blocks sealed under the old keys go first */
 	kp_move(dev, &p->prev, &p->cur);
 	p->prev_retire = now + dev->t.prev_overlap;
 	schedule(dev, p->prev_retire);
@@ -212,26 +242,79 @@ static void promote_next(struct yip_peer *p, uint64_t now)
 	queue_flush(p, now);
 }
 
-static void deliver(struct yip_device *dev, struct yip_peer *p, uint64_t now, size_t len)
+/* Checks and writes a decrypted inner packet to the device. Returns true if delivered. */
+bool deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 {
+	struct yip_device *dev = p->dev;
 	const uint8_t *src;
 	size_t total;
 	int family;
 
-	src = inner_addr(dev->scratch, len, false, &family, &total);
+	src = inner_addr(pkt, len, false, &family, &total);
 	if (src == NULL) {
 		yip_device_drop(dev, YIP_DROP_BAD_INNER);
-		return;
+		return false;
 	}
 	if (route_lookup(dev->routes, family, src) != p) {
 		yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
-		return;
+		return false;
 	}
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;
 	schedule(dev, now + dev->t.keepalive);
-	dev->io.tun_write(dev->io.ctx, dev->scratch, total);
+	dev->io.tun_write(dev->io.ctx, pkt, total);
+	return true;
+}
+
+/*
+ * The common front of Data, Repair and Report: find the session by index,
+ * check age and replay window, authenticate and decrypt into dev->scratch.
+ * Then the side effects of an authenticated datagram: replay window,
+ * liveness, roaming, promotion of next keys, loss statistics. Returns the
+ * keys it opened with (NULL = dropped) and the plaintext length.
+ */
+static struct yip_keypair *open_datagram(struct yip_device *dev, uint64_t now,
+                                         const union yip_sockaddr *src, const uint8_t *d,
+                                         size_t len, struct yip_peer **pp, size_t *plen)
+{
+	uint32_t index = wire_get32(d + 4);
+	uint64_t counter = wire_get64(d + 8);
+	struct yip_peer *p = index_find(dev, index);
+	struct yip_keypair *kp = p ? kp_for_index(p, index) : NULL;
+
+	if (kp == NULL) {
+		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
+		return NULL;
+	}
+	if (now - kp->created >= dev->t.reject_after) {
+		yip_device_drop(dev, YIP_DROP_EXPIRED);
+		return NULL;
+	}
+	if (!replay_check(&kp->replay, counter)) {
+		yip_device_drop(dev, YIP_DROP_REPLAY);
+		return NULL;
+	}
+	*plen = len - WIRE_DATA_MIN;
+	if (*plen > YIP_MAX_DGRAM ||
+	    yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR, d + WIRE_DATA_HDR,
+	                  len - WIRE_DATA_HDR) != 0) {
+		yip_device_drop(dev, YIP_DROP_DECRYPT);
+		return NULL;
+	}
+	replay_update(&kp->replay, counter);
+	p->last_rx = now;
+	p->first_unanswered = 0;
+	endpoint_update(p, src);
+	if (kp == &p->next) {
+		promote_next(p, now);
+		kp = &p->cur;
+	} else if (kp == &p->cur && kp->initiator) {
+		maybe_rekey(p, now);
+	}
+	loss_observe(p, now, kp, counter, d[0] != WIRE_REPORT);
+	*pp = p;
+	return kp;
 }
 
 void rx_data(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
@@ -239,37 +322,54 @@ void rx_data(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src
 {
 	struct yip_keypair *kp;
 	struct yip_peer *p;
-	uint64_t counter;
-	size_t plen = len - WIRE_DATA_MIN;
+	size_t plen;
+	uint8_t idx = d[1];
 
-	p = index_find(dev, wire_get32(d + 4));
-	kp = p ? kp_for_index(p, wire_get32(d + 4)) : NULL;
-	if (kp == NULL) {
-		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
+	kp = open_datagram(dev, now, src, d, len, &p, &plen);
+	if (kp == NULL || plen == 0)
+		return; /* dropped, or a keepalive */
+	if (idx == WIRE_FEC_ARQ) {
+		/* A retransmission: the original counter, then the packet. */
+		if (plen < 8) {
+			yip_device_drop(dev, YIP_DROP_BAD_INNER);
+			return;
+		}
+		miss_resolve(p, wire_get64(dev->scratch));
+		if (deliver(p, now, dev->scratch + 8, plen - 8))
+			p->stats.arq_recovered++;
 		return;
 	}
-	if (now - kp->created >= dev->t.reject_after) {
-		yip_device_drop(dev, YIP_DROP_EXPIRED);
+	deliver(p, now, dev->scratch, plen);
+	if (idx < FEC_MAX_K && !dev->fec_off)
+		fec_rx_source(p, now, kp, idx, wire_block(d), wire_get64(d + 8), dev->scratch,
+		              plen);
+}
+
+void rx_repair(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+               const uint8_t *d, size_t len)
+{
+	struct yip_keypair *kp;
+	struct yip_peer *p;
+	size_t plen;
+
+	kp = open_datagram(dev, now, src, d, len, &p, &plen);
+	if (kp == NULL)
+		return;
+	if (dev->fec_off || d[1] >= FEC_MAX_R || plen < 2 + YIP_SYM_HDR) {
+		yip_device_drop(dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
-	counter = wire_get64(d + 8);
-	if (!replay_check(&kp->replay, counter)) {
-		yip_device_drop(dev, YIP_DROP_REPLAY);
-		return;
-	}
-	if (plen > YIP_MAX_DGRAM || yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR,
-	                                          d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
-		yip_device_drop(dev, YIP_DROP_DECRYPT);
-		return;
-	}
-	replay_update(&kp->replay, counter);
-	p->last_rx = now;
-	p->first_unanswered = 0;
-	endpoint_update(p, src);
-	if (kp == &p->next)
-		promote_next(p, now);
-	else if (kp == &p->cur && kp->initiator)
-		maybe_rekey(p, now);
-	if (plen > 0)
-		deliver(dev, p, now, plen);
+	fec_rx_repair(p, now, kp, d[1], wire_block(d), dev->scratch, plen);
+}
+
+void rx_report(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+               const uint8_t *d, size_t len)
+{
+	struct yip_keypair *kp;
+	struct yip_peer *p;
+	size_t plen;
+
+	kp = open_datagram(dev, now, src, d, len, &p, &plen);
+	if (kp != NULL)
+		report_receive(p, now, dev->scratch, plen);
 }

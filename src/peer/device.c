@@ -75,7 +75,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	if (p->persistent_keepalive)
 		schedule(dev, 0);
 	p->queue = calloc(YIP_QUEUE_LEN, dev->mtu);
-	if (p->queue == NULL) {
+	if (p->queue == NULL || fec_peer_init(p) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -97,6 +97,9 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->io = *io;
 	dev->t = *t;
 	dev->mtu = cfg->mtu;
+	dev->fec_off = cfg->fec_off;
+	/* A symbol (counter, length, packet) rounded up to 64 bytes. */
+	dev->sym_cap = (unsigned)((YIP_SYM_HDR + cfg->mtu + 63) & ~63U);
 	dev->next_timer = UINT64_MAX;
 	memcpy(dev->private_key, cfg->private_key, YIP_KEY_LEN);
 	memcpy(dev->public_key, cfg->public_key, YIP_KEY_LEN);
@@ -115,7 +118,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->peers = calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*dev->peers));
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
-	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch) {
+	dev->flows = calloc(1, sizeof(*dev->flows));
+	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -141,7 +145,9 @@ void yip_device_free(struct yip_device *dev)
 		if (p->queue)
 			sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->mtu);
 		free(p->queue);
+		fec_peer_free(p);
 	}
+	free(dev->flows);
 	free(dev->peers);
 	free(dev->index);
 	route_table_free(dev->routes);
@@ -177,6 +183,12 @@ void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockadd
 		break;
 	case WIRE_DATA:
 		rx_data(dev, now, src, d, len);
+		break;
+	case WIRE_REPAIR:
+		rx_repair(dev, now, src, d, len);
+		break;
+	case WIRE_REPORT:
+		rx_report(dev, now, src, d, len);
 		break;
 	default:
 		yip_device_drop(dev, YIP_DROP_MALFORMED);
@@ -274,6 +286,9 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 			next = min64(next, p->last_tx + every);
 		}
 	}
+	next = min64(next, fec_tx_timers(p, now));
+	next = min64(next, fec_rx_timers(p, now));
+	next = min64(next, report_timers(p, now));
 	return min64(next, handshake_timers(p, now));
 }
 

@@ -189,6 +189,7 @@ void rx_resp(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		return;
 	}
+	fec_tx_flush(p, now); /* repairs for blocks sealed under the old keys go first */
 	kp_move(dev, &p->prev, &p->cur);
 	p->prev_retire = now + dev->t.prev_overlap;
 	schedule(dev, p->prev_retire);

@@ -14,6 +14,9 @@
 #include "addr/addr.h"
 #include "config/config.h"
 #include "crypto/crypto.h"
+#include "fec/fec.h"
+#include "fec/policy.h"
+#include "flow/flow.h"
 #include "noise/noise.h"
 #include "replay/replay.h"
 #include "wire/wire.h"
@@ -47,7 +50,10 @@ struct route_table;
 	X(HANDSHAKE_TIMEOUT, "handshake_timeout") /* queued packets dropped: peer unreachable */   \
 	X(TOO_BIG, "too_big")                     /* TUN packet larger than the MTU */             \
 	X(SEND_FAILED, "send_failed")             /* the kernel refused a send */                  \
-	X(TUN_WRITE_FAILED, "tun_write_failed")
+	X(TUN_WRITE_FAILED, "tun_write_failed")                                                    \
+	X(BAD_REPAIR, "bad_repair")       /* repair symbol inconsistent with its block */          \
+	X(BAD_REPORT, "bad_report")       /* malformed loss report */                              \
+	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */
 
 enum yip_drop {
 #define X(name, str) YIP_DROP_##name,
@@ -86,9 +92,98 @@ struct yip_keypair {
 struct yip_peer_stats {
 	uint64_t rx_bytes, tx_bytes; /* inner bytes */
 	uint64_t rx_packets, tx_packets;
+	uint64_t lost;                /* datagrams from the peer that never arrived (gaps) */
+	uint64_t fec_recovered;       /* packets rebuilt from repair symbols */
+	uint64_t fec_unrecovered;     /* packets of blocks that could not be rebuilt */
+	uint64_t arq_recovered;       /* retransmissions received and delivered */
+	uint64_t arq_sent;            /* retransmissions we sent on request */
+	uint64_t repair_sent;         /* repair symbols sent */
+	uint64_t repair_bytes;        /* bytes of redundancy sent (repair datagrams) */
+	uint64_t wire_bytes;          /* every byte of every datagram we sent */
 	uint64_t handshakes;          /* completed */
 	uint64_t last_handshake_wall; /* ns since epoch, 0 = never */
 	uint64_t roams;
+};
+
+/* Loss recovery (see docs/protocol.md, "Loss recovery"). */
+#define YIP_SYM_HDR    10   /* a symbol is counter u64 | length u16 | packet */
+#define YIP_RX_BLOCKS  64   /* FEC blocks being reassembled per peer */
+#define YIP_RX_SLOTS   1024 /* symbol buffers per peer for reassembly */
+#define YIP_RETX_SLOTS 1024 /* bulk packets kept per peer for ARQ */
+#define YIP_MISS_SLOTS 1024 /* missing counters tracked per peer for NACKs */
+#define YIP_MAX_NACKS  32   /* per report */
+#define YIP_ARQ_TRIES  3
+
+struct yip_tx_block {
+	bool open;    /* taking sources */
+	uint8_t k, r; /* target sources, repairs */
+	uint8_t n;    /* sources added */
+	uint8_t sent; /* repairs sent after closing */
+	uint16_t id;
+	uint16_t len;      /* longest symbol so far */
+	uint64_t opened;   /* monotonic ns */
+	uint64_t drain_at; /* when unsent repairs must go out */
+	uint8_t *rep;      /* FEC_MAX_R symbols of dev->sym_cap bytes */
+};
+
+struct yip_rx_block {
+	bool used, done;
+	uint16_t id;
+	uint8_t k, r;      /* k = 0 until a repair says */
+	uint16_t len;      /* symbol length (from a repair) */
+	uint32_t kp_index; /* keys the block's sources were sealed with */
+	uint64_t first;    /* monotonic ns */
+	uint64_t have_src; /* bitmaps */
+	uint16_t have_rep;
+	uint16_t src_len[FEC_MAX_K];
+	uint16_t slot_src[FEC_MAX_K];
+	uint16_t slot_rep[FEC_MAX_R];
+};
+
+struct yip_retx {
+	uint64_t counter; /* counter it was last sent with */
+	uint64_t sent;    /* monotonic ns, 0 = empty */
+	uint16_t len;
+	uint8_t tries;
+};
+
+struct yip_missing {
+	uint64_t counter;
+	uint64_t seen; /* when the gap was noticed, 0 = empty */
+	uint64_t last_nack;
+	uint8_t nacks;
+};
+
+struct yip_fec {
+	/* sender */
+	struct yip_tx_block tx[FLOW_CLASSES][2]; /* [class][open, draining] */
+	struct fec_params params[FLOW_CLASSES];
+	uint16_t next_block;
+	double loss; /* estimated from the peer's reports */
+	double burst;
+	uint64_t loss_seen; /* last report that showed loss */
+	uint64_t acc_start; /* reports being added up into one sample */
+	uint32_t acc_span, acc_received;
+	struct yip_retx *retx; /* YIP_RETX_SLOTS, data after the array */
+	uint8_t *retx_data;
+	/* receiver */
+	struct yip_rx_block rx[YIP_RX_BLOCKS];
+	uint8_t *pool; /* YIP_RX_SLOTS symbols of dev->sym_cap bytes */
+	uint16_t free_slots[YIP_RX_SLOTS];
+	unsigned n_free;
+	struct yip_missing *missing; /* YIP_MISS_SLOTS */
+	uint32_t track_index;        /* keys whose counters the statistics follow */
+	uint64_t highest;            /* highest counter received under them */
+	bool tracking;
+	uint32_t rep_received, rep_bursts, rep_burst_sum, rep_recovered, rep_unrecovered;
+	uint64_t rep_highest; /* highest at the last report */
+	uint64_t report_due;  /* next report, 0 = none pending */
+	uint64_t rx_loss_at;  /* last gap seen in the peer's counters */
+	uint64_t last_log;    /* last debug line with these counters */
+	uint64_t last_report;
+	uint32_t peer_ts;    /* newest timestamp in the peer's reports */
+	uint64_t peer_ts_at; /* when it arrived */
+	uint64_t srtt;       /* smoothed RTT, ns (0 = unknown) */
 };
 
 struct yip_peer {
@@ -124,6 +219,7 @@ struct yip_peer {
 	uint16_t queue_len[YIP_QUEUE_LEN];
 	unsigned queue_head, queue_count;
 
+	struct yip_fec fec;
 	struct yip_peer_stats stats;
 };
 
@@ -150,7 +246,10 @@ struct yip_device {
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages sent to us */
 	uint8_t address[YIP_ADDR_LEN];
 	unsigned mtu;
+	unsigned sym_cap; /* bytes of one FEC symbol buffer */
+	bool fec_off;
 	struct yip_timing t;
+	struct flow_table *flows;
 
 	struct yip_peer *peers;
 	size_t n_peers;

@@ -5,18 +5,22 @@
 
 int wire_classify(const uint8_t *d, size_t len)
 {
-	uint32_t word;
+	bool zero;
 
 	if (len < 4)
 		return 0;
-	word = wire_get32(d);
-	switch (word) {
+	zero = (d[1] | d[2] | d[3]) == 0;
+	switch (d[0]) {
 	case WIRE_INIT:
-		return len == WIRE_INIT_LEN ? WIRE_INIT : 0;
+		return zero && len == WIRE_INIT_LEN ? WIRE_INIT : 0;
 	case WIRE_RESP:
-		return len == WIRE_RESP_LEN ? WIRE_RESP : 0;
+		return zero && len == WIRE_RESP_LEN ? WIRE_RESP : 0;
 	case WIRE_DATA:
 		return len >= WIRE_DATA_MIN ? WIRE_DATA : 0;
+	case WIRE_REPAIR:
+		return len >= WIRE_DATA_MIN + 2 ? WIRE_REPAIR : 0;
+	case WIRE_REPORT:
+		return zero && len >= WIRE_DATA_MIN ? WIRE_REPORT : 0;
 	default:
 		return 0;
 	}

@@ -1,11 +1,17 @@
 /*
  * yip's datagram formats (see docs/protocol.md). Every datagram starts with a
- * 4-byte little-endian word whose low byte is the message type and whose upper
- * three bytes are zero. Multi-byte fields are little-endian.
+ * type byte and three bytes whose meaning depends on the type (zero for
+ * handshakes and reports). Multi-byte fields are little-endian.
  *
- *   Init  (132 B): type=1 | sender_index u32 | noise msg1 (e 32, s 48, ts 28) | mac1 16
- *   Resp  ( 76 B): type=2 | sender_index u32 | receiver_index u32 | noise msg2 (e 32, 16) | mac1 16
- *   Data  (32+ B): type=4 | receiver_index u32 | counter u64 | AEAD(inner packet) (n + 16)
+ *   Init   (132 B): 1 0 0 0 | sender_index u32 | noise msg1 (e 32, s 48, ts 28) | mac1 16
+ *   Resp   ( 76 B): 2 0 0 0 | sender_index u32 | receiver_index u32 | msg2 (e 32, 16) | mac1 16
+ *   Data   (32+ B): 4 idx block16 | receiver_index u32 | counter u64 | AEAD(inner packet)
+ *   Repair (34+ B): 5 idx block16 | receiver_index u32 | counter u64 | AEAD(k, r, symbol)
+ *   Report (32+ B): 6 0 0 0 | receiver_index u32 | counter u64 | AEAD(loss report)
+ *
+ * The 16-byte header of Data, Repair and Report is the AEAD's associated data.
+ * Data's idx is the packet's position in FEC block `block`, WIRE_FEC_NONE when
+ * it is in no block, WIRE_FEC_ARQ for a retransmission.
  *
  * mac1 = BLAKE2b(outlen 16, key = BLAKE2b-256("yip-mac1-v1" || receiver static public key),
  *                message = every byte of the datagram before mac1).
@@ -26,7 +32,12 @@ enum wire_type {
 	WIRE_INIT = 1,
 	WIRE_RESP = 2,
 	WIRE_DATA = 4,
+	WIRE_REPAIR = 5,
+	WIRE_REPORT = 6,
 };
+
+#define WIRE_FEC_NONE 0xff
+#define WIRE_FEC_ARQ  0xfe
 
 #define WIRE_MAC_LEN      16
 #define WIRE_INIT_PAYLOAD YIP_TAI64N_LEN
@@ -82,12 +93,21 @@ void wire_mac1_put(uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
 /* Checks the mac1 in the last WIRE_MAC_LEN bytes of msg in constant time. */
 bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
 
-/* Data header: type word, receiver index, counter. */
-static inline void wire_data_header(uint8_t *d, uint32_t receiver, uint64_t counter)
+/* Header of Data, Repair and Report: type, FEC index and block, receiver index, counter. */
+static inline void wire_data_header(uint8_t *d, uint8_t type, uint8_t idx, uint16_t block,
+                                    uint32_t receiver, uint64_t counter)
 {
-	wire_put32(d, WIRE_DATA);
+	d[0] = type;
+	d[1] = idx;
+	d[2] = (uint8_t)block;
+	d[3] = (uint8_t)(block >> 8);
 	wire_put32(d + 4, receiver);
 	wire_put64(d + 8, counter);
+}
+
+static inline uint16_t wire_block(const uint8_t *d)
+{
+	return (uint16_t)(d[2] | d[3] << 8);
 }
 
 #endif

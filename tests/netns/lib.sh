@@ -141,3 +141,29 @@ endpoint=198.18.0.1:51820
 allowed_ips=10.77.0.1/32
 CONF
 }
+
+# add_loss NAME PERCENT: drops PERCENT % of the UDP datagrams arriving at
+# port 51820 in namespace NAME, at random (nftables numgen).
+add_loss() {
+	in_ns "$1" nft -f - <<NFT
+table inet yiploss {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		udp dport 51820 numgen random mod 1000 < $(( $2 * 10 )) counter drop
+	}
+}
+NFT
+}
+del_loss() { in_ns "$1" nft delete table inet yiploss 2>/dev/null || true; }
+loss_dropped() { in_ns "$1" nft list table inet yiploss | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
+
+# ping_stats NS DEST COUNT [ARGS...]: prints "received p50 p99" (RTT ms) of a ping run.
+ping_stats() {
+	local n=$1 dst=$2 count=$3; shift 3
+	in_ns "$n" ping -n -c "$count" -W 1 "$@" "$dst" 2>/dev/null |
+		sed -n 's/.*time=\([0-9.]*\) ms/\1/p' | sort -n |
+		awk -v c="$count" '{ v[NR] = $1 } END {
+			if (NR == 0) { print 0, 0, 0; exit }
+			p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
+			print NR, p50, p99 }'
+}

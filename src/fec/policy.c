@@ -1,0 +1,88 @@
+#include "fec/policy.h"
+
+#include <math.h>
+
+#include "fec/fec.h"
+
+/*
+ * Per class: the block size, how long a block may wait for it, the block
+ * failure probability we aim below, and the repair floor kept even on a
+ * clean link. Interactive traffic sends every packet as its own block with
+ * its repairs right behind it, so a lost packet is rebuilt within
+ * microseconds; it keeps one repair even when no loss has been seen,
+ * because its first loss would otherwise cost a whole retransmission
+ * timeout. Bulk traffic uses long blocks (cheap redundancy) and ARQ for
+ * what FEC misses; on a clean link it carries no redundancy at all.
+ */
+static const struct {
+	uint8_t k;
+	uint8_t r_floor;
+	uint8_t r_max;
+	uint32_t hold_us;
+	double target;
+} classes[FLOW_CLASSES] = {
+    [FLOW_DEFAULT] = {16, 0, 12, 3000, 1e-4},
+    [FLOW_INTERACTIVE] = {1, 1, 4, 0, 2e-3},
+    [FLOW_BULK] = {32, 0, FEC_MAX_R, 5000, 1e-4},
+};
+
+/* P(X > r) for X ~ Binomial(n, p). */
+static double binomial_tail(unsigned n, unsigned r, double p)
+{
+	double pmf, cdf = 0;
+
+	if (p <= 0)
+		return 0;
+	if (p >= 1)
+		return r < n ? 1 : 0;
+	pmf = pow(1 - p, n); /* P(X = 0) */
+	for (unsigned x = 0; x <= r && x <= n; x++) {
+		cdf += pmf;
+		pmf *= (double)(n - x) / (x + 1) * p / (1 - p);
+	}
+	return cdf >= 1 ? 0 : 1 - cdf;
+}
+
+/*
+ * Bursty loss is modelled as loss events at rate p / burst, each taking
+ * ceil(burst) consecutive symbols; the block fails when the events take more
+ * symbols than it has repairs. With burst = 1 this is plain binomial loss.
+ */
+double fec_block_failure(unsigned n, unsigned r, double p, double burst)
+{
+	unsigned len;
+
+	if (burst < 1.5)
+		return binomial_tail(n, r, p);
+	len = (unsigned)ceil(burst);
+	return binomial_tail(n, r / len, p / burst);
+}
+
+void fec_policy(enum flow_class c, double loss, double burst, struct fec_params *out)
+{
+	unsigned r;
+
+	if ((unsigned)c >= FLOW_CLASSES)
+		c = FLOW_DEFAULT;
+	out->k = classes[c].k;
+	out->hold_us = classes[c].hold_us;
+	if (loss < FEC_CLEAN_LOSS) {
+		out->r = classes[c].r_floor;
+		return;
+	}
+	/* Plan for a little more loss than measured: estimates lag. */
+	loss = loss * 1.25 + 0.005;
+	if (loss > 0.5)
+		loss = 0.5;
+	/* The fewest repairs that meet the target; if even the most allowed do
+	 * not, halve the block (more overhead, but recovery keeps up). */
+	for (;;) {
+		for (r = classes[c].r_floor > 1 ? classes[c].r_floor : 1; r < classes[c].r_max; r++)
+			if (fec_block_failure(out->k + r, r, loss, burst) <= classes[c].target)
+				break;
+		if (r < classes[c].r_max || out->k <= 4)
+			break;
+		out->k /= 2;
+	}
+	out->r = (uint8_t)r;
+}

@@ -1,0 +1,32 @@
+/*
+ * The redundancy control law: from the loss the receiver reports (rate and
+ * mean burst length), choose per traffic class the block size K, the number
+ * of repair symbols R and how long a block may stay open. See
+ * docs/protocol.md, "Adaptive redundancy".
+ */
+#ifndef YIP_FEC_POLICY_H
+#define YIP_FEC_POLICY_H
+
+#include <stdint.h>
+
+#include "flow/flow.h"
+
+struct fec_params {
+	uint8_t k;        /* sources per block (the block may close earlier) */
+	uint8_t r;        /* repairs per block; 0 = no FEC */
+	uint32_t hold_us; /* longest a block stays open */
+};
+
+/* Loss below this is treated as a clean link (no redundancy but the interactive floor). */
+#define FEC_CLEAN_LOSS 0.002
+
+/*
+ * Probability that a block of n symbols loses more than r of them when
+ * symbols are lost at rate p in bursts of mean length burst (>= 1).
+ */
+double fec_block_failure(unsigned n, unsigned r, double p, double burst);
+
+/* Chooses the parameters for class c given the estimated loss rate and mean burst. */
+void fec_policy(enum flow_class c, double loss, double burst, struct fec_params *out);
+
+#endif
