@@ -14,13 +14,16 @@ NSS=()
 
 log() { printf '[%s] %s\n' "$TEST" "$*"; }
 
+# fail MESSAGE: reports on stderr (callers' stdout may be redirected) and exits.
 fail() {
-	printf '[%s] FAIL: %s\n' "$TEST" "$*"
-	for f in "$TMP"/*.log; do
-		[ -f "$f" ] || continue
-		echo "---- $(basename "$f") (last 30 lines)"
-		tail -n 30 "$f"
-	done
+	{
+		printf '[%s] FAIL: %s\n' "$TEST" "$*"
+		for f in "$TMP"/*.log; do
+			[ -f "$f" ] || continue
+			echo "---- $(basename "$f") (last 30 lines)"
+			tail -n 30 "$f"
+		done
+	} >&2
 	exit 1
 }
 
@@ -118,6 +121,124 @@ two_peers() {
 	make_ns a
 	make_ns b
 	link_pair a b 198.18.0.1 198.18.0.2
+	write_configs
+}
+
+# linked_peers SPEC: like two_peers, but a and b reach each other through a
+# third namespace m where yip-linkem forwards frames with the impairments of
+# SPEC in both directions (see bench/linkem/README.md). Offloads are off on
+# every veth end so impairments apply to wire-sized frames.
+LINKEM=${LINKEM:-$ROOT/build/yip-linkem}
+linked_peers() {
+	local spec=$1 i
+	[ -x "$LINKEM" ] || fail "$LINKEM not built"
+	make_ns a
+	make_ns m
+	make_ns b
+	ip link add "va$NSP" netns "$(ns a)" type veth peer name "ma$NSP" netns "$(ns m)"
+	ip link add "vb$NSP" netns "$(ns b)" type veth peer name "mb$NSP" netns "$(ns m)"
+	in_ns a ip addr add 198.18.0.1/24 dev "va$NSP"
+	in_ns b ip addr add 198.18.0.2/24 dev "vb$NSP"
+	for i in "a va$NSP" "b vb$NSP" "m ma$NSP" "m mb$NSP"; do
+		set -- $i
+		in_ns "$1" ip link set "$2" up
+		in_ns "$1" ethtool -K "$2" gro off gso off tso off >/dev/null 2>&1 || true
+	done
+	in_ns m "$LINKEM" "ma$NSP" "mb$NSP" --both "$spec" --stats "$TMP/linkem.stats" \
+		>"$TMP/linkem.log" 2>&1 &
+	PIDS+=($!)
+	LINKEM_PID=$!
+	for i in $(seq 1 50); do
+		in_ns a ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1 && break
+		kill -0 "$LINKEM_PID" 2>/dev/null || fail "yip-linkem exited: $(cat "$TMP/linkem.log")"
+	done
+	write_configs
+}
+
+# Generous socket and TCP buffers and an explicit congestion control in a
+# and b, so a 20 ms RTT is not window-bound.
+tune_tcp() {
+	local n
+	for n in a b; do
+		in_ns "$n" sysctl -qw \
+			"net.ipv4.tcp_rmem=4096 131072 33554432" "net.ipv4.tcp_wmem=4096 131072 33554432" \
+			"net.ipv4.tcp_congestion_control=${1:-cubic}"
+	done
+}
+
+# tcp_copy FROM TO_ADDR BYTES: copies BYTES of random data over one TCP
+# connection from namespace FROM to TO_ADDR's namespace b; prints
+# "seconds sha_ok".
+tcp_copy() {
+	local from=$1 to=$2 bytes=$3
+	head -c "$bytes" /dev/urandom >"$TMP/src.bin"
+	in_ns b python3 - "$TMP/dst.bin" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 5400)); s.listen(1)
+c, _ = s.accept()
+with open(sys.argv[1], "wb") as f:
+    while True:
+        d = c.recv(1 << 20)
+        if not d: break
+        f.write(d)
+PY
+	local srv=$!
+	sleep 0.3
+	local t0 t1
+	t0=$(date +%s.%N)
+	in_ns "$from" python3 - "$to" "$TMP/src.bin" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 5400))
+with open(sys.argv[2], "rb") as f:
+    s.sendfile(f)
+s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
+PY
+	wait "$srv"
+	t1=$(date +%s.%N)
+	local ok=no
+	[ "$(sha256sum <"$TMP/src.bin" | cut -d' ' -f1)" = "$(sha256sum <"$TMP/dst.bin" | cut -d' ' -f1)" ] && ok=yes
+	awk -v a="$t0" -v b="$t1" -v ok="$ok" 'BEGIN { printf "%.2f %s\n", b - a, ok }'
+}
+
+# udp_stream FROM TO_ADDR COUNT RATE SIZE: sends COUNT numbered datagrams of
+# SIZE bytes at RATE per second; prints how many distinct ones arrived.
+udp_stream() {
+	local from=$1 to=$2 count=$3 rate=$4 size=$5
+	in_ns b python3 - "$count" >"$TMP/udp.count" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+s.bind(("0.0.0.0", 5401)); s.settimeout(3)
+seen = set()
+try:
+    while len(seen) < int(sys.argv[1]):
+        d = s.recv(65536)
+        seen.add(int.from_bytes(d[:4], "big"))
+except socket.timeout:
+    pass
+print(len(seen))
+PY
+	local rcv=$!
+	sleep 0.3
+	in_ns "$from" python3 - "$to" "$count" "$rate" "$size" <<'PY'
+import socket, sys, time
+to, count, rate, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+pad = bytes(size - 4)
+start = time.monotonic()
+for i in range(count):
+    delay = start + i / rate - time.monotonic()
+    if delay > 0: time.sleep(delay)
+    s.sendto(i.to_bytes(4, "big") + pad, (to, 5401))
+PY
+	wait "$rcv"
+	cat "$TMP/udp.count"
+}
+
+# write_configs: keys and configs for a tunnel 10.77.0.1 (a) <-> 10.77.0.2 (b).
+write_configs() {
 	gen_key a >/dev/null
 	gen_key b >/dev/null
 	cat >"$TMP/a.conf" <<CONF

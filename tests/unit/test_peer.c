@@ -28,7 +28,7 @@ struct node {
 	union yip_sockaddr addr;
 	struct dgram out[MAXQ];
 	unsigned nout;
-	uint8_t delivered[MAXQ][256];
+	uint8_t delivered[MAXQ][1500];
 	size_t delivered_len[MAXQ];
 	unsigned ndelivered;
 	uint64_t wall;
@@ -55,7 +55,7 @@ static void t_tun_write(void *ctx, const uint8_t *pkt, size_t len)
 {
 	struct node *n = ctx;
 
-	assert_true(n->ndelivered < MAXQ && len <= 256);
+	assert_true(n->ndelivered < MAXQ && len <= 1500);
 	memcpy(n->delivered[n->ndelivered], pkt, len);
 	n->delivered_len[n->ndelivered++] = len;
 }
@@ -364,6 +364,132 @@ static void test_handshake_retry_and_give_up(void **state)
 	assert_int_equal(A.dev.drops[YIP_DROP_HANDSHAKE_TIMEOUT], 1);
 }
 
+/* A UDP packet of len bytes (len >= 28) from a to b carrying a 32-bit sequence number. */
+static size_t udp4(uint8_t *p, const char *src, const char *dst, size_t len, uint32_t seq)
+{
+	memset(p, 0, len);
+	p[0] = 0x45;
+	p[2] = (uint8_t)(len >> 8);
+	p[3] = (uint8_t)len;
+	p[8] = 64;
+	p[9] = 17;
+	inet_pton(AF_INET, src, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	p[20] = 0x30, p[21] = 0x39, p[22] = 0x30, p[23] = 0x39; /* ports 12345 */
+	memcpy(p + 28, &seq, sizeof(seq));
+	return len;
+}
+
+static uint32_t rng = 12345;
+static bool lose(unsigned percent)
+{
+	rng = rng * 1103515245 + 12345;
+	return (rng >> 16) % 100 < percent;
+}
+
+/* Delivers queued datagrams, dropping each with the given probability. */
+static void pump_lossy(struct node *src, struct node *dst, uint64_t now, unsigned percent)
+{
+	unsigned n = src->nout;
+	static struct dgram tmp[MAXQ];
+
+	memcpy(tmp, src->out, sizeof(tmp[0]) * n);
+	src->nout = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!lose(percent))
+			yip_device_rx(&dst->dev, now, &src->addr, tmp[i].buf, tmp[i].len);
+}
+
+/*
+ * 10 % random loss each way on a steady stream of 1200-byte packets: after
+ * the loss reports have raised the redundancy, FEC (and ARQ for what it
+ * misses) deliver nearly everything.
+ */
+static void test_fec_under_loss(void **state)
+{
+	static bool seen[6000];
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[1300];
+	unsigned delivered = 0, total = 6000, late = 1000;
+
+	(void)state;
+	ping(now, 1);
+	B.ndelivered = 0;
+	for (uint32_t i = 0; i < total; i++, now += 200 * 1000) {
+		size_t len = udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i);
+
+		yip_device_tx(&A.dev, now, pkt, len);
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		pump_lossy(&A, &B, now, 10);
+		pump_lossy(&B, &A, now, 10);
+		for (unsigned j = 0; j < B.ndelivered; j++) {
+			uint32_t seq;
+
+			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+			assert_true(seq < total);
+			if (!seen[seq] && seq >= late)
+				delivered++;
+			seen[seq] = true;
+		}
+		B.ndelivered = 0;
+	}
+	/* Let the last blocks close and NACKs be answered. */
+	for (int t = 0; t < 200; t++, now += YIP_NS_PER_MS) {
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		pump_lossy(&A, &B, now, 10);
+		pump_lossy(&B, &A, now, 10);
+		for (unsigned j = 0; j < B.ndelivered; j++) {
+			uint32_t seq;
+
+			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+			if (!seen[seq] && seq >= late)
+				delivered++;
+			seen[seq] = true;
+		}
+		B.ndelivered = 0;
+	}
+	print_message("delivered %u of %u after warm-up; fec %llu arq %llu lost %llu\n", delivered,
+	              total - late, (unsigned long long)B.dev.peers[0].stats.fec_recovered,
+	              (unsigned long long)B.dev.peers[0].stats.arq_recovered,
+	              (unsigned long long)B.dev.peers[0].stats.lost);
+	assert_true(B.dev.peers[0].stats.fec_recovered > 100);
+	assert_true(delivered >= (total - late) * 995 / 1000);
+}
+
+/* A repair symbol with one flipped bit never produces a delivered packet. */
+static void test_corrupt_repair_never_delivers(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64];
+	size_t len;
+
+	(void)state;
+	ping(now, 1);
+	B.ndelivered = 0;
+	/* Interactive traffic carries a repair right behind each packet. */
+	for (int i = 0; i < 8; i++) {
+		len = ip4(pkt, "10.0.0.1", "10.0.0.2", (uint8_t)i);
+		now += 50 * YIP_NS_PER_MS;
+		yip_device_tx(&A.dev, now, pkt, len);
+		if (i < 7) {
+			settle(now);
+			continue;
+		}
+		/* The last one: lose the source, corrupt every repair. */
+		for (unsigned j = 1; j < A.nout; j++) {
+			assert_int_equal(A.out[j].buf[0], WIRE_REPAIR);
+			A.out[j].buf[A.out[j].len / 2] ^= 0x20;
+			yip_device_rx(&B.dev, now, &A.addr, A.out[j].buf, A.out[j].len);
+		}
+		A.nout = 0;
+	}
+	assert_int_equal(B.ndelivered, 7);
+	assert_true(B.dev.drops[YIP_DROP_DECRYPT] >= 1);
+	assert_int_equal(B.dev.peers[0].stats.fec_recovered, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +500,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_retry_and_give_up, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fec_under_loss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_corrupt_repair_never_delivers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
