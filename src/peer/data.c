@@ -200,6 +200,7 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 	p = route_lookup(dev->routes, family, dst);
 	if (p == NULL) {
 		yip_device_drop(dev, YIP_DROP_NO_ROUTE);
+		icmp_unreachable(dev, now, pkt, len);
 		return;
 	}
 	if (!p->has_endpoint) {

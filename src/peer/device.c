@@ -98,6 +98,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->t = *t;
 	dev->mtu = cfg->mtu;
 	dev->fec_off = cfg->fec_off;
+
 	/* A symbol (counter, length, packet) rounded up to 64 bytes. */
 	dev->sym_cap = (unsigned)((YIP_SYM_HDR + cfg->mtu + 63) & ~63U);
 	dev->next_timer = UINT64_MAX;

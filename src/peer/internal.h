@@ -40,6 +40,9 @@ void rx_repair(struct yip_device *dev, uint64_t now, const union yip_sockaddr *s
 void rx_report(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                const uint8_t *d, size_t len);
 
+/* icmp.c */
+void icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);
+
 /* fec_tx.c: blocks on the sending side. */
 int fec_peer_init(struct yip_peer *p);
 void fec_peer_free(struct yip_peer *p);

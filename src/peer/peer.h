@@ -254,6 +254,8 @@ struct yip_device {
 	struct yip_peer *peers;
 	size_t n_peers;
 	struct route_table *routes; /* inner prefix -> peer */
+	uint64_t icmp_window;
+	unsigned icmp_sent;
 
 	struct yip_index_slot *index; /* open addressing, linear probing */
 	size_t index_mask;

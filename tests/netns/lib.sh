@@ -288,3 +288,39 @@ ping_stats() {
 			p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
 			print NR, p50, p99 }'
 }
+
+# mesh NAMES...: one namespace per name on a shared bridge (in namespace
+# "hub"); node i gets 198.18.0.i on the wire and 10.77.0.i in the tunnel, and
+# a config listing every other node as a peer (endpoint and /32 allowed_ips).
+mesh() {
+	local i=0 j n m
+	make_ns hub
+	in_ns hub ip link add br0 type bridge
+	in_ns hub ip link set dev br0 up
+	for n in "$@"; do
+		i=$((i + 1))
+		make_ns "$n"
+		ip link add "v$n$NSP" netns "$(ns "$n")" type veth peer name "h$n$NSP" netns "$(ns hub)"
+		in_ns hub ip link set dev "h$n$NSP" master br0 up
+		in_ns "$n" ip addr add "198.18.0.$i/24" dev "v$n$NSP"
+		in_ns "$n" ip link set dev "v$n$NSP" up
+		gen_key "$n" >/dev/null
+		eval "IDX_$n=$i"
+	done
+	for n in "$@"; do
+		i=$(eval "echo \$IDX_$n")
+		{
+			echo "local_private=$(priv_of "$n")"
+			echo "listen=198.18.0.$i:51820"
+			echo "device=yip0"
+			echo "address=10.77.0.$i/24"
+			for m in "$@"; do
+				[ "$m" = "$n" ] && continue
+				j=$(eval "echo \$IDX_$m")
+				printf '[peer]\npublic_key=%s\nendpoint=198.18.0.%s:51820\nallowed_ips=10.77.0.%s/32\n' \
+					"$(pub_of "$m")" "$j" "$j"
+			done
+		} >"$TMP/$n.conf"
+	done
+}
+idx_of() { eval "echo \$IDX_$1"; }
