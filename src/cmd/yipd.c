@@ -98,6 +98,7 @@ static int configure_device(const struct yip_config *cfg, const char *ifname, ch
 	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
 	struct yip_cidr mesh = {.family = AF_INET6, .plen = 8, .addr = {0xfd}};
 	struct tun_netlink nl;
+	bool tap = cfg->device_kind == YIP_DEVICE_TAP;
 	int rc = -1;
 
 	if (tun_netlink_open(&nl, ifname, err, errlen) != 0)
@@ -109,8 +110,12 @@ static int configure_device(const struct yip_config *cfg, const char *ifname, ch
 	for (size_t i = 0; i < cfg->n_addresses; i++)
 		if (tun_add_address(&nl, &cfg->addresses[i], err, errlen) != 0)
 			goto out;
-	if (tun_set_up(&nl, err, errlen) != 0 || tun_add_route(&nl, &mesh, err, errlen) != 0)
+	if (tun_set_up(&nl, tap, err, errlen) != 0 || tun_add_route(&nl, &mesh, err, errlen) != 0)
 		goto out;
+	/* On an L2 segment the interface addresses' subnets are on-link; allowed_ips
+	 * routes are an L3 notion. */
+	if (tap)
+		goto done;
 	for (size_t i = 0; i < cfg->n_peers; i++) {
 		const struct yip_peer_config *pc = &cfg->peers[i];
 
@@ -129,6 +134,7 @@ static int configure_device(const struct yip_config *cfg, const char *ifname, ch
 				goto out;
 		}
 	}
+done:
 	rc = 0;
 out:
 	tun_netlink_close(&nl);
@@ -156,7 +162,7 @@ static int run(const char *path)
 	if (udp_fd < 0)
 		goto fail;
 	family = cfg.listen.sa.sa_family == AF_INET ? AF_INET : AF_INET6;
-	tun_fd = tun_open(cfg.device, ifname, err, sizeof(err));
+	tun_fd = tun_open(cfg.device, cfg.device_kind == YIP_DEVICE_TAP, ifname, err, sizeof(err));
 	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
 		goto fail;
 	if (yip_loop_init(&loop, tun_fd, udp_fd, family, err, sizeof(err)) != 0)

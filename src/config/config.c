@@ -245,10 +245,11 @@ static int parse_device_kind(struct parser *p, char *value)
 		p->cfg->device_kind = YIP_DEVICE_TUN;
 		return 0;
 	}
-	if (strcmp(value, "tap") == 0)
-		return fail(
-		    p, "device_kind 'tap': TAP mode is not available yet; use device_kind=tun");
-	return fail(p, "device_kind '%s' is not valid (valid values: tun)", value);
+	if (strcmp(value, "tap") == 0) {
+		p->cfg->device_kind = YIP_DEVICE_TAP;
+		return 0;
+	}
+	return fail(p, "device_kind '%s' is not valid (valid values: tun, tap)", value);
 }
 
 /*

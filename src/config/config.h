@@ -24,7 +24,7 @@
 #define YIP_MAX_ALLOWED_PER_PEER 256
 #define YIP_MAX_ADDRESSES        64
 
-enum yip_device_kind { YIP_DEVICE_TUN = 0 };
+enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];

@@ -4,6 +4,9 @@
 #include <sodium.h>
 #include <string.h>
 
+#include <linux/if_ether.h>
+
+#include "mac/mac.h"
 #include "route/route.h"
 #include "util/log.h"
 
@@ -106,6 +109,24 @@ uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, 
 	return counter;
 }
 
+/* The traffic class of a packet, or of the IP packet inside a TAP frame. */
+static enum flow_class classify(struct yip_device *dev, const uint8_t *pkt, size_t len,
+                                uint64_t now)
+{
+	if (dev->macs != NULL) {
+		uint16_t type;
+
+		if (len < ETH_HLEN)
+			return FLOW_DEFAULT;
+		type = (uint16_t)(pkt[12] << 8 | pkt[13]);
+		if (type != ETH_P_IP && type != ETH_P_IPV6)
+			return FLOW_DEFAULT;
+		pkt += ETH_HLEN;
+		len -= ETH_HLEN;
+	}
+	return flow_classify(dev->flows, pkt, len, now);
+}
+
 /* Sends one inner packet (len may be 0: a keepalive) under the current keys. */
 void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 {
@@ -118,7 +139,7 @@ void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 	if (dev->fec_off)
 		seal_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
 	else
-		fec_tx_packet(p, now, flow_classify(dev->flows, pkt, len, now), pkt, len);
+		fec_tx_packet(p, now, classify(dev, pkt, len, now), pkt, len);
 	p->last_tx_data = now;
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += len;
@@ -138,7 +159,7 @@ static void queue_push(struct yip_peer *p, const uint8_t *pkt, size_t len)
 		yip_device_drop(p->dev, YIP_DROP_QUEUE_FULL);
 	}
 	slot = (p->queue_head + p->queue_count) % YIP_QUEUE_LEN;
-	memcpy(p->queue + (size_t)slot * p->dev->mtu, pkt, len);
+	memcpy(p->queue + (size_t)slot * p->dev->pkt_max, pkt, len);
 	p->queue_len[slot] = (uint16_t)len;
 	p->queue_count++;
 }
@@ -148,7 +169,7 @@ void queue_flush(struct yip_peer *p, uint64_t now)
 	while (p->queue_count > 0 && session_usable(p, now)) {
 		unsigned slot = p->queue_head;
 
-		send_data(p, now, p->queue + (size_t)slot * p->dev->mtu, p->queue_len[slot]);
+		send_data(p, now, p->queue + (size_t)slot * p->dev->pkt_max, p->queue_len[slot]);
 		p->queue_head = (slot + 1) % YIP_QUEUE_LEN;
 		p->queue_count--;
 	}
@@ -181,6 +202,49 @@ static const uint8_t *inner_addr(const uint8_t *pkt, size_t len, bool dst, int *
 	return NULL;
 }
 
+/* Sends to one peer now, or queues while its handshake runs. */
+static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	if (!p->has_endpoint) {
+		yip_device_drop(p->dev, YIP_DROP_NO_ENDPOINT);
+		return;
+	}
+	if (session_usable(p, now) && p->queue_count == 0) {
+		send_data(p, now, pkt, len);
+		maybe_rekey(p, now);
+		return;
+	}
+	queue_push(p, pkt, len);
+	if (session_usable(p, now))
+		queue_flush(p, now);
+	else
+		hs_start(p, now);
+}
+
+/*
+ * TAP mode: unicast to a learned MAC goes to the peer it was seen behind;
+ * broadcast, multicast and unknown unicast are flooded to every peer with a
+ * known endpoint. Frames from peers are only ever written to the device,
+ * never forwarded to other peers, so a full mesh has no loops.
+ */
+static void tx_frame(struct yip_device *dev, uint64_t now, const uint8_t *frame, size_t len)
+{
+	struct yip_peer *p;
+
+	if (len < ETH_HLEN) {
+		yip_device_drop(dev, YIP_DROP_BAD_INNER);
+		return;
+	}
+	p = (frame[0] & 1) ? NULL : mac_lookup(dev->macs, frame, now);
+	if (p != NULL) {
+		send_to_peer(p, now, frame, len);
+		return;
+	}
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (dev->peers[i].has_endpoint)
+			send_to_peer(&dev->peers[i], now, frame, len);
+}
+
 void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len)
 {
 	const uint8_t *dst;
@@ -188,8 +252,12 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 	size_t total;
 	int family;
 
-	if (len > dev->mtu) {
+	if (len > dev->pkt_max) {
 		yip_device_drop(dev, YIP_DROP_TOO_BIG);
+		return;
+	}
+	if (dev->macs != NULL) {
+		tx_frame(dev, now, pkt, len);
 		return;
 	}
 	dst = inner_addr(pkt, len, true, &family, &total);
@@ -203,20 +271,7 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 		icmp_unreachable(dev, now, pkt, len);
 		return;
 	}
-	if (!p->has_endpoint) {
-		yip_device_drop(dev, YIP_DROP_NO_ENDPOINT);
-		return;
-	}
-	if (session_usable(p, now) && p->queue_count == 0) {
-		send_data(p, now, pkt, len);
-		maybe_rekey(p, now);
-		return;
-	}
-	queue_push(p, pkt, len);
-	if (session_usable(p, now))
-		queue_flush(p, now);
-	else
-		hs_start(p, now);
+	send_to_peer(p, now, pkt, len);
 }
 
 struct yip_keypair *kp_for_index(struct yip_peer *p, uint32_t index)
@@ -248,9 +303,18 @@ bool deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
 	const uint8_t *src;
-	size_t total;
+	size_t total = len;
 	int family;
 
+	if (dev->macs != NULL) {
+		/* TAP: learn where the sender lives; a multicast source is forged. */
+		if (len < ETH_HLEN || (pkt[6] & 1)) {
+			yip_device_drop(dev, YIP_DROP_BAD_INNER);
+			return false;
+		}
+		mac_learn(dev->macs, pkt + 6, p, now);
+		goto write;
+	}
 	src = inner_addr(pkt, len, false, &family, &total);
 	if (src == NULL) {
 		yip_device_drop(dev, YIP_DROP_BAD_INNER);
@@ -260,6 +324,7 @@ bool deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 		yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
 		return false;
 	}
+write:
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;

@@ -74,7 +74,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	p->persistent_keepalive = pc->persistent_keepalive;
 	if (p->persistent_keepalive)
 		schedule(dev, 0);
-	p->queue = calloc(YIP_QUEUE_LEN, dev->mtu);
+	p->queue = calloc(YIP_QUEUE_LEN, dev->pkt_max);
 	if (p->queue == NULL || fec_peer_init(p) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -97,10 +97,12 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->io = *io;
 	dev->t = *t;
 	dev->mtu = cfg->mtu;
+	/* TAP frames carry an Ethernet header and maybe a VLAN tag on top of the MTU. */
+	dev->pkt_max = cfg->mtu + (cfg->device_kind == YIP_DEVICE_TAP ? 18 : 0);
 	dev->fec_off = cfg->fec_off;
 
 	/* A symbol (counter, length, packet) rounded up to 64 bytes. */
-	dev->sym_cap = (unsigned)((YIP_SYM_HDR + cfg->mtu + 63) & ~63U);
+	dev->sym_cap = (unsigned)((YIP_SYM_HDR + dev->pkt_max + 63) & ~63U);
 	dev->next_timer = UINT64_MAX;
 	memcpy(dev->private_key, cfg->private_key, YIP_KEY_LEN);
 	memcpy(dev->public_key, cfg->public_key, YIP_KEY_LEN);
@@ -120,6 +122,13 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
 	dev->flows = calloc(1, sizeof(*dev->flows));
+	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
+		dev->macs = calloc(1, sizeof(*dev->macs));
+		if (dev->macs == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
 	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -144,11 +153,12 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(&p->cur, sizeof(p->cur));
 		sodium_memzero(&p->next, sizeof(p->next));
 		if (p->queue)
-			sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->mtu);
+			sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->pkt_max);
 		free(p->queue);
 		fec_peer_free(p);
 	}
 	free(dev->flows);
+	free(dev->macs);
 	free(dev->peers);
 	free(dev->index);
 	route_table_free(dev->routes);

@@ -40,7 +40,7 @@ int fec_peer_init(struct yip_peer *p)
 	f->pool = calloc(YIP_RX_SLOTS, cap);
 	f->missing = calloc(YIP_MISS_SLOTS, sizeof(*f->missing));
 	f->retx = calloc(YIP_RETX_SLOTS, sizeof(*f->retx));
-	f->retx_data = calloc(YIP_RETX_SLOTS, p->dev->mtu);
+	f->retx_data = calloc(YIP_RETX_SLOTS, p->dev->pkt_max);
 	if (!f->pool || !f->missing || !f->retx || !f->retx_data)
 		return -1;
 	for (unsigned i = 0; i < YIP_RX_SLOTS; i++)
@@ -130,7 +130,7 @@ static void retx_keep(struct yip_peer *p, uint64_t now, uint64_t counter, const 
 	r->sent = now;
 	r->len = (uint16_t)len;
 	r->tries = tries;
-	memcpy(p->fec.retx_data + slot * p->dev->mtu, pkt, len);
+	memcpy(p->fec.retx_data + slot * p->dev->pkt_max, pkt, len);
 }
 
 void fec_tx_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
@@ -183,12 +183,13 @@ void fec_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter)
 		return;
 	wire_put64(pre, counter);
 	sent_as = seal_send(p, now, WIRE_DATA, WIRE_FEC_ARQ, 0, pre, sizeof(pre),
-	                    p->fec.retx_data + slot * p->dev->mtu, r->len);
+	                    p->fec.retx_data + slot * p->dev->pkt_max, r->len);
 	p->stats.arq_sent++;
 	r->tries++;
 	/* Keep it under its new counter too: that one may be NACKed in turn. */
 	if (sent_as % YIP_RETX_SLOTS != slot)
-		retx_keep(p, now, sent_as, p->fec.retx_data + slot * p->dev->mtu, r->len, r->tries);
+		retx_keep(p, now, sent_as, p->fec.retx_data + slot * p->dev->pkt_max, r->len,
+		          r->tries);
 }
 
 void fec_tx_flush(struct yip_peer *p, uint64_t now)

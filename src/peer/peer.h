@@ -17,6 +17,7 @@
 #include "fec/fec.h"
 #include "fec/policy.h"
 #include "flow/flow.h"
+#include "mac/mac.h"
 #include "noise/noise.h"
 #include "replay/replay.h"
 #include "wire/wire.h"
@@ -246,10 +247,12 @@ struct yip_device {
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages sent to us */
 	uint8_t address[YIP_ADDR_LEN];
 	unsigned mtu;
+	unsigned pkt_max; /* largest packet (or TAP frame) from the device */
 	unsigned sym_cap; /* bytes of one FEC symbol buffer */
 	bool fec_off;
 	struct yip_timing t;
 	struct flow_table *flows;
+	struct mac_table *macs; /* TAP mode only; NULL in TUN mode */
 
 	struct yip_peer *peers;
 	size_t n_peers;

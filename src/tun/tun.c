@@ -44,7 +44,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int tun_open(const char *name, char actual[IFNAMSIZ], char *err, size_t errlen)
+int tun_open(const char *name, bool tap, char actual[IFNAMSIZ], char *err, size_t errlen)
 {
 	struct ifreq ifr;
 	int fd, e;
@@ -59,7 +59,7 @@ int tun_open(const char *name, char actual[IFNAMSIZ], char *err, size_t errlen)
 	if (name)
 		memcpy(ifr.ifr_name, name, strlen(name));
 	/* Without IFF_NO_PI every packet would carry a 4-byte protocol header. */
-	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	ifr.ifr_flags = (short)((tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI);
 
 	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -69,7 +69,7 @@ int tun_open(const char *name, char actual[IFNAMSIZ], char *err, size_t errlen)
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
 		e = errno;
 		close(fd);
-		set_err(err, errlen, "cannot create TUN device %s: %s",
+		set_err(err, errlen, "cannot create %s device %s: %s", tap ? "TAP" : "TUN",
 		        name && *name ? name : "tun%d", strerror(e));
 		return -1;
 	}
@@ -236,7 +236,7 @@ int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen)
 	return 0;
 }
 
-int tun_set_up(struct tun_netlink *n, char *err, size_t errlen)
+int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen)
 {
 	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
 	struct nlmsghdr *nlh = newlink(n, buf);
@@ -246,7 +246,7 @@ int tun_set_up(struct tun_netlink *n, char *err, size_t errlen)
 	/* ifi_change says which flags to touch: set IFF_UP, clear IFF_MULTICAST.
 	 * A point-to-point tunnel has no use for MLD reports and router
 	 * solicitations, which would only be dropped as unroutable. */
-	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_flags = IFF_UP | (multicast ? IFF_MULTICAST : 0);
 	ifi->ifi_change = IFF_UP | IFF_MULTICAST;
 	if (request(n, nlh, &r))
 		return fail(n, &r, err, errlen, "cannot bring up");

@@ -3,6 +3,7 @@
 #define YIP_TUN_TUN_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "addr/addr.h"
@@ -12,7 +13,7 @@
  * non-blocking and close-on-exec. The kernel's chosen name is written to
  * actual (IFNAMSIZ bytes). Returns the fd, or -1 with a message in err.
  */
-int tun_open(const char *name, char actual[IFNAMSIZ], char *err, size_t errlen);
+int tun_open(const char *name, bool tap, char actual[IFNAMSIZ], char *err, size_t errlen);
 
 /* An rtnetlink socket for configuring one interface. */
 struct tun_netlink {
@@ -28,7 +29,8 @@ void tun_netlink_close(struct tun_netlink *n);
 
 /* Each returns 0, or -1 with a message in err. "Already exists" counts as success. */
 int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen);
-int tun_set_up(struct tun_netlink *n, char *err, size_t errlen);
+/* Brings the link up; multicast stays on only if asked (TAP needs it for IPv6 ND). */
+int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen);
 /* IPv6 addresses are added with IFA_F_NODAD so they are usable at once. */
 int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
 int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);

@@ -132,11 +132,11 @@ mtu=576
 EOF
 expect bad_mtu "bad_mtu.conf:2:" "mtu 576 is out of range (1280..9000)"
 
-cat >"$work/tap.conf" <<EOF
+cat >"$work/kind.conf" <<EOF
 local_private=$priv
-device_kind=tap
+device_kind=tup
 EOF
-expect tap "tap.conf:2:" "TAP mode is not available yet; use device_kind=tun"
+expect kind "kind.conf:2:" "device_kind 'tup' is not valid (valid values: tun, tap)"
 
 cat >"$work/unknown_section.conf" <<EOF
 [Interface]

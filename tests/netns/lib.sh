@@ -324,3 +324,9 @@ mesh() {
 	done
 }
 idx_of() { eval "echo \$IDX_$1"; }
+
+# as_tap NAMES...: switches the nodes' configs to device_kind=tap.
+as_tap() {
+	local n
+	for n in "$@"; do sed -i '1a device_kind=tap' "$TMP/$n.conf"; done
+}
