@@ -104,7 +104,11 @@ static int configure_device(const struct yip_config *cfg, const char *ifname, ch
 	if (tun_netlink_open(&nl, ifname, err, errlen) != 0)
 		return -1;
 	yip_addr_from_public(self.addr, cfg->public_key);
+	/* The kernel's default queue of 500 packets overflows whenever a TCP
+	 * burst outruns one wakeup of the loop; every overflow is a loss the
+	 * inner TCP pays a window for. 2000 doubled 20 ms-RTT throughput here. */
 	if (tun_set_mtu(&nl, cfg->mtu, err, errlen) != 0 ||
+	    tun_set_txqueuelen(&nl, YIP_TXQUEUELEN, err, errlen) != 0 ||
 	    tun_add_address(&nl, &self, err, errlen) != 0)
 		goto out;
 	for (size_t i = 0; i < cfg->n_addresses; i++)

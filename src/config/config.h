@@ -17,6 +17,7 @@
 #define YIP_DEFAULT_PORT         443
 #define YIP_FALLBACK_PORT        8443
 #define YIP_DEFAULT_MTU          1420
+#define YIP_TXQUEUELEN           2000 /* packets the device may queue for yipd */
 #define YIP_MIN_MTU              1280
 #define YIP_MAX_MTU              9000
 #define YIP_DEFAULT_DEVICE       "yip0"

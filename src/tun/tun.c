@@ -236,6 +236,18 @@ int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen)
 	return 0;
 }
 
+int tun_set_txqueuelen(struct tun_netlink *n, unsigned qlen, char *err, size_t errlen)
+{
+	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
+	struct nlmsghdr *nlh = newlink(n, buf);
+	struct reply r;
+
+	mnl_attr_put_u32(nlh, IFLA_TXQLEN, qlen);
+	if (request(n, nlh, &r))
+		return fail(n, &r, err, errlen, "cannot set txqueuelen %u on", qlen);
+	return 0;
+}
+
 int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen)
 {
 	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];

@@ -29,6 +29,7 @@ void tun_netlink_close(struct tun_netlink *n);
 
 /* Each returns 0, or -1 with a message in err. "Already exists" counts as success. */
 int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen);
+int tun_set_txqueuelen(struct tun_netlink *n, unsigned qlen, char *err, size_t errlen);
 /* Brings the link up; multicast stays on only if asked (TAP needs it for IPv6 ND). */
 int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen);
 /* IPv6 addresses are added with IFA_F_NODAD so they are usable at once. */
