@@ -1,49 +1,56 @@
 #!/usr/bin/env bash
-# make demo: two network namespaces joined by a virtual cable, a yipd in
-# each, an encrypted tunnel between them, pings across it, live status, and
-# a clean teardown. Needs root.
+# make demo: a three-node yip mesh in network namespaces. Keys and configs
+# are generated, every leg is pinged over IPv4 and the key-derived IPv6
+# addresses, then yipctl shows the live state while loss is injected on one
+# leg so loss recovery has work to do. Everything is removed at the end.
 . "$(dirname "$0")/../tests/netns/lib.sh"
+
 
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
-say "Creating two network namespaces ($(ns a), $(ns b)) joined by a veth cable"
-two_peers
-echo "    $(ns a): 198.18.0.1    $(ns b): 198.18.0.2   (the 'internet' between them)"
 
-say "Generating a key pair for each node (yipd --genkey)"
-echo "    a: public key $(pub_of a)  -> address $(addr_of a)"
-echo "    b: public key $(pub_of b)  -> address $(addr_of b)"
+say "Creating three network namespaces on one virtual switch: $(ns a), $(ns b), $(ns c)"
+mesh a b c
+for n in a b c; do
+	echo "    node $n: wire address 198.18.0.$(idx_of "$n"), tunnel address 10.77.0.$(idx_of "$n")"
+done
 
-say "Configuration of node a ($TMP/a.conf, private key elided)"
+say "Generating a key pair per node; each key also names an IPv6 address"
+for n in a b c; do
+	echo "    $n: public key $(pub_of "$n") -> $(addr_of "$n")"
+done
+
+say "Node a's configuration (the private key is not shown)"
 sed 's/^local_private=.*/local_private=<secret>/; s/^/    /' "$TMP/a.conf"
 
-say "Starting yipd in both namespaces"
-start_yipd a
-start_yipd b
-in_ns a ip -brief addr show dev yip0 | sed 's/^/    a: /'
-in_ns b ip -brief addr show dev yip0 | sed 's/^/    b: /'
+say "Starting a yipd in each namespace"
+for n in a b c; do start_yipd "$n"; done
 
-say "Pinging b's tunnel address 10.77.0.2 from a (the first packet triggers the Noise handshake)"
-in_ns a ping -n -c 5 -i 0.2 10.77.0.2 | sed 's/^/    /'
-grep -h "handshake completed" "$TMP/a.log" | sed 's/^/    a: /'
+say "Pinging every leg of the mesh (the first packet to a peer runs the Noise handshake)"
+for n in a b c; do
+	for m in a b c; do
+		[ "$n" = "$m" ] && continue
+		v4=$(ping_ok "$n" "10.77.0.$(idx_of "$m")" 3 -i 0.05 | cut -d/ -f2)
+		v6=$(ping_ok "$n" "$(addr_of "$m")" 3 -i 0.05 | cut -d/ -f2)
+		printf '    %s -> %s   IPv4 %s ms   IPv6 %s ms (average round trip)\n' "$n" "$m" "$v4" "$v6"
+	done
+done
 
-say "Pinging a's key-derived IPv6 address from b"
-in_ns b ping -n -c 3 -i 0.2 "$(addr_of a)" | sed 's/^/    /'
-
-say "Live status of node a (SIGUSR1), refreshed every second while traffic flows"
-in_ns a ping -n -q -c 30 -i 0.1 10.77.0.2 >/dev/null &
+say "Dropping 10 % of the datagrams that reach node b (nftables), and pinging b from a"
+add_loss b 10
+in_ns a ping -n -q -c 300 -i 0.01 10.77.0.2 >"$TMP/lossy.ping" 2>&1 &
 pinger=$!
-for _ in 1 2 3; do
+for i in 1 2 3; do
 	sleep 1
-	status a | sed 's/^.*status: /    /'
 	echo
+	echo "    --- yipctl show on node b, where the loss is (second $i) ---"
+	yipctl_of b show | sed 's/^/    /'
 done
 wait "$pinger"
-
-say "Comparing round-trip time: tunnel vs bare cable"
-echo "    tunnel: $(ping_ok a 10.77.0.2 20 -i 0.05)"
-echo "    cable:  $(ping_ok a 198.18.0.2 20 -i 0.05)"
-
-say "Tearing down: stopping both daemons and deleting the namespaces"
 echo
-echo "Demo finished. Next: 'make check' runs every test; docs/configuration.md explains the config."
+sed -n 's/^\(.*packets transmitted.*\)$/    ping a -> b with 10 % loss: \1/p' "$TMP/lossy.ping"
+del_loss b
+
+say "Tearing down: stopping the daemons and deleting the namespaces"
+echo
+echo "Demo finished. 'make check' runs every test; docs/ explains configuration and protocol."

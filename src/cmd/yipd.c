@@ -179,6 +179,7 @@ static int run(const char *path)
 	}
 	loop.device_name = ifname;
 	loop.port = port;
+	yip_loop_ctl(&loop, &cfg); /* control socket for yipctl; yip_loop_free removes it */
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s", YIP_VERSION,

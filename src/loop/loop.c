@@ -17,7 +17,7 @@
 #define TUN_BURST 64 /* packets read from the TUN per wakeup before looking elsewhere */
 #define UDP_BURST 4  /* recvmmsg batches per wakeup */
 
-enum { EV_UDP = 1, EV_TUN, EV_SIG };
+enum { EV_UDP = 1, EV_TUN, EV_SIG, EV_CTL, EV_CTL_CLIENT };
 
 static uint8_t *io_udp_buf(void *ctx)
 {
@@ -70,6 +70,7 @@ int yip_loop_init(struct yip_loop *l, int tun_fd, int udp_fd, int udp_family, ch
 	sigset_t mask;
 
 	memset(l, 0, sizeof(*l));
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
 	l->tun_fd = tun_fd;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sigemptyset(&mask);
@@ -94,6 +95,11 @@ int yip_loop_init(struct yip_loop *l, int tun_fd, int udp_fd, int udp_family, ch
 
 void yip_loop_free(struct yip_loop *l)
 {
+	if (l->ctl_on) {
+		yip_ctl_server_close(&l->ctl);
+		yip_ctl_config_free(&l->ctl_cfg);
+		l->ctl_on = false;
+	}
 	if (l->epfd > 0)
 		close(l->epfd);
 	if (l->sigfd > 0)
@@ -103,6 +109,42 @@ void yip_loop_free(struct yip_loop *l)
 	free(l->tunbuf);
 	l->tunbuf = NULL;
 	l->epfd = l->sigfd = -1;
+}
+
+int yip_loop_ctl(struct yip_loop *l, const struct yip_config *cfg)
+{
+	const char *name = l->device_name ? l->device_name : "";
+	char err[256];
+
+	if (yip_ctl_server_open(&l->ctl, yip_ctl_dir(), name, err, sizeof(err)) != 0) {
+		log_warn("control socket disabled: %s", err);
+		return -1;
+	}
+	errno = 0;
+	if (yip_ctl_config_init(&l->ctl_cfg, cfg, name, l->port) != 0 ||
+	    yip_ctl_server_watch(&l->ctl, l->epfd, EV_CTL, EV_CTL_CLIENT) != 0) {
+		log_warn("control socket disabled: %s", errno ? strerror(errno) : "out of memory");
+		yip_ctl_config_free(&l->ctl_cfg);
+		yip_ctl_server_close(&l->ctl);
+		return -1;
+	}
+	l->ctl_on = true;
+	log_info("control socket %s", l->ctl.path);
+	return 0;
+}
+
+/* Answers one control request from a fresh snapshot of the engine. */
+static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct yip_loop *l = ctx;
+	struct yip_ctl_snapshot snap;
+	char *r;
+
+	if (yip_ctl_snapshot_take(&snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
+		return NULL;
+	r = yip_ctl_reply(&snap, line, len, out_len);
+	yip_ctl_snapshot_free(&snap);
+	return r;
 }
 
 static void flush(struct yip_loop *l)
@@ -167,17 +209,23 @@ int yip_loop_run(struct yip_loop *l, struct yip_device *dev)
 {
 	l->dev = dev;
 	for (;;) {
-		struct epoll_event evs[4];
+		struct epoll_event evs[8];
 		uint64_t now = yip_now_mono();
 		uint64_t next = yip_device_timers(dev, now);
 		int timeout = 1000, n;
 
 		flush(l);
+		if (l->ctl_on) {
+			uint64_t ctl_next = yip_ctl_server_expire(&l->ctl, now);
+
+			if (ctl_next != 0 && ctl_next < next)
+				next = ctl_next;
+		}
 		if (next <= now)
 			timeout = 0;
 		else if (next - now < 1000 * YIP_NS_PER_MS)
 			timeout = (int)((next - now + YIP_NS_PER_MS - 1) / YIP_NS_PER_MS);
-		n = epoll_wait(l->epfd, evs, 4, timeout);
+		n = epoll_wait(l->epfd, evs, 8, timeout);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll_wait: %s", strerror(errno));
 			return 1;
@@ -193,6 +241,13 @@ int yip_loop_run(struct yip_loop *l, struct yip_device *dev)
 			case EV_SIG:
 				if (!on_signal(l))
 					return 0;
+				break;
+			case EV_CTL:
+				yip_ctl_server_on_listen(&l->ctl, yip_now_mono());
+				break;
+			case EV_CTL_CLIENT:
+				yip_ctl_server_on_client(&l->ctl, yip_now_mono(), evs[i].events,
+				                         ctl_reply, l);
 				break;
 			}
 		}

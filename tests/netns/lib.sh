@@ -73,7 +73,9 @@ addr_of() { "$YIPD" --addr "$(pub_of "$1")"; }
 # start_yipd NAME [ENV=VALUE...]: runs yipd in namespace NAME with $TMP/NAME.conf.
 start_yipd() {
 	local n=$1; shift
-	env "$@" ip netns exec "$(ns "$n")" "$YIPD" -v "$TMP/$n.conf" >"$TMP/$n.log" 2>&1 &
+	# Each daemon gets its own control socket directory (see yipctl_of).
+	env "YIP_CTL_DIR=$TMP/ctl-$n" "$@" ip netns exec "$(ns "$n")" "$YIPD" -v "$TMP/$n.conf" \
+		>"$TMP/$n.log" 2>&1 &
 	PIDS+=($!)
 	eval "PID_$n=$!"
 	local i
@@ -85,6 +87,10 @@ start_yipd() {
 	fail "yipd $n did not come up"
 }
 pid_of() { eval "echo \$PID_$1"; }
+
+# yipctl_of NAME ARGS...: runs yipctl against NAME's daemon.
+YIPCTL=${YIPCTL:-$ROOT/build/yipctl}
+yipctl_of() { local n=$1; shift; YIP_CTL_DIR="$TMP/ctl-$n" "$YIPCTL" "$@"; }
 
 # status NAME: asks yipd for its status (SIGUSR1) and prints the fresh lines.
 status() {

@@ -1,0 +1,299 @@
+/* yipctl: asks a running yipd for its status over the control socket. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl/ctl.h"
+#include "util/hex.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+#define IO_TIMEOUT_S 5  /* for connect, send and each read */
+#define BUSY_RETRIES 20 /* the daemon serves one client at a time */
+#define MAX_LISTED   64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: yipctl [show] [--json] [device [peer-public-key]]\n"
+	        "                                 device, keys, and per peer: endpoint, allowed\n"
+	        "                                 IPs, handshake, RTT, transfer, loss, FEC/ARQ\n"
+	        "       yipctl peers [device]     one line per peer\n"
+	        "       yipctl stats [device]     drop counters\n"
+	        "       yipctl --version | --help\n"
+	        "\n"
+	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
+	        "directory). Without a device, the only socket there is used.\n"
+	        "Exit status: 0 success, 1 runtime failure (e.g. yipd not running), 2 usage.\n"
+	        "Reference: docs/control.md\n",
+	        YIP_CTL_DEFAULT_DIR, YIP_CTL_SUFFIX, YIP_CTL_DIR_ENV);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* With no device named: the single socket in dir, or a list and EXIT_USAGE. */
+static int pick_device(const char *dir, char *device, size_t len)
+{
+	char *names[MAX_LISTED];
+	size_t n = 0, total = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc;
+
+	if (d == NULL) {
+		if (errno == ENOENT)
+			fprintf(stderr, "yipctl: no yipd is running (%s does not exist)\n", dir);
+		else
+			fprintf(stderr, "yipctl: cannot read %s: %s%s\n", dir, strerror(errno),
+			        errno == EACCES ? " (yipctl needs root)" : "");
+		return EXIT_RUNTIME;
+	}
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name), sl = strlen(YIP_CTL_SUFFIX);
+		struct stat st;
+
+		if (l <= sl || strcmp(e->d_name + l - sl, YIP_CTL_SUFFIX) != 0)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISSOCK(st.st_mode))
+			continue;
+		total++;
+		if (n < MAX_LISTED && (names[n] = strndup(e->d_name, l - sl)) != NULL)
+			n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	if (total == 0) {
+		fprintf(stderr, "yipctl: no yipd is running (no control socket in %s)\n", dir);
+		rc = EXIT_RUNTIME;
+	} else if (total == 1 && n == 1) {
+		snprintf(device, len, "%s", names[0]);
+		rc = 0;
+	} else {
+		fprintf(stderr, "yipctl: %zu devices have a control socket in %s; name one:\n",
+		        total, dir);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "  %s\n", names[i]);
+		rc = EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}
+
+/*
+ * Sends request and reads the whole reply into *out (NUL-terminated, caller
+ * frees). Returns 0, or EXIT_RUNTIME with a message printed.
+ */
+static int ask(const char *path, const char *device, const char *request, char **out,
+               size_t *out_len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+	size_t len = 0, cap = 4096;
+	char *buf = NULL, line[YIP_CTL_MAX_REQUEST + 1];
+	int fd, n;
+
+	n = snprintf(line, sizeof(line), "%s\n", request);
+	if (n < 0 || (size_t)n >= sizeof(line)) {
+		fprintf(stderr, "yipctl: request too long\n");
+		return EXIT_RUNTIME;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "yipctl: socket: %s\n", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		if (e == ENOENT || e == ECONNREFUSED)
+			fprintf(stderr,
+			        "yipctl: yipd is not running for %s (cannot connect to %s: %s)\n",
+			        device, path, strerror(e));
+		else
+			fprintf(stderr, "yipctl: cannot connect to %s: %s%s\n", path, strerror(e),
+			        e == EACCES || e == EPERM ? " (yipctl needs root)" : "");
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
+		fprintf(stderr, "yipctl: cannot send to %s: %s\n", path, strerror(errno));
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	shutdown(fd, SHUT_WR);
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t r;
+
+		if (buf == NULL) {
+			fprintf(stderr, "yipctl: out of memory\n");
+			close(fd);
+			return EXIT_RUNTIME;
+		}
+		if (len + 1 == cap) {
+			char *nb = cap >= YIP_CTL_MAX_REPLY ? NULL : realloc(buf, cap * 2);
+
+			if (nb == NULL) {
+				fprintf(stderr, "yipctl: reply from %s is too long\n", path);
+				free(buf);
+				close(fd);
+				return EXIT_RUNTIME;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = recv(fd, buf + len, cap - 1 - len, 0);
+		if (r == 0 || (r < 0 && errno == ECONNRESET && len > 0))
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "yipctl: reading from %s: %s\n", path,
+			        errno == EAGAIN || errno == EWOULDBLOCK ? "timed out"
+			                                                : strerror(errno));
+			free(buf);
+			close(fd);
+			return EXIT_RUNTIME;
+		}
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = NULL, *pos[2] = {NULL, NULL}, *dir = yip_ctl_dir();
+	enum yip_ctl_view view = YIP_CTL_VIEW_SHOW;
+	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char request[YIP_CTL_MAX_REQUEST], err[256];
+	size_t npos = 0, max_pos;
+	bool json = false;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			printf("yipctl %s\n", YIP_VERSION);
+			return 0;
+		} else if (strcmp(a, "--json") == 0 || strcmp(a, "-j") == 0) {
+			json = true;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "yipctl: unknown option '%s'\n", a);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else if (cmd == NULL) {
+			cmd = a;
+		} else if (npos < 2) {
+			pos[npos++] = a;
+		} else {
+			fprintf(stderr, "yipctl: too many arguments\n");
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd == NULL)
+		cmd = "show";
+	if (strcmp(cmd, "show") == 0) {
+		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_SHOW;
+		max_pos = 2;
+	} else if (strcmp(cmd, "peers") == 0) {
+		view = YIP_CTL_VIEW_PEERS;
+		max_pos = 1;
+	} else if (strcmp(cmd, "stats") == 0) {
+		view = YIP_CTL_VIEW_STATS;
+		max_pos = 1;
+	} else {
+		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (npos > max_pos) {
+		fprintf(stderr, "yipctl: too many arguments for %s\n", cmd);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (json && view != YIP_CTL_VIEW_JSON) {
+		fprintf(stderr, "yipctl: --json goes with show\n");
+		return EXIT_USAGE;
+	}
+	if (npos == 2) {
+		uint8_t key[YIP_KEY_LEN];
+
+		if (yip_hex_decode(key, YIP_KEY_LEN, pos[1]) != 0) {
+			fprintf(stderr, "yipctl: a peer public key is %d hex digits\n",
+			        2 * YIP_KEY_LEN);
+			return EXIT_USAGE;
+		}
+		snprintf(request, sizeof(request), "show %s", pos[1]);
+	} else {
+		snprintf(request, sizeof(request), "%s",
+		         view == YIP_CTL_VIEW_STATS ? "stats" : "show");
+	}
+
+	if (npos >= 1) {
+		snprintf(device, sizeof(device), "%s", pos[0]);
+		if (strlen(pos[0]) >= sizeof(device)) {
+			fprintf(stderr, "yipctl: '%s' is not a device name\n", pos[0]);
+			return EXIT_USAGE;
+		}
+	} else if ((rc = pick_device(dir, device, sizeof(device))) != 0) {
+		return rc;
+	}
+	if (yip_ctl_socket_path(path, sizeof(path), dir, device) != 0) {
+		fprintf(stderr, "yipctl: '%s' is not a device name, or %s is too long\n", device,
+		        dir);
+		return EXIT_USAGE;
+	}
+
+	for (int attempt = 0;; attempt++) {
+		char *reply = NULL;
+		size_t len = 0;
+
+		rc = ask(path, device, request, &reply, &len);
+		if (rc != 0)
+			return rc;
+		rc = yip_ctl_render(stdout, view, reply, len, (uint64_t)time(NULL), err,
+		                    sizeof(err));
+		free(reply);
+		if (rc == 0)
+			break;
+		if (strncmp(err, "busy", 4) == 0 && attempt < BUSY_RETRIES) {
+			struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		fprintf(stderr, "yipctl: %s: %s\n", device, err);
+		return EXIT_RUNTIME;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "yipctl: writing output: %s\n", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}

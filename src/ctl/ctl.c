@@ -1,0 +1,435 @@
+/* The control protocol: requests, snapshots of the engine, and JSON replies. */
+#include "ctl/ctl.h"
+
+#include <arpa/inet.h>
+#include <cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hex.h"
+
+/* ---- Requests ---- */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *req, char *err,
+                          size_t errlen)
+{
+	const char *word[3];
+	size_t wlen[3], n = 0, i = 0;
+
+	memset(req, 0, sizeof(*req));
+	if (len >= YIP_CTL_MAX_REQUEST) {
+		snprintf(err, errlen, "request longer than %d bytes", YIP_CTL_MAX_REQUEST - 1);
+		return -1;
+	}
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	for (size_t j = 0; j < len; j++) {
+		unsigned char c = (unsigned char)line[j];
+
+		if ((c < 0x20 && c != '\t') || c >= 0x7f) {
+			snprintf(err, errlen, "request holds byte 0x%02x", c);
+			return -1;
+		}
+	}
+	while (i < len) {
+		size_t start;
+
+		while (i < len && is_blank(line[i]))
+			i++;
+		if (i == len)
+			break;
+		if (n == 3) {
+			snprintf(err, errlen, "too many words in request");
+			return -1;
+		}
+		start = i;
+		while (i < len && !is_blank(line[i]))
+			i++;
+		word[n] = line + start;
+		wlen[n++] = i - start;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "empty request (expected show, show <peer> or stats)");
+		return -1;
+	}
+	if (wlen[0] == 4 && memcmp(word[0], "show", 4) == 0) {
+		char hex[2 * YIP_KEY_LEN + 1];
+
+		req->cmd = YIP_CTL_SHOW;
+		if (n == 1)
+			return 0;
+		if (n > 2) {
+			snprintf(err, errlen, "show takes at most one peer public key");
+			return -1;
+		}
+		if (wlen[1] != 2 * YIP_KEY_LEN) {
+			snprintf(err, errlen, "peer public key must be %d hex digits",
+			         2 * YIP_KEY_LEN);
+			return -1;
+		}
+		memcpy(hex, word[1], wlen[1]);
+		hex[wlen[1]] = '\0';
+		if (yip_hex_decode(req->peer, YIP_KEY_LEN, hex) != 0) {
+			snprintf(err, errlen, "peer public key must be %d hex digits",
+			         2 * YIP_KEY_LEN);
+			return -1;
+		}
+		req->has_peer = true;
+		return 0;
+	}
+	if (wlen[0] == 5 && memcmp(word[0], "stats", 5) == 0) {
+		req->cmd = YIP_CTL_STATS;
+		if (n > 1) {
+			snprintf(err, errlen, "stats takes no arguments");
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "unknown request '%.*s' (expected show, show <peer> or stats)",
+	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
+	return -1;
+}
+
+/* ---- Configuration copy ---- */
+
+int yip_ctl_config_init(struct yip_ctl_config *c, const struct yip_config *cfg, const char *device,
+                        uint16_t listen_port)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->device, sizeof(c->device), "%s", device);
+	c->listen_port = listen_port;
+	if (cfg->n_peers == 0)
+		return 0;
+	c->peers = calloc(cfg->n_peers, sizeof(*c->peers));
+	if (c->peers == NULL)
+		return -1;
+	c->n_peers = cfg->n_peers;
+	for (size_t i = 0; i < cfg->n_peers; i++) {
+		const struct yip_peer_config *pc = &cfg->peers[i];
+		struct yip_ctl_peer_config *p = &c->peers[i];
+
+		memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
+		if (pc->n_allowed_ips == 0)
+			continue;
+		p->allowed_ips = calloc(pc->n_allowed_ips, sizeof(*p->allowed_ips));
+		if (p->allowed_ips == NULL) {
+			yip_ctl_config_free(c);
+			return -1;
+		}
+		memcpy(p->allowed_ips, pc->allowed_ips,
+		       pc->n_allowed_ips * sizeof(*p->allowed_ips));
+		p->n_allowed_ips = pc->n_allowed_ips;
+	}
+	return 0;
+}
+
+void yip_ctl_config_free(struct yip_ctl_config *c)
+{
+	for (size_t i = 0; c->peers && i < c->n_peers; i++)
+		free(c->peers[i].allowed_ips);
+	free(c->peers);
+	c->peers = NULL;
+	c->n_peers = 0;
+}
+
+/* ---- Snapshots ---- */
+
+static const struct yip_ctl_peer_config *config_peer(const struct yip_ctl_config *c,
+                                                     const uint8_t key[YIP_KEY_LEN])
+{
+	for (size_t i = 0; c && i < c->n_peers; i++)
+		if (memcmp(c->peers[i].public_key, key, YIP_KEY_LEN) == 0)
+			return &c->peers[i];
+	return NULL;
+}
+
+int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_config *c,
+                          const struct yip_device *dev, uint64_t now)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->device, sizeof(s->device), "%s", c ? c->device : "");
+	s->listen_port = c ? c->listen_port : 0;
+	memcpy(s->public_key, dev->public_key, YIP_KEY_LEN);
+	memcpy(s->address, dev->address, YIP_ADDR_LEN);
+	s->fec = !dev->fec_off;
+	memcpy(s->drops, dev->drops, sizeof(s->drops));
+	if (dev->n_peers == 0)
+		return 0;
+	s->peers = calloc(dev->n_peers, sizeof(*s->peers));
+	if (s->peers == NULL)
+		return -1;
+	s->n_peers = dev->n_peers;
+	for (size_t i = 0; i < dev->n_peers; i++) {
+		const struct yip_peer *p = &dev->peers[i];
+		const struct yip_ctl_peer_config *pc = config_peer(c, p->public_key);
+		struct yip_ctl_peer *o = &s->peers[i];
+
+		memcpy(o->public_key, p->public_key, YIP_KEY_LEN);
+		memcpy(o->address, p->address, YIP_ADDR_LEN);
+		o->has_endpoint = p->has_endpoint;
+		if (p->has_endpoint)
+			o->endpoint = p->endpoint;
+		if (pc) {
+			o->allowed_ips = pc->allowed_ips;
+			o->n_allowed_ips = pc->n_allowed_ips;
+		}
+		o->established = yip_peer_established(p, now);
+		o->latest_handshake = p->stats.last_handshake_wall / 1000000000ULL;
+		o->rtt_ms = p->fec.srtt ? (double)p->fec.srtt / 1e6 : -1.0;
+		o->loss_estimate = p->fec.loss;
+		o->stats = p->stats;
+		memcpy(o->fec, p->fec.params, sizeof(o->fec));
+	}
+	return 0;
+}
+
+void yip_ctl_snapshot_free(struct yip_ctl_snapshot *s)
+{
+	free(s->peers);
+	s->peers = NULL;
+	s->n_peers = 0;
+}
+
+/* ---- JSON ---- */
+
+/* Counters are written as exact integers, not through a double. */
+static bool add_u64(cJSON *o, const char *name, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return cJSON_AddRawToObject(o, name, buf) != NULL;
+}
+
+/* A finite number rounded to 1/scale; anything else becomes 0. */
+static double rounded(double v, double scale)
+{
+	if (!isfinite(v))
+		return 0;
+	return round(v * scale) / scale;
+}
+
+static bool add_hex(cJSON *o, const char *name, const uint8_t *b, size_t len)
+{
+	char hex[2 * YIP_KEY_LEN + 1];
+
+	if (len > YIP_KEY_LEN)
+		return false;
+	yip_hex_encode(hex, b, len);
+	return cJSON_AddStringToObject(o, name, hex) != NULL;
+}
+
+static bool add_addr6(cJSON *o, const char *name, const uint8_t addr[YIP_ADDR_LEN])
+{
+	char s[INET6_ADDRSTRLEN];
+
+	if (inet_ntop(AF_INET6, addr, s, sizeof(s)) == NULL)
+		return false;
+	return cJSON_AddStringToObject(o, name, s) != NULL;
+}
+
+static bool add_drops(cJSON *o, const struct yip_ctl_snapshot *s)
+{
+	cJSON *d = cJSON_AddObjectToObject(o, "drops");
+
+	if (d == NULL)
+		return false;
+	for (int i = 0; i < YIP_DROP_COUNT; i++)
+		if (!add_u64(d, yip_drop_name((enum yip_drop)i), s->drops[i]))
+			return false;
+	return true;
+}
+
+static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
+{
+	cJSON *o = cJSON_CreateObject(), *ips, *fec;
+	const struct yip_peer_stats *st = &p->stats;
+	char buf[YIP_ADDRSTRLEN];
+
+	if (o == NULL)
+		return false;
+	if (!cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return false;
+	}
+	if (!add_hex(o, "public_key", p->public_key, YIP_KEY_LEN))
+		return false;
+	if (p->has_endpoint) {
+		yip_sockaddr_format(&p->endpoint, buf, sizeof(buf));
+		if (cJSON_AddStringToObject(o, "endpoint", buf) == NULL)
+			return false;
+	} else if (cJSON_AddNullToObject(o, "endpoint") == NULL) {
+		return false;
+	}
+	ips = cJSON_AddArrayToObject(o, "allowed_ips");
+	if (ips == NULL)
+		return false;
+	for (size_t i = 0; i < p->n_allowed_ips; i++) {
+		cJSON *ip;
+
+		yip_cidr_format(&p->allowed_ips[i], buf, sizeof(buf));
+		ip = cJSON_CreateString(buf);
+		if (ip == NULL || !cJSON_AddItemToArray(ips, ip)) {
+			cJSON_Delete(ip);
+			return false;
+		}
+	}
+	if (!add_addr6(o, "address", p->address) ||
+	    cJSON_AddBoolToObject(o, "established", p->established) == NULL ||
+	    !add_u64(o, "latest_handshake", p->latest_handshake))
+		return false;
+	if (p->rtt_ms >= 0 && isfinite(p->rtt_ms)) {
+		if (cJSON_AddNumberToObject(o, "rtt_ms", rounded(p->rtt_ms, 1000)) == NULL)
+			return false;
+	} else if (cJSON_AddNullToObject(o, "rtt_ms") == NULL) {
+		return false;
+	}
+	if (!add_u64(o, "rx_bytes", st->rx_bytes) || !add_u64(o, "tx_bytes", st->tx_bytes) ||
+	    !add_u64(o, "rx_packets", st->rx_packets) ||
+	    !add_u64(o, "tx_packets", st->tx_packets) || !add_u64(o, "lost", st->lost) ||
+	    !add_u64(o, "fec_recovered", st->fec_recovered) ||
+	    !add_u64(o, "fec_unrecovered", st->fec_unrecovered) ||
+	    !add_u64(o, "arq_recovered", st->arq_recovered) ||
+	    !add_u64(o, "arq_sent", st->arq_sent) ||
+	    !add_u64(o, "repair_bytes", st->repair_bytes) ||
+	    !add_u64(o, "wire_bytes", st->wire_bytes) ||
+	    cJSON_AddNumberToObject(o, "loss_estimate", rounded(p->loss_estimate, 1e6)) == NULL)
+		return false;
+	fec = cJSON_AddObjectToObject(o, "fec");
+	if (fec == NULL)
+		return false;
+	for (int c = 0; c < FLOW_CLASSES; c++) {
+		cJSON *kr = cJSON_AddObjectToObject(fec, flow_class_name((enum flow_class)c));
+
+		if (kr == NULL || cJSON_AddNumberToObject(kr, "k", p->fec[c].k) == NULL ||
+		    cJSON_AddNumberToObject(kr, "r", p->fec[c].r) == NULL)
+			return false;
+	}
+	return true;
+}
+
+static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_request *req)
+{
+	cJSON *o = cJSON_CreateObject(), *peers;
+
+	if (o == NULL)
+		return NULL;
+	if (cJSON_AddStringToObject(o, "device", s->device) == NULL ||
+	    !add_hex(o, "public_key", s->public_key, YIP_KEY_LEN) ||
+	    cJSON_AddNumberToObject(o, "listen_port", s->listen_port) == NULL ||
+	    !add_addr6(o, "address", s->address) ||
+	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL || !add_drops(o, s))
+		goto fail;
+	peers = cJSON_AddArrayToObject(o, "peers");
+	if (peers == NULL)
+		goto fail;
+	for (size_t i = 0; i < s->n_peers; i++) {
+		if (req->has_peer && memcmp(s->peers[i].public_key, req->peer, YIP_KEY_LEN) != 0)
+			continue;
+		if (!add_peer(peers, &s->peers[i]))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static cJSON *json_stats(const struct yip_ctl_snapshot *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	if (cJSON_AddStringToObject(o, "device", s->device) == NULL || !add_drops(o, s)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Prints o (then deletes it) with a newline. */
+static char *finish(cJSON *o, size_t *out_len)
+{
+	char *text, *line;
+	size_t n;
+
+	if (o == NULL)
+		return NULL;
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (text == NULL)
+		return NULL;
+	n = strlen(text);
+	line = realloc(text, n + 2);
+	if (line == NULL) {
+		free(text);
+		return NULL;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	*out_len = n + 1;
+	return line;
+}
+
+char *yip_ctl_error_reply(const char *msg, size_t *out_len)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o != NULL && cJSON_AddStringToObject(o, "error", msg) == NULL) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return finish(o, out_len);
+}
+
+char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t len, size_t *out_len)
+{
+	struct yip_ctl_request req;
+	char err[128];
+
+	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) != 0)
+		return yip_ctl_error_reply(err, out_len);
+	if (req.cmd == YIP_CTL_STATS)
+		return finish(json_stats(s), out_len);
+	if (req.has_peer) {
+		bool found = false;
+
+		for (size_t i = 0; i < s->n_peers && !found; i++)
+			found = memcmp(s->peers[i].public_key, req.peer, YIP_KEY_LEN) == 0;
+		if (!found)
+			return yip_ctl_error_reply("no such peer", out_len);
+	}
+	return finish(json_show(s, &req), out_len);
+}
+
+/* ---- Paths ---- */
+
+const char *yip_ctl_dir(void)
+{
+	const char *d = getenv(YIP_CTL_DIR_ENV);
+
+	return d && *d ? d : YIP_CTL_DEFAULT_DIR;
+}
+
+int yip_ctl_socket_path(char *out, size_t outlen, const char *dir, const char *device)
+{
+	size_t n = strlen(device);
+	int w;
+
+	if (n == 0 || n >= IFNAMSIZ || strchr(device, '/') != NULL || strcmp(device, ".") == 0 ||
+	    strcmp(device, "..") == 0)
+		return -1;
+	w = snprintf(out, outlen, "%s/%s%s", dir, device, YIP_CTL_SUFFIX);
+	if (w < 0 || (size_t)w >= outlen ||
+	    (size_t)w >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,215 @@
+/*
+ * The control protocol between yipd and yipctl (see docs/control.md): a
+ * client connects to the device's Unix stream socket, sends one request line
+ * and reads one JSON document, then the daemon closes the connection.
+ *
+ * ctl.c and render.c are pure: they parse request lines, copy the engine's
+ * state into a snapshot, turn a snapshot into JSON, and turn JSON back into
+ * text for people, so that all of it can be unit-tested and fuzzed without
+ * sockets. server.c is the daemon's side of the socket, driven by the epoll
+ * loop and never blocking it.
+ */
+#ifndef YIP_CTL_CTL_H
+#define YIP_CTL_CTL_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "addr/addr.h"
+#include "config/config.h"
+#include "crypto/crypto.h"
+#include "fec/policy.h"
+#include "flow/flow.h"
+#include "peer/peer.h"
+
+#define YIP_CTL_DEFAULT_DIR "/run/yip"
+#define YIP_CTL_DIR_ENV     "YIP_CTL_DIR" /* overrides the directory (tests) */
+#define YIP_CTL_SUFFIX      ".sock"
+#define YIP_CTL_MAX_REQUEST 256         /* bytes of a request line, newline included */
+#define YIP_CTL_REQUEST_MS  1000        /* a client has this long to send its request */
+#define YIP_CTL_REPLY_MS    2000        /* and this long to read the reply */
+#define YIP_CTL_MAX_REPLY   (64u << 20) /* yipctl refuses longer replies */
+
+/* ---- Requests ---- */
+
+enum yip_ctl_cmd {
+	YIP_CTL_SHOW,  /* "show" or "show <peer public key>" */
+	YIP_CTL_STATS, /* "stats" */
+};
+
+struct yip_ctl_request {
+	enum yip_ctl_cmd cmd;
+	bool has_peer;
+	uint8_t peer[YIP_KEY_LEN];
+};
+
+/*
+ * Parses one request line of len bytes, without its terminating newline (a
+ * trailing '\r' is allowed). Words are separated by spaces or tabs; any other
+ * control byte, a byte outside ASCII, or a line of YIP_CTL_MAX_REQUEST bytes
+ * or more is an error. Returns 0, or -1 with a message in err.
+ */
+int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *req, char *err,
+                          size_t errlen);
+
+/* ---- What the engine does not keep ---- */
+
+/* A peer's allowed IPs, copied from the configuration at start-up. */
+struct yip_ctl_peer_config {
+	uint8_t public_key[YIP_KEY_LEN];
+	struct yip_cidr *allowed_ips;
+	size_t n_allowed_ips;
+};
+
+struct yip_ctl_config {
+	char device[IFNAMSIZ];
+	uint16_t listen_port;
+	struct yip_ctl_peer_config *peers;
+	size_t n_peers;
+};
+
+/* Copies what the control layer needs from cfg. Returns 0, or -1 (out of memory). */
+int yip_ctl_config_init(struct yip_ctl_config *c, const struct yip_config *cfg, const char *device,
+                        uint16_t listen_port);
+void yip_ctl_config_free(struct yip_ctl_config *c);
+
+/* ---- Snapshots of the engine ---- */
+
+struct yip_ctl_peer {
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t address[YIP_ADDR_LEN];
+	bool has_endpoint;
+	union yip_sockaddr endpoint;
+	const struct yip_cidr *allowed_ips; /* points into a struct yip_ctl_config */
+	size_t n_allowed_ips;
+	bool established;
+	uint64_t latest_handshake; /* Unix seconds, 0 = never */
+	double rtt_ms;             /* negative = unknown */
+	double loss_estimate;      /* fraction, 0..1 */
+	struct yip_peer_stats stats;
+	struct fec_params fec[FLOW_CLASSES];
+};
+
+struct yip_ctl_snapshot {
+	char device[IFNAMSIZ];
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t address[YIP_ADDR_LEN];
+	uint16_t listen_port;
+	bool fec;
+	uint64_t drops[YIP_DROP_COUNT];
+	struct yip_ctl_peer *peers; /* heap array */
+	size_t n_peers;
+};
+
+/*
+ * Copies the device's state at monotonic time now (ns); c supplies the name,
+ * port and allowed IPs and may be NULL. Returns 0, or -1 (out of memory).
+ */
+int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_config *c,
+                          const struct yip_device *dev, uint64_t now);
+void yip_ctl_snapshot_free(struct yip_ctl_snapshot *s);
+
+/* ---- Replies ---- */
+
+/*
+ * The reply to one request line (as for yip_ctl_parse_request): a JSON
+ * document and a newline, NUL-terminated, in a heap buffer the caller frees;
+ * *out_len is its length without the NUL. A bad request or an unknown peer
+ * gives {"error": "..."}. NULL only when out of memory.
+ */
+char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t len,
+                    size_t *out_len);
+
+/* {"error": msg} and a newline, as above. */
+char *yip_ctl_error_reply(const char *msg, size_t *out_len);
+
+/* ---- Rendering replies for people (yipctl) ---- */
+
+enum yip_ctl_view {
+	YIP_CTL_VIEW_SHOW,  /* like `wg show` */
+	YIP_CTL_VIEW_PEERS, /* one line per peer */
+	YIP_CTL_VIEW_STATS, /* drop counters */
+	YIP_CTL_VIEW_JSON,  /* the document, pretty-printed */
+};
+
+/*
+ * Writes a reply of len bytes (any bytes at all) to out as view v, with
+ * now_s the current Unix time for "12 seconds ago". Fields that are missing
+ * or of the wrong type are shown as unknown; control characters in strings
+ * are replaced. Returns 0, or -1 with a message in err when the reply is not
+ * a JSON object or is an error reply (err then holds the daemon's message).
+ */
+int yip_ctl_render(FILE *out, enum yip_ctl_view v, const char *json, size_t len, uint64_t now_s,
+                   char *err, size_t errlen);
+
+/* "1 hour, 2 minutes, 5 seconds" (no "ago"); "0 seconds" for 0. */
+void yip_ctl_format_duration(char *out, size_t outlen, uint64_t secs);
+
+/* "512 B", "1.20 KiB", "3.40 MiB", ... up to EiB. */
+void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes);
+
+/* ---- Socket paths ---- */
+
+/* $YIP_CTL_DIR if set and not empty, else YIP_CTL_DEFAULT_DIR. */
+const char *yip_ctl_dir(void);
+
+/*
+ * Writes dir/device.sock. Returns 0, or -1 if device is not a valid
+ * interface name (empty, too long, '/', '.' or '..') or the path does not
+ * fit a Unix socket address.
+ */
+int yip_ctl_socket_path(char *out, size_t outlen, const char *dir, const char *device);
+
+/* ---- The daemon's side of the socket (server.c) ---- */
+
+struct yip_ctl_server {
+	int fd;     /* listening, -1 = none */
+	int client; /* the one client being served, -1 = none */
+	int epfd;
+	uint32_t tag_listen, tag_client; /* epoll data.u32 of the two fds */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;    /* of the socket file we made, to unlink only ours */
+	uint64_t deadline; /* monotonic ns; 0 = no client */
+	bool writing;
+	char req[YIP_CTL_MAX_REQUEST];
+	size_t req_len;
+	char *resp;
+	size_t resp_len, resp_off;
+	uint64_t served, refused;
+};
+
+/* Builds a reply (as yip_ctl_reply) for a request line; NULL when out of memory. */
+typedef char *(*yip_ctl_reply_fn)(void *ctx, const char *line, size_t len, size_t *out_len);
+
+/*
+ * Creates dir (0700) if missing and listens on dir/device.sock (0600),
+ * replacing a stale socket file but never a live daemon's. Returns 0, or -1
+ * with a message in err (s is then closed).
+ */
+int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, char *err,
+                        size_t errlen);
+
+/* Adds the listening socket to epfd with tag_listen; clients will get tag_client. */
+int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen,
+                         uint32_t tag_client);
+
+/* The listening socket is readable: takes one client, turns others away. */
+void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now);
+
+/* The client socket has events: reads the request, replies, closes. */
+void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t events,
+                              yip_ctl_reply_fn reply, void *ctx);
+
+/* Drops the client if its deadline has passed; returns the deadline still pending, or 0. */
+uint64_t yip_ctl_server_expire(struct yip_ctl_server *s, uint64_t now);
+
+/* Closes everything and removes the socket file if it is still ours. Safe to repeat. */
+void yip_ctl_server_close(struct yip_ctl_server *s);
+
+#endif

@@ -1,0 +1,424 @@
+/*
+ * Control replies rendered for people (yipctl). The input is whatever came
+ * over the socket, so every field is checked for presence and type, numbers
+ * are converted without undefined behaviour, and strings are printed with
+ * control characters replaced.
+ */
+#include "ctl/ctl.h"
+
+#include <cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+void yip_ctl_format_duration(char *out, size_t outlen, uint64_t secs)
+{
+	static const struct {
+		uint64_t secs;
+		const char *name;
+	} units[] = {
+	    {365ULL * 24 * 3600, "year"},
+	    {24 * 3600, "day"},
+	    {3600, "hour"},
+	    {60, "minute"},
+	    {1, "second"},
+	};
+	size_t off = 0;
+
+	if (outlen == 0)
+		return;
+	out[0] = '\0';
+	if (secs == 0) {
+		snprintf(out, outlen, "0 seconds");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t n = secs / units[i].secs;
+		int w;
+
+		if (n == 0)
+			continue;
+		secs %= units[i].secs;
+		w = snprintf(out + off, outlen - off, "%s%" PRIu64 " %s%s", off ? ", " : "", n,
+		             units[i].name, n == 1 ? "" : "s");
+		if (w < 0 || (size_t)w >= outlen - off)
+			return;
+		off += (size_t)w;
+	}
+}
+
+void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes < 1024) {
+		snprintf(out, outlen, "%" PRIu64 " B", bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, outlen, "%.2f %s", v, units[u]);
+}
+
+/* ---- Reading fields defensively ---- */
+
+static uint64_t to_u64(double v)
+{
+	if (!(v > 0)) /* also NaN */
+		return 0;
+	if (v >= 18446744073709551616.0)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
+
+static const cJSON *field(const cJSON *o, const char *name)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
+}
+
+static const char *str_field(const cJSON *o, const char *name)
+{
+	const cJSON *f = field(o, name);
+
+	return cJSON_IsString(f) && f->valuestring ? f->valuestring : NULL;
+}
+
+static bool num_field(const cJSON *o, const char *name, double *v)
+{
+	const cJSON *f = field(o, name);
+
+	if (!cJSON_IsNumber(f))
+		return false;
+	*v = f->valuedouble;
+	return true;
+}
+
+static uint64_t u64_field(const cJSON *o, const char *name)
+{
+	double v;
+
+	return num_field(o, name, &v) ? to_u64(v) : 0;
+}
+
+/* Prints s with every byte that is not printable ASCII replaced by '?'. */
+static void put_clean(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		fputc(c >= 0x20 && c < 0x7f ? c : '?', out);
+	}
+}
+
+static void put_str_or(FILE *out, const char *s, const char *none)
+{
+	put_clean(out, s ? s : none);
+}
+
+/* The allowed IPs as "a, b" (sep ", ") or "(none)". */
+static void put_allowed(FILE *out, const cJSON *peer, const char *sep)
+{
+	const cJSON *ips = field(peer, "allowed_ips"), *ip;
+	bool any = false;
+
+	if (cJSON_IsArray(ips)) {
+		cJSON_ArrayForEach(ip, ips)
+		{
+			if (!cJSON_IsString(ip) || ip->valuestring == NULL)
+				continue;
+			if (any)
+				fputs(sep, out);
+			put_clean(out, ip->valuestring);
+			any = true;
+		}
+	}
+	if (!any)
+		fputs("(none)", out);
+}
+
+static void put_handshake(FILE *out, const cJSON *peer, uint64_t now_s)
+{
+	uint64_t hs = u64_field(peer, "latest_handshake");
+	char d[128];
+
+	if (hs == 0) {
+		fputs("never", out);
+		return;
+	}
+	yip_ctl_format_duration(d, sizeof(d), hs < now_s ? now_s - hs : 0);
+	fprintf(out, "%s ago", d);
+}
+
+static void put_rtt(FILE *out, const cJSON *peer)
+{
+	double rtt;
+
+	if (num_field(peer, "rtt_ms", &rtt) && isfinite(rtt) && rtt >= 0)
+		fprintf(out, "%.3f ms", rtt);
+	else
+		fputs("unknown", out);
+}
+
+/* ---- Views ---- */
+
+static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
+{
+	const cJSON *est = field(p, "established"), *fec = field(p, "fec");
+	char rx[32], tx[32], rep[32], wire[32];
+	double loss;
+
+	fputs("peer: ", out);
+	put_str_or(out, str_field(p, "public_key"), "(unknown)");
+	fputs("\n  endpoint: ", out);
+	put_str_or(out, str_field(p, "endpoint"), "(none)");
+	fputs("\n  allowed ips: ", out);
+	put_allowed(out, p, ", ");
+	fputs("\n  address: ", out);
+	put_str_or(out, str_field(p, "address"), "(unknown)");
+	fprintf(out, "\n  established: %s",
+	        cJSON_IsBool(est) ? (cJSON_IsTrue(est) ? "yes" : "no") : "unknown");
+	fputs("\n  latest handshake: ", out);
+	put_handshake(out, p, now_s);
+	fputs("\n  rtt: ", out);
+	put_rtt(out, p);
+	yip_ctl_format_bytes(rx, sizeof(rx), u64_field(p, "rx_bytes"));
+	yip_ctl_format_bytes(tx, sizeof(tx), u64_field(p, "tx_bytes"));
+	fprintf(out, "\n  transfer: %s received, %s sent (%" PRIu64 " / %" PRIu64 " packets)", rx,
+	        tx, u64_field(p, "rx_packets"), u64_field(p, "tx_packets"));
+	if (!num_field(p, "loss_estimate", &loss) || !isfinite(loss))
+		loss = 0;
+	fprintf(out, "\n  loss: %.2f%% estimated, %" PRIu64 " packets lost", loss * 100,
+	        u64_field(p, "lost"));
+	fprintf(out,
+	        "\n  recovery: fec %" PRIu64 " recovered, %" PRIu64 " unrecovered; arq %" PRIu64
+	        " recovered, %" PRIu64 " resent",
+	        u64_field(p, "fec_recovered"), u64_field(p, "fec_unrecovered"),
+	        u64_field(p, "arq_recovered"), u64_field(p, "arq_sent"));
+	yip_ctl_format_bytes(rep, sizeof(rep), u64_field(p, "repair_bytes"));
+	yip_ctl_format_bytes(wire, sizeof(wire), u64_field(p, "wire_bytes"));
+	fprintf(out, "\n  redundancy: %s of %s sent on the wire", rep, wire);
+	fputs("\n  fec k/r:", out);
+	for (int c = 0; c < FLOW_CLASSES; c++) {
+		const char *name = flow_class_name((enum flow_class)c);
+		const cJSON *kr = field(fec, name);
+
+		fprintf(out, "%s %s ", c ? "," : "", name);
+		if (cJSON_IsObject(kr))
+			fprintf(out, "%" PRIu64 "/%" PRIu64, u64_field(kr, "k"),
+			        u64_field(kr, "r"));
+		else
+			fputs("?", out);
+	}
+	fputc('\n', out);
+}
+
+static void show(FILE *out, const cJSON *root, uint64_t now_s)
+{
+	const cJSON *fec = field(root, "fec"), *peers = field(root, "peers"), *p;
+	double port;
+
+	fputs("interface: ", out);
+	put_str_or(out, str_field(root, "device"), "(unknown)");
+	fputs("\n  public key: ", out);
+	put_str_or(out, str_field(root, "public_key"), "(unknown)");
+	fputs("\n  address: ", out);
+	put_str_or(out, str_field(root, "address"), "(unknown)");
+	if (num_field(root, "listen_port", &port))
+		fprintf(out, "\n  listening port: %" PRIu64, to_u64(port));
+	fprintf(out, "\n  fec: %s\n",
+	        cJSON_IsBool(fec) ? (cJSON_IsTrue(fec) ? "on" : "off") : "unknown");
+	if (!cJSON_IsArray(peers))
+		return;
+	cJSON_ArrayForEach(p, peers)
+	{
+		if (!cJSON_IsObject(p))
+			continue;
+		fputc('\n', out);
+		show_peer(out, p, now_s);
+	}
+}
+
+static void peers_view(FILE *out, const cJSON *root, uint64_t now_s)
+{
+	const cJSON *peers = field(root, "peers"), *p;
+
+	if (!cJSON_IsArray(peers))
+		return;
+	cJSON_ArrayForEach(p, peers)
+	{
+		if (!cJSON_IsObject(p))
+			continue;
+		put_str_or(out, str_field(p, "public_key"), "(unknown)");
+		fputc('\t', out);
+		put_str_or(out, str_field(p, "endpoint"), "(none)");
+		fputc('\t', out);
+		put_allowed(out, p, ",");
+		fputc('\t', out);
+		put_handshake(out, p, now_s);
+		fputc('\t', out);
+		put_rtt(out, p);
+		fputc('\n', out);
+	}
+}
+
+static void stats_view(FILE *out, const cJSON *root)
+{
+	const cJSON *drops = field(root, "drops"), *d;
+	uint64_t total = 0;
+
+	fputs("interface: ", out);
+	put_str_or(out, str_field(root, "device"), "(unknown)");
+	fputs("\n  drops:\n", out);
+	if (!cJSON_IsObject(drops))
+		return;
+	cJSON_ArrayForEach(d, drops)
+	{
+		uint64_t n = cJSON_IsNumber(d) ? to_u64(d->valuedouble) : 0;
+		size_t len = d->string ? strlen(d->string) : 0;
+
+		fputs("    ", out);
+		put_str_or(out, d->string, "?");
+		fprintf(out, ":%*s%" PRIu64 "\n", len < 20 ? (int)(20 - len) : 1, "", n);
+		total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
+	}
+	fprintf(out, "    total:%*s%" PRIu64 "\n", 15, "", total);
+}
+
+/* Newline and two spaces per level. */
+static void newline(FILE *out, unsigned depth)
+{
+	fputc('\n', out);
+	for (unsigned i = 0; i < depth; i++)
+		fputs("  ", out);
+}
+
+/*
+ * Re-indents a document that has already been validated, keeping every token
+ * exactly as received (numbers are not round-tripped through a double).
+ */
+static void pretty(FILE *out, const char *s, size_t len)
+{
+	unsigned depth = 0;
+	bool in_str = false, esc = false;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (in_str) {
+			fputc(c >= 0x20 && c != 0x7f ? c : '?', out);
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+			break;
+		case '"':
+			in_str = true;
+			fputc(c, out);
+			break;
+		case '{':
+		case '[': {
+			size_t j = i + 1;
+
+			while (j < len && strchr(" \t\r\n", s[j]) != NULL && s[j] != '\0')
+				j++;
+			fputc(c, out);
+			if (j < len && (s[j] == '}' || s[j] == ']')) {
+				fputc(s[j], out);
+				i = j;
+			} else {
+				newline(out, ++depth);
+			}
+			break;
+		}
+		case '}':
+		case ']':
+			if (depth > 0)
+				depth--;
+			newline(out, depth);
+			fputc(c, out);
+			break;
+		case ',':
+			fputc(c, out);
+			newline(out, depth);
+			break;
+		case ':':
+			fputs(": ", out);
+			break;
+		default:
+			if (c >= 0x20 && c < 0x7f)
+				fputc(c, out);
+		}
+	}
+	fputc('\n', out);
+}
+
+int yip_ctl_render(FILE *out, enum yip_ctl_view v, const char *json, size_t len, uint64_t now_s,
+                   char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	const cJSON *e;
+	size_t used;
+
+	if (!cJSON_IsObject(root) || end == NULL || end < json || end > json + len) {
+		snprintf(err, errlen, "the reply is not a JSON object");
+		cJSON_Delete(root);
+		return -1;
+	}
+	used = (size_t)(end - json);
+	for (size_t i = used; i < len; i++) {
+		if (strchr(" \t\r\n", json[i]) == NULL || json[i] == '\0') {
+			snprintf(err, errlen, "the reply has data after its JSON document");
+			cJSON_Delete(root);
+			return -1;
+		}
+	}
+	e = field(root, "error");
+	if (e != NULL) {
+		size_t n = 0;
+
+		if (cJSON_IsString(e) && e->valuestring) {
+			for (const char *s = e->valuestring; *s && n + 1 < errlen; s++, n++) {
+				unsigned char c = (unsigned char)*s;
+
+				err[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+			}
+			if (errlen > 0)
+				err[n] = '\0';
+		}
+		if (n == 0) /* not a string, or an empty one */
+			snprintf(err, errlen, "the daemon reported an error");
+		cJSON_Delete(root);
+		return -1;
+	}
+	switch (v) {
+	case YIP_CTL_VIEW_SHOW:
+		show(out, root, now_s);
+		break;
+	case YIP_CTL_VIEW_PEERS:
+		peers_view(out, root, now_s);
+		break;
+	case YIP_CTL_VIEW_STATS:
+		stats_view(out, root);
+		break;
+	case YIP_CTL_VIEW_JSON:
+		pretty(out, json, used);
+		break;
+	}
+	cJSON_Delete(root);
+	return 0;
+}

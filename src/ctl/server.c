@@ -1,0 +1,349 @@
+/*
+ * The daemon's side of the control socket. Everything is non-blocking and
+ * driven by the event loop: one client at a time is served (others get a
+ * short "busy" reply and are closed), the request must arrive within
+ * YIP_CTL_REQUEST_MS and the reply be read within YIP_CTL_REPLY_MS, so a
+ * slow or hostile client costs the data path a few system calls at most.
+ */
+#include "ctl/ctl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/log.h"
+
+#define ACCEPT_BURST 16 /* connections taken per wakeup */
+
+static const char busy_reply[] = "{\"error\":\"busy: another client is being served\"}\n";
+static const char denied_reply[] = "{\"error\":\"permission denied\"}\n";
+static const char oom_reply[] = "{\"error\":\"out of memory\"}\n";
+static const char timeout_reply[] = "{\"error\":\"timed out waiting for the request\"}\n";
+
+static void server_reset(struct yip_ctl_server *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = s->client = s->epfd = -1;
+}
+
+/*
+ * Closes a connection after reading (and discarding) what the client may
+ * still have queued: a Unix socket closed with unread data makes the peer's
+ * next read fail with ECONNRESET instead of seeing the end of the reply.
+ */
+static void close_conn(int fd)
+{
+	char junk[512];
+
+	for (int i = 0; i < 4 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
+}
+
+static void drop_client(struct yip_ctl_server *s)
+{
+	if (s->client < 0)
+		return;
+	close_conn(s->client); /* closing also removes it from epoll */
+	if (s->resp != oom_reply)
+		free(s->resp);
+	s->client = -1;
+	s->resp = NULL;
+	s->resp_len = s->resp_off = s->req_len = 0;
+	s->writing = false;
+	s->deadline = 0;
+}
+
+/*
+ * Makes room for our socket at path: nothing there is fine, a socket no one
+ * listens on (a daemon that died) is removed, anything else is an error.
+ */
+static int clear_stale(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a socket; not replacing it", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	rc = connect(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	if (rc == 0 || errno == EAGAIN || errno == EINPROGRESS) {
+		close(fd);
+		snprintf(err, errlen, "%s is in use by another yipd", path);
+		return -1;
+	}
+	rc = errno;
+	close(fd);
+	if (rc != ECONNREFUSED && rc != ENOENT) {
+		snprintf(err, errlen, "%s: %s", path, strerror(rc));
+		return -1;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot remove stale %s: %s", path, strerror(errno));
+		return -1;
+	}
+	log_info("removed stale control socket %s", path);
+	return 0;
+}
+
+int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, char *err,
+                        size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	mode_t old;
+	int rc;
+
+	server_reset(s);
+	if (yip_ctl_socket_path(s->path, sizeof(s->path), dir, device) != 0) {
+		snprintf(err, errlen, "control socket path %s/%s%s is invalid or too long", dir,
+		         device, YIP_CTL_SUFFIX);
+		return -1;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", dir);
+		return -1;
+	}
+	if (clear_stale(s->path, err, errlen) != 0)
+		return -1;
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
+	old = umask(0177); /* the file is never accessible to others, not even briefly */
+	rc = bind(s->fd, (const struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot bind %s: %s", s->path, strerror(errno));
+		close(s->fd);
+		server_reset(s);
+		return -1;
+	}
+	if (chmod(s->path, 0600) != 0 || listen(s->fd, 8) != 0 || stat(s->path, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
+		unlink(s->path);
+		close(s->fd);
+		server_reset(s);
+		return -1;
+	}
+	s->st = st;
+	return 0;
+}
+
+int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen,
+                         uint32_t tag_client)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag_listen};
+
+	s->epfd = epfd;
+	s->tag_listen = tag_listen;
+	s->tag_client = tag_client;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev);
+}
+
+/* Only root and the daemon's own user may ask (the file mode already says so). */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+/* A short reply to a client that will not be served; it fits any socket buffer. */
+static void refuse(struct yip_ctl_server *s, int fd, const char *reply)
+{
+	ssize_t n = send(fd, reply, strlen(reply), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	(void)n;
+	close_conn(fd);
+	s->refused++;
+}
+
+void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now)
+{
+	for (int i = 0; i < ACCEPT_BURST && s->fd >= 0; i++) {
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u32 = s->tag_client};
+		int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_debug("ctl: accept: %s", strerror(errno));
+			return;
+		}
+		if (!peer_allowed(fd)) {
+			refuse(s, fd, denied_reply);
+			continue;
+		}
+		if (s->client >= 0) {
+			refuse(s, fd, busy_reply);
+			continue;
+		}
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			log_debug("ctl: epoll_ctl: %s", strerror(errno));
+			close(fd);
+			continue;
+		}
+		s->client = fd;
+		s->req_len = 0;
+		s->writing = false;
+		s->deadline = now + YIP_CTL_REQUEST_MS * YIP_NS_PER_MS;
+	}
+}
+
+/* Sends what the socket takes; drops the client when done or on error. */
+static void write_reply(struct yip_ctl_server *s)
+{
+	while (s->resp_off < s->resp_len) {
+		ssize_t n = send(s->client, s->resp + s->resp_off, s->resp_len - s->resp_off,
+		                 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return; /* EPOLLOUT will bring us back */
+			log_debug("ctl: client went away: %s", strerror(errno));
+			drop_client(s);
+			return;
+		}
+		s->resp_off += (size_t)n;
+	}
+	s->served++;
+	drop_client(s);
+}
+
+/*
+ * Reads what has arrived. Returns the length of the complete request line
+ * (without its newline), YIP_CTL_MAX_REQUEST if it is too long, 0 with *eof
+ * if the client closed without a request, or -1 to wait for more.
+ */
+static ssize_t read_request(struct yip_ctl_server *s, bool *eof)
+{
+	*eof = false;
+	while (s->req_len < sizeof(s->req)) {
+		ssize_t n =
+		    recv(s->client, s->req + s->req_len, sizeof(s->req) - s->req_len, MSG_DONTWAIT);
+		char *nl;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return -1;
+			*eof = true;
+			return 0;
+		}
+		if (n == 0) {
+			*eof = true;
+			return (ssize_t)s->req_len; /* a last line without newline counts */
+		}
+		nl = memchr(s->req + s->req_len, '\n', (size_t)n);
+		if (nl != NULL)
+			return nl - s->req;
+		s->req_len += (size_t)n;
+	}
+	return YIP_CTL_MAX_REQUEST;
+}
+
+void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t events,
+                              yip_ctl_reply_fn reply, void *ctx)
+{
+	struct epoll_event ev = {.events = EPOLLOUT, .data.u32 = s->tag_client};
+	ssize_t line;
+	bool eof;
+
+	(void)events; /* reads and writes tell us more than the flags would */
+	if (s->client < 0)
+		return;
+	if (s->writing) {
+		write_reply(s);
+		return;
+	}
+	line = read_request(s, &eof);
+	if (line < 0)
+		return;
+	if (line == 0 && eof) {
+		drop_client(s); /* connected and left: nothing to answer */
+		return;
+	}
+	s->resp = reply(ctx, s->req, (size_t)line, &s->resp_len);
+	if (s->resp == NULL) {
+		s->resp = (char *)oom_reply;
+		s->resp_len = sizeof(oom_reply) - 1;
+	}
+	log_debug("ctl: request '%.*s': %zu byte reply", (int)(line > 64 ? 64 : line), s->req,
+	          s->resp_len);
+	s->resp_off = 0;
+	s->writing = true;
+	s->deadline = now + YIP_CTL_REPLY_MS * YIP_NS_PER_MS;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->client, &ev) != 0) {
+		drop_client(s);
+		return;
+	}
+	write_reply(s);
+}
+
+uint64_t yip_ctl_server_expire(struct yip_ctl_server *s, uint64_t now)
+{
+	if (s->client < 0)
+		return 0;
+	if (now >= s->deadline) {
+		log_debug("ctl: client too slow; dropped");
+		if (!s->writing) {
+			ssize_t n = send(s->client, timeout_reply, sizeof(timeout_reply) - 1,
+			                 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+			(void)n;
+		}
+		drop_client(s);
+		return 0;
+	}
+	return s->deadline;
+}
+
+void yip_ctl_server_close(struct yip_ctl_server *s)
+{
+	struct stat st;
+
+	drop_client(s);
+	if (s->fd >= 0) {
+		close(s->fd);
+		/* Remove the file only if it is still the one we made (inode
+		 * numbers are reused, so the change time must match too). */
+		if (lstat(s->path, &st) == 0 && st.st_dev == s->st.st_dev &&
+		    st.st_ino == s->st.st_ino && st.st_ctim.tv_sec == s->st.st_ctim.tv_sec &&
+		    st.st_ctim.tv_nsec == s->st.st_ctim.tv_nsec)
+			unlink(s->path);
+	}
+	server_reset(s);
+}

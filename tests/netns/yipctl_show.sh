@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The control socket and yipctl: two daemons, each with its own socket
+# directory under $TMP (so parallel runs never collide). After a ping across,
+# `yipctl show` lists the peer with a recent handshake, the JSON parses and
+# its counters grow with more traffic; peers, stats and show <peer> work; a
+# silent client or a garbage request cannot stall the daemon; a socket left
+# by a killed daemon is replaced and a clean exit removes the socket.
+. "$(dirname "$0")/lib.sh"
+
+YIPCTL=${YIPCTL:-$(dirname "$YIPD")/yipctl}
+[ -x "$YIPCTL" ] || fail "$YIPCTL not built"
+
+CTL_A=$TMP/ctl-a
+CTL_B=$TMP/ctl-b
+ctl_a() { in_ns a env YIP_CTL_DIR="$CTL_A" "$YIPCTL" "$@"; }
+ctl_b() { in_ns b env YIP_CTL_DIR="$CTL_B" "$YIPCTL" "$@"; }
+
+two_peers
+start_yipd a YIP_CTL_DIR="$CTL_A"
+start_yipd b YIP_CTL_DIR="$CTL_B"
+
+log "control socket: mode 0600 in a 0700 directory"
+[ -S "$CTL_A/yip0.sock" ] || fail "no socket $CTL_A/yip0.sock"
+[ "$(stat -c %a "$CTL_A")" = 700 ] || fail "$CTL_A has mode $(stat -c %a "$CTL_A")"
+[ "$(stat -c %a "$CTL_A/yip0.sock")" = 600 ] || fail "socket has mode $(stat -c %a "$CTL_A/yip0.sock")"
+
+log "ping across, then yipctl show"
+ping_ok a 10.77.0.2 5 -i 0.1 >/dev/null
+sleep 1
+out=$(ctl_a show) || fail "yipctl show failed"
+echo "$out" | sed 's/^/    /'
+echo "$out" | grep -q "^interface: yip0" || fail "no interface line"
+echo "$out" | grep -q "^  public key: $(pub_of a)" || fail "wrong public key"
+echo "$out" | grep -q "^  listening port: 51820" || fail "no listening port"
+echo "$out" | grep -q "^peer: $(pub_of b)" || fail "peer b not listed"
+echo "$out" | grep -q "^  endpoint: 198.18.0.2:51820" || fail "no endpoint"
+echo "$out" | grep -q "^  allowed ips: 10.77.0.2/32" || fail "no allowed ips"
+echo "$out" | grep -Eq "^  latest handshake: ([0-9]+ seconds?, )*[0-9]+ seconds? ago" ||
+	fail "no recent handshake"
+echo "$out" | grep -q "^  transfer: .* received, .* sent" || fail "no transfer line"
+
+# snapshot FILE: yipctl show --json into FILE, checked to parse.
+snapshot() {
+	ctl_a show --json >"$1" || fail "yipctl show --json failed"
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" ||
+		fail "yipctl show --json is not JSON: $(head -c 300 "$1")"
+}
+
+log "JSON: fields and values"
+snapshot "$TMP/s1.json"
+python3 - "$TMP/s1.json" "$(pub_of a)" "$(pub_of b)" "$(addr_of a)" "$(addr_of b)" <<'PY' ||
+import json, sys, time
+d = json.load(open(sys.argv[1]))
+pa, pb, aa, ab = sys.argv[2:6]
+def check(cond, what):
+    if not cond:
+        sys.exit("bad JSON: " + what + ": " + json.dumps(d)[:400])
+check(d["device"] == "yip0", "device")
+check(d["public_key"] == pa, "public_key")
+check(d["listen_port"] == 51820, "listen_port")
+check(d["address"] == aa, "address")
+check(d["fec"] is True, "fec")
+check(isinstance(d["drops"], dict) and "malformed" in d["drops"], "drops")
+check(len(d["peers"]) == 1, "one peer")
+p = d["peers"][0]
+check(p["public_key"] == pb, "peer public_key")
+check(p["endpoint"] == "198.18.0.2:51820", "endpoint")
+check(p["allowed_ips"] == ["10.77.0.2/32"], "allowed_ips")
+check(p["address"] == ab, "peer address")
+check(p["established"] is True, "established")
+check(0 < time.time() - p["latest_handshake"] < 60, "latest_handshake")
+check(p["rtt_ms"] is None or p["rtt_ms"] >= 0, "rtt_ms")
+check(p["rx_packets"] >= 5 and p["tx_packets"] >= 5, "packet counters")
+for k in ("rx_bytes", "tx_bytes", "lost", "fec_recovered", "fec_unrecovered",
+          "arq_recovered", "arq_sent", "repair_bytes", "wire_bytes"):
+    check(isinstance(p[k], int) and p[k] >= 0, k)
+check(0 <= p["loss_estimate"] <= 1, "loss_estimate")
+for c in ("default", "interactive", "bulk"):
+    check(isinstance(p["fec"][c]["k"], int) and isinstance(p["fec"][c]["r"], int), "fec " + c)
+PY
+	fail "JSON fields"
+
+log "counters grow with more pings"
+ping_ok a 10.77.0.2 10 -i 0.05 >/dev/null
+snapshot "$TMP/s2.json"
+python3 - "$TMP/s1.json" "$TMP/s2.json" <<'PY' || fail "counters did not grow"
+import json, sys
+a = json.load(open(sys.argv[1]))["peers"][0]
+b = json.load(open(sys.argv[2]))["peers"][0]
+for k in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"):
+    if not b[k] > a[k]:
+        sys.exit(f"{k}: {a[k]} -> {b[k]}")
+    print(f"    {k}: {a[k]} -> {b[k]}")
+PY
+
+log "peers, stats, show <peer>, errors"
+ctl_a peers | grep -q "^$(pub_of b)	198.18.0.2:51820	10.77.0.2/32	" || fail "yipctl peers"
+ctl_a stats | grep -Eq "^    malformed: +[0-9]+$" || fail "yipctl stats"
+ctl_b show yip0 "$(pub_of a)" | grep -q "^peer: $(pub_of a)" || fail "yipctl show yip0 <peer> on b"
+rc=0
+err=$(ctl_a show yip0 "$(pub_of a)" 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "no such peer" || fail "unknown peer: rc $rc, '$err'"
+rc=0
+err=$(ctl_a show nosuchdev 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "$CTL_A/nosuchdev.sock" ||
+	fail "missing daemon: rc $rc, '$err'"
+rc=0
+ctl_a frobnicate >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "usage error gave rc $rc"
+
+log "hostile clients: silent, busy, garbage, oversized; the daemon keeps serving"
+python3 - "$CTL_A/yip0.sock" <<'PY' || fail "hostile clients"
+import json, socket, sys, time
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(path)
+    return s
+def reply(s):
+    out = b""
+    while True:
+        try:
+            d = s.recv(65536)
+        except ConnectionResetError:
+            break
+        if not d:
+            break
+        out += d
+    return json.loads(out)
+def ask(data):
+    s = conn()
+    s.sendall(data)
+    try:
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    return reply(s)
+silent = conn()                 # takes the one slot and sends nothing
+time.sleep(0.2)
+t0 = time.monotonic()
+r = reply(conn())               # turned away at once
+assert "busy" in r.get("error", ""), r
+r = reply(silent)               # dropped after the 1 s request timeout
+dt = time.monotonic() - t0
+assert "timed out" in r.get("error", ""), r
+assert dt < 2.5, dt
+assert "error" in ask(b"\x00\xff\x1b[2J\n"), "binary request"
+assert "error" in ask(b"A" * 5000), "oversized request"
+assert "error" in ask(b"show zz\n"), "bad key"
+assert "error" in ask(b"show\x00\n"), "NUL"
+assert ask(b"stats\r\n")["device"] == "yip0", "stats"
+assert ask(b"show")["device"] == "yip0", "no newline, then EOF"
+print("    silent client dropped after %.2f s" % dt)
+PY
+ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
+ctl_a show >/dev/null || fail "yipctl show after hostile clients"
+
+log "a socket left by a killed daemon is replaced; a clean exit removes it"
+kill -KILL "$(pid_of b)"
+wait "$(pid_of b)" 2>/dev/null || true
+[ -S "$CTL_B/yip0.sock" ] || fail "killed daemon's socket vanished"
+start_yipd b YIP_CTL_DIR="$CTL_B"
+grep -q "removed stale control socket" "$TMP/b.log" || fail "stale socket not reported"
+ctl_b show >/dev/null || fail "yipctl show on restarted b"
+kill -TERM "$(pid_of b)"
+wait "$(pid_of b)" 2>/dev/null || true
+[ ! -e "$CTL_B/yip0.sock" ] || fail "socket left after a clean exit"
+
+log "several sockets: yipctl asks which device"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$CTL_A/zz9.sock"
+rc=0
+err=$(ctl_a show 2>&1) || rc=$?
+[ "$rc" -eq 2 ] && echo "$err" | grep -q "zz9" || fail "several sockets: rc $rc, '$err'"
+rm -f "$CTL_A/zz9.sock"
+log "ok"
