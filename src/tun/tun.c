@@ -224,28 +224,31 @@ static struct nlmsghdr *newlink(const struct tun_netlink *n, char *buf)
 	return nlh;
 }
 
-int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen)
+/* Sets one 32-bit link attribute; what names it in the error message. */
+static int set_link_u32(struct tun_netlink *n, uint16_t attr, uint32_t value, const char *what,
+                        char *err, size_t errlen)
 {
 	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
 	struct nlmsghdr *nlh = newlink(n, buf);
 	struct reply r;
+	char label[64];
 
-	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
-	if (request(n, nlh, &r))
-		return fail(n, &r, err, errlen, "cannot set MTU %u on", mtu);
+	mnl_attr_put_u32(nlh, attr, value);
+	if (request(n, nlh, &r)) {
+		snprintf(label, sizeof(label), "cannot set %s %u on", what, value);
+		return fail(n, &r, err, errlen, "%s", label);
+	}
 	return 0;
+}
+
+int tun_set_mtu(struct tun_netlink *n, unsigned mtu, char *err, size_t errlen)
+{
+	return set_link_u32(n, IFLA_MTU, mtu, "MTU", err, errlen);
 }
 
 int tun_set_txqueuelen(struct tun_netlink *n, unsigned qlen, char *err, size_t errlen)
 {
-	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
-	struct nlmsghdr *nlh = newlink(n, buf);
-	struct reply r;
-
-	mnl_attr_put_u32(nlh, IFLA_TXQLEN, qlen);
-	if (request(n, nlh, &r))
-		return fail(n, &r, err, errlen, "cannot set txqueuelen %u on", qlen);
-	return 0;
+	return set_link_u32(n, IFLA_TXQLEN, qlen, "txqueuelen", err, errlen);
 }
 
 int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen)

@@ -405,6 +405,33 @@ static void pump_lossy(struct node *src, struct node *dst, uint64_t now, unsigne
  * the loss reports have raised the redundancy, FEC (and ARQ for what it
  * misses) deliver nearly everything.
  */
+/* One millisecond-or-less step of the lossy link: timers, then both directions. */
+static void lossy_step(uint64_t now)
+{
+	yip_device_timers(&A.dev, now);
+	yip_device_timers(&B.dev, now);
+	pump_lossy(&A, &B, now, 10);
+	pump_lossy(&B, &A, now, 10);
+}
+
+/* Counts B's deliveries by sequence number: new ones at or after first. */
+static unsigned count_new(bool *seen, uint32_t total, uint32_t first)
+{
+	unsigned fresh = 0;
+
+	for (unsigned j = 0; j < B.ndelivered; j++) {
+		uint32_t seq;
+
+		memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+		assert_true(seq < total);
+		if (!seen[seq] && seq >= first)
+			fresh++;
+		seen[seq] = true;
+	}
+	B.ndelivered = 0;
+	return fresh;
+}
+
 static void test_fec_under_loss(void **state)
 {
 	static bool seen[6000];
@@ -416,39 +443,14 @@ static void test_fec_under_loss(void **state)
 	ping(now, 1);
 	B.ndelivered = 0;
 	for (uint32_t i = 0; i < total; i++, now += 200 * 1000) {
-		size_t len = udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i);
-
-		yip_device_tx(&A.dev, now, pkt, len);
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		pump_lossy(&A, &B, now, 10);
-		pump_lossy(&B, &A, now, 10);
-		for (unsigned j = 0; j < B.ndelivered; j++) {
-			uint32_t seq;
-
-			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
-			assert_true(seq < total);
-			if (!seen[seq] && seq >= late)
-				delivered++;
-			seen[seq] = true;
-		}
-		B.ndelivered = 0;
+		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		lossy_step(now);
+		delivered += count_new(seen, total, late);
 	}
 	/* Let the last blocks close and NACKs be answered. */
 	for (int t = 0; t < 200; t++, now += YIP_NS_PER_MS) {
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		pump_lossy(&A, &B, now, 10);
-		pump_lossy(&B, &A, now, 10);
-		for (unsigned j = 0; j < B.ndelivered; j++) {
-			uint32_t seq;
-
-			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
-			if (!seen[seq] && seq >= late)
-				delivered++;
-			seen[seq] = true;
-		}
-		B.ndelivered = 0;
+		lossy_step(now);
+		delivered += count_new(seen, total, late);
 	}
 	print_message("delivered %u of %u after warm-up; fec %llu arq %llu lost %llu\n", delivered,
 	              total - late, (unsigned long long)B.dev.peers[0].stats.fec_recovered,
