@@ -121,6 +121,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->peers = calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*dev->peers));
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
+	dev->txsym = malloc(dev->sym_cap);
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
 		dev->macs = calloc(1, sizeof(*dev->macs));
@@ -129,7 +130,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 			goto fail;
 		}
 	}
-	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows) {
+	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows ||
+	    !dev->txsym) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -157,6 +159,9 @@ void yip_device_free(struct yip_device *dev)
 		free(p->queue);
 		fec_peer_free(p);
 	}
+	if (dev->txsym)
+		sodium_memzero(dev->txsym, dev->sym_cap);
+	free(dev->txsym);
 	free(dev->flows);
 	free(dev->macs);
 	free(dev->peers);

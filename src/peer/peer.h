@@ -264,6 +264,7 @@ struct yip_device {
 	size_t index_mask;
 
 	uint8_t *scratch;    /* YIP_MAX_DGRAM bytes for decryption */
+	uint8_t *txsym;      /* sym_cap bytes: the FEC symbol being folded in */
 	uint64_t next_timer; /* earliest deadline over all peers */
 	uint64_t drops[YIP_DROP_COUNT];
 };
