@@ -24,6 +24,11 @@ run_transfer() {
 	a1=$(wire_bytes a); b1=$(wire_bytes b)
 	kill "$(pid_of a)" "$(pid_of b)"
 	wait "$(pid_of a)" "$(pid_of b)" 2>/dev/null || true
+	# The kernel removes a TUN device after its last user exits; the next
+	# daemon must not find the old one half torn down.
+	for n in a b; do
+		for _ in $(seq 1 50); do in_ns "$n" ip link show yip0 >/dev/null 2>&1 || break; sleep 0.1; done
+	done
 	echo $(( a1 - a0 + b1 - b0 ))
 }
 
