@@ -12,7 +12,7 @@ run_transfer() {
 	sed -i "/^fec=/d; 1a fec=$fec" "$TMP/a.conf" "$TMP/b.conf"
 	start_yipd a
 	start_yipd b
-	ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
+	wait_ping a 10.77.0.2
 	in_ns b iperf3 -s -1 -p 5301 >/dev/null 2>&1 &
 	sleep 0.3
 	in_ns a iperf3 -c 10.77.0.2 -p 5301 -n 5M >/dev/null # let the controller settle

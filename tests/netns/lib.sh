@@ -336,3 +336,13 @@ as_tap() {
 	local n
 	for n in "$@"; do sed -i '1a device_kind=tap' "$TMP/$n.conf"; done
 }
+
+# wait_ping NS DEST: waits (up to ~5 s) until one ping gets through.
+wait_ping() {
+	local _
+	for _ in $(seq 1 25); do
+		in_ns "$1" ping -n -c 1 -W 1 "$2" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	fail "no ping from $1 to $2 within 5 s"
+}
