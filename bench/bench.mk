@@ -1,0 +1,41 @@
+# Benchmark targets; included by the top-level Makefile.
+#
+#   make bench-compare   yip beside other tunnels over emulated links
+#                        (~55 min; writes docs/benchmarks/RESULTS.md, results.csv, *.svg)
+#   make bench-quick     yip vs wireguard-go, clean and 5 % loss at 20 ms RTT (~2 min,
+#                        prints a table; writes build/bench/quick-*/quick.md)
+#
+# Both need root (network namespaces, TUN devices, sysctls). They install
+# missing packages with scripts/deps.sh, build, then run bench/compare/run.sh.
+# Options for run.sh (e.g. "--contenders yip,raw --conditions clean,loss5")
+# can be passed as BENCH_ARGS=...
+
+.PHONY: bench-compare bench-quick bench-root bench-deps
+
+bench-root:
+	@if [ "$$(id -u)" -ne 0 ]; then \
+		echo "bench: needs root (network namespaces, TUN devices, sysctls): run 'sudo make $(filter bench-%,$(MAKECMDGOALS))'" >&2; \
+		exit 1; \
+	fi
+
+bench-deps: bench-root
+	@./scripts/deps.sh
+
+bench-compare: bench-deps build
+	@BENCH_CMD="make bench-compare$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+		./bench/compare/run.sh $(BENCH_ARGS)
+
+bench-quick: bench-deps build
+	@BENCH_CMD="make bench-quick" ./bench/compare/run.sh --quick $(BENCH_ARGS)
+
+# make bench-micro   per-packet costs in memory: libsodium and ISA-L floors, our AEAD
+#                    wrappers, datagram framing, FEC encode/decode, and two engines back
+#                    to back (egress, ingress); medians of 31 runs, plus instruction
+#                    counts under callgrind when valgrind is installed. No root, ~30 s.
+#                    Prints the tables and writes docs/benchmarks/micro.md.
+#                    Options for build/yip-micro (e.g. "--runs 51") in MICRO_ARGS=...
+.PHONY: bench-micro
+bench-micro: build
+	@mkdir -p docs/benchmarks
+	@$(BUILD)/yip-micro --markdown docs/benchmarks/micro.md --callgrind \
+		--command "make bench-micro$(if $(MICRO_ARGS), MICRO_ARGS='$(MICRO_ARGS)')" $(MICRO_ARGS)
