@@ -75,12 +75,14 @@ void fec_policy(enum flow_class c, double loss, double burst, struct fec_params 
 	if (loss > 0.5)
 		loss = 0.5;
 	/* The fewest repairs that meet the target; if even the most allowed do
-	 * not, halve the block (more overhead, but recovery keeps up). */
+	 * not, halve the block (more overhead, but recovery keeps up). Not for
+	 * bursty loss: a burst takes a share of any block, so shorter blocks
+	 * only multiply the overhead; there the repairs' spacing and ARQ help. */
 	for (;;) {
 		for (r = classes[c].r_floor > 1 ? classes[c].r_floor : 1; r < classes[c].r_max; r++)
 			if (fec_block_failure(out->k + r, r, loss, burst) <= classes[c].target)
 				break;
-		if (r < classes[c].r_max || out->k <= 4)
+		if (r < classes[c].r_max || out->k <= 4 || burst >= 1.5)
 			break;
 		out->k /= 2;
 	}

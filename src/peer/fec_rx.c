@@ -270,6 +270,9 @@ void loss_observe(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint
 		uint64_t gap = counter - f->highest - 1;
 
 		if (gap > 0) {
+			/* Loss makes reports come faster: have the timers look again. */
+			if (f->rx_loss_at == 0 || now - f->rx_loss_at > 1000000000ULL)
+				schedule(p->dev, now);
 			f->rx_loss_at = now;
 			f->rep_bursts++;
 			f->rep_burst_sum += (uint32_t)(gap < MAX_GAP ? gap : MAX_GAP);

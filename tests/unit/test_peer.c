@@ -492,6 +492,183 @@ static void test_corrupt_repair_never_delivers(void **state)
 	assert_int_equal(B.dev.peers[0].stats.fec_recovered, 0);
 }
 
+/* Sends n bulk packets of varying sizes A -> B at 5 kpps with loss, running timers. */
+static void run_stream(uint32_t n, unsigned percent, uint64_t *now, bool vary)
+{
+	uint8_t pkt[1500];
+
+	for (uint32_t i = 0; i < n; i++, *now += 200 * 1000) {
+		size_t len = vary ? 100 + (i * 397) % 1300 : 1200;
+
+		yip_device_tx(&A.dev, *now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", len, i));
+		yip_device_timers(&A.dev, *now);
+		yip_device_timers(&B.dev, *now);
+		pump_lossy(&A, &B, *now, percent);
+		pump_lossy(&B, &A, *now, percent);
+		B.ndelivered = 0;
+	}
+}
+
+/*
+ * The sender's loss estimate follows what the receiver reports: it rises to
+ * the real rate under loss (and the bulk class gets repairs), then decays on
+ * a clean link until bulk traffic carries no redundancy at all.
+ */
+static void test_loss_estimator(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	const struct yip_fec *f = &A.dev.peers[0].fec;
+
+	(void)state;
+	ping(now, 1);
+	run_stream(5000, 5, &now, false);
+	print_message("after 5 %% loss: estimate %.4f, bulk K/R %u/%u\n", f->loss,
+	              f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
+	assert_true(f->loss > 0.03 && f->loss < 0.08);
+	assert_true(f->params[FLOW_BULK].r >= 6);
+	run_stream(10000, 0, &now, false);
+	print_message("after a clean stretch: estimate %.5f, bulk R %u\n", f->loss,
+	              f->params[FLOW_BULK].r);
+	assert_true(f->loss < FEC_CLEAN_LOSS);
+	assert_int_equal(f->params[FLOW_BULK].r, 0);
+	assert_int_equal(f->params[FLOW_INTERACTIVE].r, 1); /* the floor stays */
+}
+
+/* Loss in runs of 4: the burst estimate sees it and the policy plans for it. */
+static void test_burst_estimate(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[1500];
+	const struct yip_fec *f = &A.dev.peers[0].fec;
+	static struct dgram tmp[MAXQ];
+	unsigned sent = 0;
+
+	(void)state;
+	ping(now, 1);
+	for (uint32_t i = 0; i < 8000; i++, now += 200 * 1000) {
+		unsigned n;
+
+		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		n = A.nout;
+		memcpy(tmp, A.out, sizeof(tmp[0]) * n);
+		A.nout = 0;
+		/* Drop datagrams 0-3 of every 80 A sends: 5 % loss in runs of 4. */
+		for (unsigned j = 0; j < n; j++, sent++)
+			if (sent % 80 >= 4)
+				yip_device_rx(&B.dev, now, &A.addr, tmp[j].buf, tmp[j].len);
+		pump_lossy(&B, &A, now, 0);
+		B.ndelivered = 0;
+	}
+	print_message("burst estimate %.2f, loss %.4f, bulk K/R %u/%u\n", f->burst, f->loss,
+	              f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
+	assert_true(f->burst > 3 && f->burst < 5);
+	assert_true(f->params[FLOW_BULK].r >= 8);
+}
+
+/*
+ * ARQ timing: a bulk packet that FEC cannot rebuild is NACKed no sooner than
+ * the grace period, resent once, and delivered.
+ */
+static void test_arq_timing(void **state)
+{
+	uint64_t now = YIP_NS_PER_S, lost_at = 0, resent_at = 0;
+	uint8_t pkt[1500];
+	static struct dgram tmp[MAXQ];
+	struct yip_peer *a = &A.dev.peers[0], *b = &B.dev.peers[0];
+
+	(void)state;
+	ping(now, 1);
+	/* A clean link: bulk packets carry no repairs, so a loss is ARQ's to fix. */
+	for (int i = 0; i < 64; i++, now += YIP_NS_PER_MS) { /* classify the flow as bulk */
+		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, 1000));
+		settle(now);
+		B.ndelivered = 0;
+	}
+	B.ndelivered = 0;
+	for (uint32_t i = 0; i < 400; i++, now += YIP_NS_PER_MS / 4) {
+		unsigned n;
+
+		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		n = A.nout;
+		memcpy(tmp, A.out, sizeof(tmp[0]) * n);
+		A.nout = 0;
+		for (unsigned j = 0; j < n; j++) {
+			const uint8_t *d = tmp[j].buf;
+			uint32_t seq;
+
+			if (d[0] == WIRE_DATA && d[1] == WIRE_FEC_ARQ && resent_at == 0)
+				resent_at = now;
+			/* Lose packet 100 (and any repair of its block). */
+			if (i >= 100 && i < 140 && d[0] == WIRE_REPAIR)
+				continue;
+			if (d[0] == WIRE_DATA && d[1] != WIRE_FEC_ARQ && i == 100 && lost_at == 0) {
+				lost_at = now;
+				continue;
+			}
+			(void)seq;
+			yip_device_rx(&B.dev, now, &A.addr, d, tmp[j].len);
+		}
+		pump_lossy(&B, &A, now, 0);
+		B.ndelivered = 0;
+	}
+	assert_true(lost_at != 0);
+	assert_true(resent_at != 0);
+	print_message("lost at +0, resent at +%.1f ms; arq sent %llu, recovered %llu\n",
+	              (double)(resent_at - lost_at) / 1e6, (unsigned long long)a->stats.arq_sent,
+	              (unsigned long long)b->stats.arq_recovered);
+	assert_true(resent_at - lost_at >= 8 * YIP_NS_PER_MS); /* not before the grace */
+	assert_true(resent_at - lost_at <= 60 * YIP_NS_PER_MS);
+	assert_int_equal(a->stats.arq_sent, 1);
+	assert_int_equal(b->stats.arq_recovered, 1);
+}
+
+/* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
+static void test_mixed_sizes_rebuilt_exactly(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[1500];
+	unsigned checked = 0;
+
+	(void)state;
+	ping(now, 1);
+	B.ndelivered = 0;
+	A.dev.peers[0].fec.loss = 0.10; /* as if the link had reported 10 % */
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
+	for (uint32_t i = 0; i < 3000; i++, now += 200 * 1000) {
+		size_t len = 100 + (i * 397) % 1300;
+
+		udp4(pkt, "10.0.0.1", "10.0.0.2", len, i);
+		for (size_t k = 32; k < len; k++)
+			pkt[k] = (uint8_t)(i * 7 + k);
+		yip_device_tx(&A.dev, now, pkt, len);
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		pump_lossy(&A, &B, now, 10);
+		pump_lossy(&B, &A, now, 0);
+		for (unsigned j = 0; j < B.ndelivered; j++) {
+			uint32_t seq;
+			size_t want;
+
+			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+			want = 100 + (seq * 397) % 1300;
+			assert_int_equal(B.delivered_len[j], want);
+			for (size_t k = 32; k < want; k++)
+				assert_int_equal(B.delivered[j][k], (uint8_t)(seq * 7 + k));
+			checked++;
+		}
+		B.ndelivered = 0;
+	}
+	print_message("checked %u packets byte for byte; fec rebuilt %llu\n", checked,
+	              (unsigned long long)B.dev.peers[0].stats.fec_recovered);
+	assert_true(B.dev.peers[0].stats.fec_recovered > 100);
+	assert_true(checked >= 2970);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -504,6 +681,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handshake_retry_and_give_up, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fec_under_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_repair_never_delivers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_loss_estimator, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_burst_estimate, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_arq_timing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mixed_sizes_rebuilt_exactly, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
