@@ -274,6 +274,12 @@ void loss_observe(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint
 			if (f->rx_loss_at == 0 || now - f->rx_loss_at > 1000000000ULL)
 				schedule(p->dev, now);
 			f->rx_loss_at = now;
+			/* A report goes out when this gap's NACK is due, not a whole
+			 * report interval later. */
+			if (f->nack_at == 0 || f->nack_at <= now) {
+				f->nack_at = now + YIP_NACK_GRACE_NS;
+				schedule(p->dev, f->nack_at);
+			}
 			f->rep_bursts++;
 			f->rep_burst_sum += (uint32_t)(gap < MAX_GAP ? gap : MAX_GAP);
 			p->stats.lost += gap;

@@ -107,13 +107,14 @@ struct yip_peer_stats {
 };
 
 /* Loss recovery (see docs/protocol.md, "Loss recovery"). */
-#define YIP_SYM_HDR    10   /* a symbol is counter u64 | length u16 | packet */
-#define YIP_RX_BLOCKS  64   /* FEC blocks being reassembled per peer */
-#define YIP_RX_SLOTS   1024 /* symbol buffers per peer for reassembly */
-#define YIP_RETX_SLOTS 1024 /* bulk packets kept per peer for ARQ */
-#define YIP_MISS_SLOTS 1024 /* missing counters tracked per peer for NACKs */
-#define YIP_MAX_NACKS  32   /* per report */
-#define YIP_ARQ_TRIES  3
+#define YIP_SYM_HDR       10   /* a symbol is counter u64 | length u16 | packet */
+#define YIP_RX_BLOCKS     64   /* FEC blocks being reassembled per peer */
+#define YIP_RX_SLOTS      1024 /* symbol buffers per peer for reassembly */
+#define YIP_RETX_SLOTS    1024 /* bulk packets kept per peer for ARQ */
+#define YIP_MISS_SLOTS    1024 /* missing counters tracked per peer for NACKs */
+#define YIP_MAX_NACKS     32   /* per report */
+#define YIP_ARQ_TRIES     3
+#define YIP_NACK_GRACE_NS (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
 
 struct yip_tx_block {
 	bool open;    /* taking sources */
@@ -180,6 +181,7 @@ struct yip_fec {
 	uint64_t rep_highest; /* highest at the last report */
 	uint64_t report_due;  /* next report, 0 = none pending */
 	uint64_t rx_loss_at;  /* last gap seen in the peer's counters */
+	uint64_t nack_at;     /* a gap's first NACK is due (0 = none) */
 	uint64_t last_log;    /* last debug line with these counters */
 	uint64_t last_report;
 	uint32_t peer_ts;    /* newest timestamp in the peer's reports */

@@ -22,7 +22,6 @@
 #define REPORT_FAST_NS (20 * YIP_NS_PER_MS)
 #define REPORT_SLOW_NS (100 * YIP_NS_PER_MS)
 #define LOSS_RECENT_NS (1 * YIP_NS_PER_S)
-#define NACK_GRACE_NS  (8 * YIP_NS_PER_MS) /* FEC gets this long to rebuild a packet */
 #define MISS_TTL_NS    (1 * YIP_NS_PER_S)
 #define REPORT_FIXED   40
 #define LOG_EVERY_NS   (5 * YIP_NS_PER_S)
@@ -33,13 +32,13 @@ static uint32_t now_us(uint64_t now)
 }
 
 /* Collects the missing counters that are due a (first or repeated) NACK. */
-static unsigned nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, bool *more)
+static unsigned nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, uint64_t *next)
 {
 	struct yip_fec *f = &p->fec;
-	uint64_t rto = (f->srtt ? f->srtt + f->srtt / 2 : 100 * YIP_NS_PER_MS) + NACK_GRACE_NS;
+	uint64_t rto = (f->srtt ? f->srtt + f->srtt / 2 : 100 * YIP_NS_PER_MS) + YIP_NACK_GRACE_NS;
 	unsigned n = 0;
 
-	*more = false;
+	*next = 0;
 	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
 		struct yip_missing *m = &f->missing[i];
 
@@ -49,14 +48,20 @@ static unsigned nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, bool 
 			m->seen = 0;
 			continue;
 		}
-		*more = true;
-		if (now - m->seen < NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto))
+		if (now - m->seen < YIP_NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto)) {
+			uint64_t due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
+
+			if (*next == 0 || due < *next)
+				*next = due;
 			continue;
+		}
 		if (n == YIP_MAX_NACKS)
 			break;
 		out[n++] = m->counter;
 		m->nacks++;
 		m->last_nack = now;
+		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
+			*next = now + rto;
 	}
 	return n;
 }
@@ -83,8 +88,8 @@ static void report_send(struct yip_peer *p, uint64_t now)
 	struct yip_fec *f = &p->fec;
 	uint8_t buf[REPORT_FIXED + 8 * YIP_MAX_NACKS];
 	uint64_t nacks[YIP_MAX_NACKS];
-	bool more;
-	unsigned n = nacks_due(p, now, nacks, &more);
+	uint64_t next_nack;
+	unsigned n = nacks_due(p, now, nacks, &next_nack);
 	uint64_t span = f->highest - f->rep_highest;
 
 	memset(buf, 0, REPORT_FIXED);
@@ -109,8 +114,10 @@ static void report_send(struct yip_peer *p, uint64_t now)
 	f->rep_recovered = f->rep_unrecovered = 0;
 	f->rep_highest = f->highest;
 	f->last_report = now;
-	/* Missing counters still pending keep the reports coming. */
-	f->report_due = more ? now + 1 : 0;
+	/* Missing counters still pending keep the reports coming, the next one
+	 * when a NACK falls due. */
+	f->nack_at = next_nack;
+	f->report_due = next_nack ? next_nack : 0;
 	if (now - f->last_log >= LOG_EVERY_NS)
 		log_counters(p, now);
 }
@@ -124,6 +131,8 @@ uint64_t report_timers(struct yip_peer *p, uint64_t now)
 	if (f->report_due == 0 || p->dev->fec_off)
 		return UINT64_MAX;
 	due = f->last_report + (lossy ? REPORT_FAST_NS : REPORT_SLOW_NS);
+	if (f->nack_at && f->nack_at < due)
+		due = f->nack_at;
 	if (now < due)
 		return due;
 	if (!session_usable(p, now)) {
@@ -131,7 +140,7 @@ uint64_t report_timers(struct yip_peer *p, uint64_t now)
 		return UINT64_MAX;
 	}
 	report_send(p, now);
-	return f->report_due ? now + REPORT_FAST_NS : UINT64_MAX;
+	return f->report_due ? f->report_due : UINT64_MAX;
 }
 
 /*
