@@ -1,0 +1,46 @@
+# shellcheck shell=bash disable=SC2034  # sourced by run.sh, which reads these variables
+# yip: build/yipd in A and B, one peer each, default settings.
+DESC="yip (build/yipd)"
+PEER=$TUN_B
+TUN_DEV=yip0
+
+available() {
+	[ -x "$YIPD" ] || { echo "build/yipd not built (run make)"; return 1; }
+}
+version() {
+	local v c
+	v=$("$YIPD" --version 2>/dev/null | awk '{print $NF}')
+	c=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
+	if [ -n "$c" ] && [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | head -n 1)" ]; then
+		c="$c+dirty"
+	fi
+	echo "$v${c:+ ($c)}"
+}
+notes() { echo "Noise IK, ChaCha20-Poly1305, default settings; yipd as built from this tree"; }
+
+up() {
+	"$YIPD" --genkey >"$WORK/a.key"
+	"$YIPD" --genkey >"$WORK/b.key"
+	_yip_conf a "$UL_A" "$TUN_A" b "$UL_B" "$TUN_B"
+	_yip_conf b "$UL_B" "$TUN_B" a "$UL_A" "$TUN_A"
+	daemon "$NS_A" yipd-a "$YIPD" "$WORK/a.conf"
+	daemon "$NS_B" yipd-b "$YIPD" "$WORK/b.conf"
+	wait_ping "$PEER" 20
+}
+down() { stop_daemons; }
+
+# _yip_conf SELF SELF_UL SELF_TUN OTHER OTHER_UL OTHER_TUN
+_yip_conf() {
+	umask 077
+	cat >"$WORK/$1.conf" <<CONF
+local_private=$(sed -n 's/^private=//p' "$WORK/$1.key")
+listen=$2:51820
+device=$TUN_DEV
+address=$3/$TUN_LEN
+mtu=1420
+[peer]
+public_key=$(sed -n 's/^public=//p' "$WORK/$4.key")
+endpoint=$5:51820
+allowed_ips=$6/32
+CONF
+}

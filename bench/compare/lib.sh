@@ -1,0 +1,270 @@
+# shellcheck shell=bash disable=SC2034  # sourced; the contender files read these
+# bench/compare/lib.sh: topology, link emulation and process helpers shared by
+# run.sh and the contender files (contenders/*.sh). Sourced, not run.
+#
+# Topology, rebuilt for every contender:
+#
+#   namespace A                namespace M                  namespace B
+#   $IF_A 198.18.0.1 ==veth== $IF_MA  [link emulator]  $IF_MB ==veth== $IF_B 198.18.0.2
+#
+# The link emulator in M is build/yip-linkem when it exists (forwards raw
+# Ethernet frames between $IF_MA and $IF_MB, impairing each direction). Without
+# it, M falls back to a Linux bridge plus an nftables `numgen random` drop rule,
+# which can only do random loss; conditions that need delay, bursts or
+# reordering are then reported as skipped.
+#
+# Tunnel contenders put 198.19.0.1 (A) and 198.19.0.2 (B) on their devices
+# (RFC 2544 benchmarking range, like the underlay). Every address used lives in
+# namespaces this suite creates.
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+TOOLS=$BENCH_DIR/tools
+YIPD=${YIPD:-$ROOT/build/yipd}
+LINKEM_BIN=${LINKEM_BIN:-$ROOT/build/yip-linkem}
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')}
+
+ID=${BENCH_ID:-$$}
+NSP="yb$ID"
+NS_A="${NSP}a"
+NS_M="${NSP}m"
+NS_B="${NSP}b"
+IF_A="a$NSP"
+IF_B="b$NSP"
+IF_MA="ma$NSP"
+IF_MB="mb$NSP"
+UL_A=198.18.0.1
+UL_B=198.18.0.2
+TUN_A=198.19.0.1
+TUN_B=198.19.0.2
+TUN_LEN=24
+
+# RUN (a directory for logs and state) must be set by the caller.
+: "${RUN:?RUN must be set before sourcing lib.sh}"
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+in_a() { ip netns exec "$NS_A" "$@"; }
+in_b() { ip netns exec "$NS_B" "$@"; }
+in_m() { ip netns exec "$NS_M" "$@"; }
+in_ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
+bench_py() { "$PY" "$TOOLS/bench.py" "$@"; }
+
+# ------------------------------------------------------------------ processes
+
+DAEMON_PIDS=()   # the contender's tunnel daemons: their CPU time is measured
+DAEMON_NAMES=()
+LAST_PID=
+
+# spawn NS NAME CMD...: runs CMD in namespace NS in the background with output
+# in $WORK/NAME.log, records its pid in $RUN/pids (for the final cleanup) and
+# sets LAST_PID. `ip netns exec` and `env` exec their command, so the pid is
+# the command's own.
+spawn() {
+	local n=$1 name=$2; shift 2
+	ip netns exec "$n" "$@" </dev/null >"$WORK/$name.log" 2>&1 &
+	LAST_PID=$!
+	echo "$LAST_PID" >>"$RUN/pids"
+}
+
+# daemon NS NAME CMD...: spawn, and count the process as a tunnel daemon.
+daemon() {
+	spawn "$@"
+	DAEMON_PIDS+=("$LAST_PID")
+	DAEMON_NAMES+=("$2")
+}
+
+# stop_pids PID...: TERM, wait up to 3 s, then KILL.
+stop_pids() {
+	local p i
+	[ $# -gt 0 ] || return 0
+	kill "$@" 2>/dev/null || true
+	for i in $(seq 1 30); do
+		local alive=0
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive -eq 0 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null || true
+	for p in "$@"; do wait "$p" 2>/dev/null || true; done
+}
+
+stop_daemons() {
+	stop_pids "${DAEMON_PIDS[@]}"
+	DAEMON_PIDS=()
+	DAEMON_NAMES=()
+}
+
+# daemons_alive: fails (setting FAIL_REASON from the log) if a daemon exited.
+daemons_alive() {
+	local i
+	for i in "${!DAEMON_PIDS[@]}"; do
+		if ! kill -0 "${DAEMON_PIDS[$i]}" 2>/dev/null; then
+			local last
+			last=$(grep -v '^\s*$' "$WORK/${DAEMON_NAMES[$i]}.log" 2>/dev/null | tail -n 1 | cut -c1-160)
+			FAIL_REASON="${DAEMON_NAMES[$i]} exited${last:+: $last}"
+			return 1
+		fi
+	done
+}
+
+# ping_once NS ADDR: one echo, 1 s timeout.
+ping_once() { ip netns exec "$1" ping -n -q -c 1 -W 1 "$2" >/dev/null 2>&1; }
+
+# wait_ping ADDR SECONDS: until an echo from A to ADDR is answered. Sets
+# FAIL_REASON and fails on timeout or when a tunnel daemon exits.
+wait_ping() {
+	local addr=$1 secs=$2 end
+	end=$(($(date +%s) + secs))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		ping_once "$NS_A" "$addr" && return 0
+		daemons_alive || return 1
+		sleep 0.2
+	done
+	FAIL_REASON="no ping reply from $addr within ${secs} s"
+	return 1
+}
+
+# wait_file PATH SECONDS
+wait_file() {
+	local i
+	for i in $(seq 1 $(($2 * 10))); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_listen NS PROTO PORT SECONDS: until something listens there (t or u).
+wait_listen() {
+	local i
+	for i in $(seq 1 $(($4 * 20))); do
+		ip netns exec "$1" ss -Hln"$2" "sport = :$3" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ------------------------------------------------------------------ topology
+
+topo_up() {
+	local n
+	for n in "$NS_A" "$NS_M" "$NS_B"; do
+		ip netns add "$n"
+		echo "$n" >>"$RUN/netns"
+		ip netns exec "$n" ip link set lo up
+	done
+	in_m sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip link add "$IF_A" netns "$NS_A" type veth peer name "$IF_MA" netns "$NS_M"
+	ip link add "$IF_B" netns "$NS_B" type veth peer name "$IF_MB" netns "$NS_M"
+	in_a ip addr add "$UL_A/24" dev "$IF_A"
+	in_b ip addr add "$UL_B/24" dev "$IF_B"
+	# Impairments must apply per wire frame: no segmentation or coalescing offloads.
+	in_a ethtool -K "$IF_A" tso off gso off gro off >/dev/null 2>&1
+	in_b ethtool -K "$IF_B" tso off gso off gro off >/dev/null 2>&1
+	in_m ethtool -K "$IF_MA" tso off gso off gro off >/dev/null 2>&1
+	in_m ethtool -K "$IF_MB" tso off gso off gro off >/dev/null 2>&1
+	in_a ip link set "$IF_A" up
+	in_b ip link set "$IF_B" up
+	in_m ip link set "$IF_MA" up
+	in_m ip link set "$IF_MB" up
+	for n in "$NS_A" "$NS_B"; do
+		# Same generous TCP buffers on both ends for every contender (the core
+		# rmem_max/wmem_max limits are global on this kernel; run.sh sets them).
+		# No cached TCP metrics: each test starts from a clean slate.
+		ip netns exec "$n" sysctl -qw \
+			net.ipv4.tcp_rmem="4096 131072 33554432" \
+			net.ipv4.tcp_wmem="4096 16384 33554432" \
+			net.ipv4.tcp_no_metrics_save=1 \
+			net.ipv4.tcp_congestion_control=cubic
+	done
+	if [ -z "$LINKEM" ]; then
+		in_m ip link add br0 type bridge stp_state 0 forward_delay 0
+		in_m ip link set "$IF_MA" master br0
+		in_m ip link set "$IF_MB" master br0
+		in_m ip link set br0 up
+	fi
+}
+
+topo_down() {
+	link_stop
+	local n p
+	for n in "$NS_A" "$NS_M" "$NS_B"; do
+		ip netns list | grep -qw "^$n" || continue
+		# Anything still running inside our namespaces was started by us.
+		for p in $(ip netns pids "$n" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+		ip netns del "$n" 2>/dev/null || true
+	done
+}
+
+set_cc() { # set_cc cubic|bbr: TCP congestion control in A and B
+	in_a sysctl -qw net.ipv4.tcp_congestion_control="$1"
+	in_b sysctl -qw net.ipv4.tcp_congestion_control="$1"
+}
+
+# ------------------------------------------------------------------ link emulation
+
+LINKEM_PID=
+
+link_stop() {
+	if [ -n "$LINKEM_PID" ]; then
+		stop_pids "$LINKEM_PID"
+		LINKEM_PID=
+	fi
+	if [ -z "$LINKEM" ] && ip netns list | grep -qw "^$NS_M"; then
+		in_m nft delete table bridge ybench 2>/dev/null || true
+	fi
+}
+
+# link_supported SPEC: can the current emulator do SPEC?
+link_supported() {
+	[ -n "$LINKEM" ] && return 0
+	local item
+	for item in ${1//,/ }; do
+		case "$item" in loss=*) ;; *) return 1 ;; esac
+	done
+}
+
+# link_set SPEC: (re)start the emulator with SPEC applied in both directions
+# (empty SPEC: a clean link), then wait until the underlay passes a ping.
+link_set() {
+	local spec=$1 seed=${2:-1}
+	link_stop
+	if [ -n "$LINKEM" ]; then
+		local args=("$IF_MA" "$IF_MB" --seed "$seed" --stats "$WORK/linkem.stats")
+		[ -n "$spec" ] && args+=(--both "$spec")
+		spawn "$NS_M" linkem "$LINKEM" "${args[@]}"
+		LINKEM_PID=$LAST_PID
+	else
+		link_supported "$spec" || return 2
+		local loss=0 item
+		for item in ${spec//,/ }; do
+			case "$item" in loss=*) loss=${item#loss=}; loss=${loss%\%} ;; esac
+		done
+		# drop with probability loss/100, per frame, each direction
+		local thr
+		thr=$(awk -v l="$loss" 'BEGIN{printf "%d", l * 10000}')
+		in_m nft -f - <<NFT
+table bridge ybench {
+	chain impair {
+		type filter hook forward priority 0; policy accept;
+		iifname "$IF_MA" numgen random mod 1000000 < $thr drop
+		iifname "$IF_MB" numgen random mod 1000000 < $thr drop
+	}
+}
+NFT
+	fi
+	local i
+	for i in $(seq 1 50); do
+		ping_once "$NS_A" "$UL_B" && return 0
+		if [ -n "$LINKEM_PID" ] && ! kill -0 "$LINKEM_PID" 2>/dev/null; then
+			FAIL_REASON="yip-linkem exited: $(tail -n 1 "$WORK/linkem.log" 2>/dev/null)"
+			return 1
+		fi
+	done
+	FAIL_REASON="underlay does not pass a ping with link '$spec'"
+	return 1
+}
+
+# pkg_version PKG: the installed Debian package version (empty if none).
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }

@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# bench/compare/run.sh: yip next to the tunnels people use, on the same
+# emulated links, in the same run. Needs root. See bench/compare/README.md.
+#
+#   run.sh                 the full comparison -> docs/benchmarks/
+#   run.sh --quick         yip vs wireguard-go, clean and 5 % loss at 20 ms RTT
+#   run.sh --contenders yip,raw --conditions clean,loss5 --out DIR
+#
+# Raw logs of every run go to build/bench/<mode>-<date>/.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ARGS="$*"
+MODE=full
+CONTENDERS=
+CONDITIONS=
+OUT=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) MODE=quick ;;
+	--contenders) CONTENDERS=${2//,/ }; shift ;;
+	--conditions) CONDITIONS=${2//,/ }; shift ;;
+	--out) OUT=$2; shift ;;
+	-h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: needs root (network namespaces, TUN devices, sysctls); run it as root, e.g. sudo make bench-$MODE" >&2
+	exit 1
+fi
+for tool in ip nft ethtool ping iperf3 ss python3; do
+	command -v "$tool" >/dev/null || { echo "bench: '$tool' is missing (run scripts/deps.sh)" >&2; exit 1; }
+done
+
+ROOT=$(cd "$HERE/../.." && pwd)
+STAMP=$(date +%Y%m%d-%H%M%S)
+RUN=$ROOT/build/bench/$MODE-$STAMP
+mkdir -p "$RUN"
+: >"$RUN/pids"
+: >"$RUN/netns"
+. "$HERE/lib.sh"
+
+LINKEM=
+if [ -x "$LINKEM_BIN" ]; then
+	LINKEM=$LINKEM_BIN
+else
+	log "WARNING: $LINKEM_BIN not found: using a bridge + nftables random loss; conditions with delay, bursts or reordering are skipped"
+fi
+
+# ------------------------------------------------------------------ plan
+
+# name|link spec (both directions)|congestion control|title
+ALL_CONDITIONS="
+clean||cubic|Clean link
+loss1|loss=1%|cubic|1 % random loss each way
+loss5|loss=5%|cubic|5 % random loss each way
+loss10|loss=10%|cubic|10 % random loss each way
+loss20|loss=20%|cubic|20 % random loss each way
+burst5|loss=5%,burst=4|cubic|5 % burst loss each way (Gilbert-Elliott, mean burst 4)
+reorder1|reorder=1%,reorder_gap=1ms|cubic|1 % reordering each way (held back 1 ms)
+rtt20|delay=10ms|cubic|20 ms RTT, clean
+rtt20-loss1|delay=10ms,loss=1%|cubic|20 ms RTT, 1 % loss each way
+rtt20-loss1-bbr|delay=10ms,loss=1%|bbr|20 ms RTT, 1 % loss each way
+rtt20-loss5|delay=10ms,loss=5%|cubic|20 ms RTT, 5 % loss each way
+rtt20-loss5-bbr|delay=10ms,loss=5%|bbr|20 ms RTT, 5 % loss each way
+"
+ALL_CONTENDERS="raw yip wireguard-go openvpn tinc n2n yggdrasil nebula"
+
+if [ "$MODE" = quick ]; then
+	: "${CONTENDERS:=yip wireguard-go}"
+	: "${CONDITIONS:=clean rtt20-loss5}"
+	# seconds (PING_N: echoes at 10 ms); COPY_MB=0 skips the file copy
+	T1=${T1:-5} T4=${T4:-3} PING_N=${PING_N:-100} UDP_T=${UDP_T:-2} RR_T=${RR_T:-3}
+	COPY_MB=${COPY_MB:-0} COPY_TIMEOUT=${COPY_TIMEOUT:-15}
+	OUT=${OUT:-$RUN}
+else
+	: "${CONTENDERS:=$ALL_CONTENDERS}"
+	: "${CONDITIONS:=$(echo "$ALL_CONDITIONS" | cut -d'|' -f1 | xargs)}"
+	# trimmed so that 8 contenders x 12 conditions finish in about 50 minutes
+	T1=${T1:-6} T4=${T4:-4} PING_N=${PING_N:-200} UDP_T=${UDP_T:-3} RR_T=${RR_T:-4}
+	COPY_MB=${COPY_MB:-100} COPY_TIMEOUT=${COPY_TIMEOUT:-12}
+	OUT=${OUT:-$ROOT/docs/benchmarks}
+fi
+UDP_PPS=${UDP_PPS:-1000}
+UDP_SIZE=${UDP_SIZE:-1200}
+RR_SIZE=${RR_SIZE:-64}
+
+cond_field() { # cond_field NAME FIELD(1-4)
+	echo "$ALL_CONDITIONS" | awk -F'|' -v n="$1" -v f="$2" '$1 == n { print $f; found = 1 } END { exit !found }'
+}
+for c in $CONDITIONS; do
+	cond_field "$c" 1 >/dev/null || { echo "bench: unknown condition '$c'" >&2; exit 2; }
+done
+for c in $CONTENDERS; do
+	[ -f "$HERE/contenders/$c.sh" ] || { echo "bench: no contender file contenders/$c.sh" >&2; exit 2; }
+done
+
+# ------------------------------------------------------------------ global state
+
+SAVED_SYSCTLS=()
+save_and_set() { # save_and_set KEY VALUE (init namespace)
+	SAVED_SYSCTLS+=("$1=$(sysctl -n "$1" | tr '\t' ' ')")
+	sysctl -qw "$1=$2"
+}
+
+cleanup() {
+	local rc=$? p n
+	trap - EXIT INT TERM
+	# Only processes this run started, and only while they are still inside
+	# one of this run's namespaces.
+	while read -r p; do
+		[ -n "$p" ] || continue
+		n=$(ip netns identify "$p" 2>/dev/null) || continue
+		case "$n" in "$NSP"?) kill -KILL "$p" 2>/dev/null || true ;; esac
+	done <"$RUN/pids"
+	while read -r n; do
+		[ -n "$n" ] && ip netns del "$n" 2>/dev/null
+	done <"$RUN/netns"
+	for kv in "${SAVED_SYSCTLS[@]}"; do sysctl -qw "$kv" || true; done
+	rm -f "$RUN/testfile"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Socket buffer limits are global on this kernel: raise them for the run (the
+# same for every contender) and put them back afterwards. CUBIC must be in the
+# allowed list for a non-initial namespace to select it.
+save_and_set net.core.rmem_max 33554432
+save_and_set net.core.wmem_max 33554432
+allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+want=$allowed
+for cc in cubic bbr; do
+	case " $want " in *" $cc "*) ;; *) want="$want $cc" ;; esac
+done
+[ "$want" = "$allowed" ] || save_and_set net.ipv4.tcp_allowed_congestion_control "$want"
+
+ROWS=$RUN/rows.jsonl
+: >"$ROWS"
+row() { bench_py row "$@" >>"$ROWS"; }
+
+if [ "$COPY_MB" -gt 0 ]; then
+	bench_py make-file --file "$RUN/testfile" --mb "$COPY_MB" >/dev/null
+fi
+
+cpu_model=$(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n 1)
+linkem_desc="bridge + nftables random drop (yip-linkem not built)"
+if [ -n "$LINKEM" ]; then
+	linkem_desc="build/yip-linkem"
+	[ -d "$ROOT/.git" ] && linkem_desc="build/yip-linkem (tree $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null))"
+fi
+row kind=meta mode="$MODE" date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
+	command="${BENCH_CMD:-$0${ARGS:+ $ARGS}}" cpu="$cpu_model" cores:="$(nproc)" \
+	kernel="$(uname -r)" os="$(. /etc/os-release && echo "$PRETTY_NAME")" \
+	mem_gib:="$(awk '/MemTotal/ {printf "%d", $2/1048576 + 0.5}' /proc/meminfo)" \
+	linkem="$linkem_desc" t1:="$T1" t4:="$T4" ping_n:="$PING_N" udp_t:="$UDP_T" \
+	udp_pps:="$UDP_PPS" udp_size:="$UDP_SIZE" rr_t:="$RR_T" rr_size:="$RR_SIZE" \
+	copy_mb:="$COPY_MB" copy_timeout:="$COPY_TIMEOUT" \
+	iperf3="$(iperf3 --version 2>/dev/null | head -n 1)" \
+	python="$("$PY" --version 2>&1)"
+while IFS='|' read -r name spec cc title; do
+	[ -n "$name" ] || continue
+	case " $CONDITIONS " in *" $name "*) ;; *) continue ;; esac
+	row kind=condition name="$name" spec="$spec" cc="$cc" title="$title"
+done <<<"$ALL_CONDITIONS"
+
+# ------------------------------------------------------------------ measurements
+
+TEST_PIDS=()
+tspawn() { # tspawn NS NAME CMD...: a test helper process, stopped after each test
+	spawn "$@"
+	TEST_PIDS+=("$LAST_PID")
+}
+tstop() {
+	stop_pids "${TEST_PIDS[@]}"
+	TEST_PIDS=()
+}
+cpu_now() { bench_py cpu "${DAEMON_PIDS[@]}" | sed 's/.*"cpu_s": \([0-9.e-]*\).*/\1/'; }
+
+# iperf_tcp STREAMS SECONDS OUTFILE
+iperf_tcp() {
+	tspawn "$NS_B" iperf3-server iperf3 -s -1 -p 5201
+	wait_listen "$NS_B" t 5201 5 || log "iperf3 server did not start"
+	in_a timeout $(($2 + 25)) iperf3 -c "$PEER" -p 5201 -P "$1" -t "$2" -J \
+		--connect-timeout 10000 >"$3" 2>"$3.err"
+	tstop
+}
+
+# measure NAME CC: every metric for one contender x condition; writes files
+# $F.* and prints nothing. The order keeps the idle RTT free of other traffic.
+measure() {
+	local F=$WORK/$1
+	# Idle RTT: PING_N echoes at 10 ms.
+	in_a timeout $((PING_N / 100 + 10)) ping -n -i 0.01 -c "$PING_N" -W 1 "$PEER" >"$F.ping-idle" 2>&1
+	bench_py ping-stats <"$F.ping-idle" >"$F.idle.json"
+
+	# TCP, one stream, with the loaded RTT measured in its middle.
+	local c0 c1 c2 ip
+	c0=$(cpu_now)
+	tspawn "$NS_B" iperf3-server iperf3 -s -1 -p 5201
+	wait_listen "$NS_B" t 5201 5 || log "iperf3 server did not start"
+	in_a timeout $((T1 + 25)) iperf3 -c "$PEER" -p 5201 -t "$T1" -J \
+		--connect-timeout 10000 >"$F.tcp1.json" 2>"$F.tcp1.err" &
+	ip=$!
+	sleep 1.5
+	in_a timeout $((T1 + 5)) ping -n -i 0.01 -c $(((T1 - 3) * 100)) -W 1 "$PEER" >"$F.ping-loaded" 2>&1
+	wait "$ip"
+	tstop
+	c1=$(cpu_now)
+	bench_py ping-stats <"$F.ping-loaded" >"$F.loaded.json"
+	bench_py iperf --file "$F.tcp1.json" >"$F.tcp1.res"
+
+	# TCP, four streams.
+	iperf_tcp 4 "$T4" "$F.tcp4.json"
+	c2=$(cpu_now)
+	bench_py iperf --file "$F.tcp4.json" >"$F.tcp4.res"
+	echo "{\"cpu0\": $c0, \"cpu1\": $c1, \"cpu2\": $c2}" >"$F.cpu.json"
+
+	# Delivered loss of a steady UDP stream.
+	local run=$((RANDOM * 32768 + RANDOM))
+	tspawn "$NS_B" udp-recv "$PY" "$TOOLS/bench.py" udp-recv --port 7003 --seconds $((UDP_T + 5)) --idle 1 --run "$run"
+	local rpid=$LAST_PID
+	wait_listen "$NS_B" u 7003 5 || log "UDP receiver did not start"
+	in_a "$PY" "$TOOLS/bench.py" udp-send --host "$PEER" --port 7003 --pps "$UDP_PPS" \
+		--seconds "$UDP_T" --size "$UDP_SIZE" --run "$run" >"$F.udp-send.json" 2>"$F.udp-send.err"
+	wait "$rpid" 2>/dev/null
+	cp "$WORK/udp-recv.log" "$F.udp-recv.json"
+	tstop
+
+	# Request/response over one TCP connection.
+	tspawn "$NS_B" rr-server "$PY" "$TOOLS/bench.py" rr-server --port 7001 --size "$RR_SIZE" --deadline $((RR_T + 30))
+	wait_listen "$NS_B" t 7001 5 || log "rr server did not start"
+	in_a timeout $((RR_T + 30)) "$PY" "$TOOLS/bench.py" rr-client --host "$PEER" --port 7001 \
+		--size "$RR_SIZE" --seconds "$RR_T" --stall 5 >"$F.rr.json" 2>"$F.rr.err"
+	tstop
+
+	# Bulk copy of the test file, checked with SHA-256.
+	if [ "$COPY_MB" -gt 0 ]; then
+		tspawn "$NS_B" xfer-server "$PY" "$TOOLS/bench.py" xfer-server --port 7002 --deadline $((COPY_TIMEOUT + 10))
+		wait_listen "$NS_B" t 7002 5 || log "copy server did not start"
+		in_a timeout $((COPY_TIMEOUT + 20)) "$PY" "$TOOLS/bench.py" xfer-client --host "$PEER" --port 7002 \
+			--file "$RUN/testfile" --timeout "$COPY_TIMEOUT" >"$F.copy.json" 2>"$F.copy.err"
+		sleep 0.2
+		tstop
+		cp "$WORK/xfer-server.log" "$F.copysrv.json"
+	fi
+
+	# What the emulator did during the whole cell.
+	if [ -n "$LINKEM_PID" ]; then
+		kill -USR1 "$LINKEM_PID" 2>/dev/null
+		sleep 0.2
+		bench_py linkem-stats --file "$WORK/linkem.stats" >"$F.link.json"
+	fi
+}
+
+cell_row() { # cell_row CONTENDER COND CC SPEC STATUS [extra row args]
+	local c=$1 n=$2 cc=$3 spec=$4 st=$5; shift 5
+	row kind=cell contender="$c" condition="$n" cc="$cc" spec="$spec" status="$st" "$@"
+}
+
+# run_contender NAME: everything for one contender; runs in a subshell so the
+# contender's functions and variables stay its own.
+run_contender() {
+	local name=$1
+	WORK=$RUN/$name
+	mkdir -p "$WORK"
+	DESC=$name PEER='' TUN_DEV=''
+	# shellcheck source=/dev/null
+	. "$HERE/contenders/$name.sh"
+	local ver reason t0 cond spec cc
+	ver=$(version 2>/dev/null | head -n 1)
+	t0=$(date +%s)
+	if ! reason=$(available 2>&1); then
+		log "$name: not installed ($reason)"
+		row kind=contender name="$name" desc="$DESC" version="${ver:-?}" status="not installed: $reason"
+		for cond in $CONDITIONS; do
+			cell_row "$name" "$cond" "$(cond_field "$cond" 3)" "$(cond_field "$cond" 2)" "not installed"
+		done
+		return 0
+	fi
+
+	trap 'down >/dev/null 2>&1; topo_down' EXIT
+	topo_up
+	FAIL_REASON=
+	local up_ok=1 up_t0 up_s=
+	if ! link_set "" 1; then
+		up_ok=0
+	else
+		up_t0=$(date +%s.%N)
+		if up >"$WORK/up.log" 2>&1; then
+			up_s=$(awk -v a="$up_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+		else
+			up_ok=0
+			[ -n "$FAIL_REASON" ] || FAIL_REASON=$(tail -n 1 "$WORK/up.log")
+		fi
+	fi
+	if [ $up_ok -eq 0 ]; then
+		log "$name: failed to start: $FAIL_REASON"
+		row kind=contender name="$name" desc="$DESC" version="${ver:-?}" status="failed to start: $FAIL_REASON"
+		for cond in $CONDITIONS; do
+			cell_row "$name" "$cond" "$(cond_field "$cond" 3)" "$(cond_field "$cond" 2)" "failed to start"
+		done
+		return 0
+	fi
+	local mtu
+	mtu=$(in_a cat "/sys/class/net/$TUN_DEV/mtu" 2>/dev/null)
+	log "$name: up in ${up_s} s (peer $PEER, MTU ${mtu:-?})"
+	row kind=contender name="$name" desc="$DESC" version="${ver:-?}" notes="$(notes 2>/dev/null)" \
+		mtu:="$mtu" peer="$PEER" up_s:="$up_s" status=ok
+
+	local seed=1
+	for cond in $CONDITIONS; do
+		spec=$(cond_field "$cond" 2)
+		cc=$(cond_field "$cond" 3)
+		seed=$((seed + 1))
+		if ! link_supported "$spec"; then
+			cell_row "$name" "$cond" "$cc" "$spec" "skipped: needs build/yip-linkem"
+			continue
+		fi
+		FAIL_REASON=
+		if ! link_set "$spec" "$seed"; then
+			log "$name/$cond: link: $FAIL_REASON"
+			cell_row "$name" "$cond" "$cc" "$spec" "link emulator failed: $FAIL_REASON"
+			continue
+		fi
+		set_cc "$cc"
+		if ! wait_ping "$PEER" 15; then
+			log "$name/$cond: tunnel down ($FAIL_REASON); restarting it"
+			down >/dev/null 2>&1
+			if ! up >>"$WORK/up.log" 2>&1 || ! wait_ping "$PEER" 15; then
+				log "$name/$cond: tunnel down: $FAIL_REASON"
+				cell_row "$name" "$cond" "$cc" "$spec" "tunnel down: $FAIL_REASON"
+				continue
+			fi
+		fi
+		local ct0=$SECONDS
+		measure "$cond" "$cc"
+		local F=$WORK/$cond copy=()
+		[ "$COPY_MB" -gt 0 ] && copy=("@copy=$F.copy.json" "@copysrv=$F.copysrv.json")
+		cell_row "$name" "$cond" "$cc" "$spec" ok \
+			@idle="$F.idle.json" @loaded="$F.loaded.json" @tcp1="$F.tcp1.res" @tcp4="$F.tcp4.res" \
+			@cpu="$F.cpu.json" @link="$F.link.json" @udps="$F.udp-send.json" @udpr="$F.udp-recv.json" @rr="$F.rr.json" \
+			"${copy[@]}" \
+			ndaemons:="${#DAEMON_PIDS[@]}" secs:=$((SECONDS - ct0))
+		log "$name/$cond: $(tail -n 1 "$ROWS" | "$PY" -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+def g(k, f="%s"):
+    v = r.get(k)
+    return f % v if isinstance(v, (int, float)) else "-"
+print("tcp1 %s Mbit/s, tcp4 %s, idle p50 %s ms, udp %s/%s, rr p50 %s us, copy %s" % (
+    g("tcp1_mbps"), g("tcp4_mbps"), g("idle_p50_ms"), g("udpr_received"), g("udps_sent"),
+    g("rr_p50_us"), g("copy_seconds") if r.get("copy_status") == "ok" else r.get("copy_status", "-")))
+') ($((SECONDS - ct0)) s)"
+	done
+	down >/dev/null 2>&1
+	topo_down
+	trap - EXIT
+	log "$name: done in $(($(date +%s) - t0)) s"
+}
+
+t_start=$(date +%s)
+log "mode $MODE: contenders: $CONTENDERS; conditions: $CONDITIONS; logs in $RUN"
+for c in $CONTENDERS; do
+	(run_contender "$c")
+done
+total=$(($(date +%s) - t_start))
+row kind=total seconds:="$total"
+log "measurements done in $total s"
+
+mkdir -p "$OUT"
+"$PY" "$HERE/tools/report.py" --rows "$ROWS" --out "$OUT" --mode "$MODE" --svg-dir "$OUT"

@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""Turn bench/compare's rows.jsonl into RESULTS.md, results.csv and SVG charts
+(full mode), or a small table on stdout plus quick.md (quick mode)."""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+CSV_COLUMNS = [
+    "contender", "version", "condition", "title", "cc", "link_spec", "status",
+    "tcp1_mbps", "tcp4_mbps", "tcp1_retransmits",
+    "idle_rtt_p50_ms", "idle_rtt_p99_ms", "idle_ping_loss_pct",
+    "loaded_rtt_p50_ms", "loaded_rtt_p99_ms", "loaded_ping_loss_pct",
+    "udp_sent", "udp_received", "udp_loss_pct",
+    "copy_s", "copy_status", "copy_received_mib",
+    "rr_p50_us", "rr_p99_us", "rr_count", "rr_status",
+    "tcp_bytes", "daemon_cpu_s", "cpu_s_per_gb",
+    "tcp1_status", "tcp4_status",
+    "link_a2b_frames", "link_a2b_lost_pct", "link_b2a_frames", "link_b2a_lost_pct",
+    "link_queue_drops",
+]
+
+# x position (injected loss %) of the conditions in the loss charts
+LOSS_SERIES = [("clean", 0), ("loss1", 1), ("loss5", 5), ("loss10", 10), ("loss20", 20)]
+MIN_GB_FOR_CPU = 0.05  # below this, CPU per GB is mostly idle overhead
+
+
+def num(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def derive(r, contenders):
+    """One flat CSV-style dict from a cell row."""
+    d = {
+        "contender": r["contender"],
+        "version": contenders.get(r["contender"], {}).get("version", ""),
+        "condition": r["condition"],
+        "cc": r.get("cc", ""),
+        "link_spec": r.get("spec", "") or "none",
+        "status": r.get("status", ""),
+    }
+    if r.get("status") != "ok":
+        return d
+    if r.get("tcp1_status") == "ok":
+        d["tcp1_mbps"] = r.get("tcp1_mbps")
+        d["tcp1_retransmits"] = r.get("tcp1_retransmits")
+    d["tcp1_status"] = r.get("tcp1_status")
+    if r.get("tcp4_status") == "ok":
+        d["tcp4_mbps"] = r.get("tcp4_mbps")
+    d["tcp4_status"] = r.get("tcp4_status")
+    for src, dst in (("idle", "idle"), ("loaded", "loaded")):
+        d[dst + "_rtt_p50_ms"] = r.get(src + "_p50_ms")
+        d[dst + "_rtt_p99_ms"] = r.get(src + "_p99_ms")
+        d[dst + "_ping_loss_pct"] = r.get(src + "_loss_pct")
+    sent, got = num(r.get("udps_sent")), num(r.get("udpr_received"))
+    if sent:
+        d["udp_sent"], d["udp_received"] = sent, got or 0
+        d["udp_loss_pct"] = round(100.0 * (sent - (got or 0)) / sent, 2)
+    if "copy_status" in r:
+        d["copy_status"] = r["copy_status"]
+        if r["copy_status"] == "ok":
+            d["copy_s"] = r.get("copy_seconds")
+        elif num(r.get("copysrv_bytes")) is not None:
+            d["copy_received_mib"] = round(r["copysrv_bytes"] / 1048576.0, 1)
+    d["rr_status"] = r.get("rr_status")
+    if r.get("rr_count"):
+        d["rr_p50_us"], d["rr_p99_us"], d["rr_count"] = r.get("rr_p50_us"), r.get("rr_p99_us"), r["rr_count"]
+    for dr in ("a2b", "b2a"):
+        rx, lost = num(r.get("link_%s_rx" % dr)), num(r.get("link_%s_lost" % dr))
+        if rx:
+            d["link_%s_frames" % dr] = rx
+            d["link_%s_lost_pct" % dr] = round(100.0 * (lost or 0) / rx, 2)
+    qd = [num(r.get("link_%s_queue_drops" % dr)) for dr in ("a2b", "b2a")]
+    if any(v is not None for v in qd):
+        d["link_queue_drops"] = sum(v or 0 for v in qd)
+    b = (num(r.get("tcp1_bytes")) or 0) + (num(r.get("tcp4_bytes")) or 0)
+    d["tcp_bytes"] = b
+    c0, c2 = num(r.get("cpu_cpu0")), num(r.get("cpu_cpu2"))
+    if r.get("ndaemons") and c0 is not None and c2 is not None:
+        d["daemon_cpu_s"] = round(c2 - c0, 2)
+        if b / 1e9 >= MIN_GB_FOR_CPU:
+            d["cpu_s_per_gb"] = round((c2 - c0) / (b / 1e9), 2)
+    return d
+
+
+def fmt(v, kind=""):
+    if v is None or v == "":
+        return "–"
+    if not isinstance(v, (int, float)):
+        return str(v)
+    if kind == "mbps":
+        return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
+    if kind == "ms":
+        return "%.2f" % v if v < 10 else ("%.1f" % v if v < 100 else "%.0f" % v)
+    if kind == "us":
+        return "%.0f" % v
+    if kind == "dur_us":  # a duration in microseconds, shown with a fitting unit
+        if v < 1000:
+            return "%.0f µs" % v
+        if v < 1e6:
+            return ("%.1f ms" if v < 1e4 else "%.0f ms") % (v / 1000)
+        return "%.1f s" % (v / 1e6)
+    if kind == "pct":
+        return "%.2f" % v if v < 10 else "%.1f" % v
+    if kind == "s":
+        return "%.1f" % v
+    return str(v)
+
+
+def pair(a, b, kind):
+    if a is None and b is None:
+        return "–"
+    return "%s / %s" % (fmt(a, kind), fmt(b, kind))
+
+
+def copy_cell(d, timeout):
+    st = d.get("copy_status")
+    if st is None:
+        return "–"
+    if st == "ok":
+        return fmt(d.get("copy_s"), "s")
+    if st == "timeout":
+        got = d.get("copy_received_mib")
+        if got is not None:
+            return "timeout (%s MB in %g s)" % (("%.0f" if got >= 10 else "%.1f") % got, timeout)
+        return "timeout (>%g s)" % timeout
+    return st
+
+
+def test_status(st):
+    """A short table entry for a failed measurement (the CSV keeps the full text)."""
+    if not st:
+        return "–"
+    low = st.lower()
+    if "unable to connect" in low or "connect failed" in low:
+        return "no connection"
+    if "interrupt" in low or "stalled" in low:
+        return "stalled"
+    if st in ("no data", "no result", "no answer"):
+        return st
+    return "failed"
+
+
+def cell_cells(d, meta):
+    st = d.get("status", "")
+    if st != "ok":
+        return None
+    cpu = d.get("cpu_s_per_gb")
+    if cpu is None:
+        cpu = "n/a" if d["contender"] == "raw" or "daemon_cpu_s" not in d else "(<50 MB moved)"
+    return [
+        fmt(d.get("tcp1_mbps"), "mbps") if d.get("tcp1_status") == "ok" else test_status(d.get("tcp1_status")),
+        fmt(d.get("tcp4_mbps"), "mbps") if d.get("tcp4_status") == "ok" else test_status(d.get("tcp4_status")),
+        pair(d.get("idle_rtt_p50_ms"), d.get("idle_rtt_p99_ms"), "ms"),
+        pair(d.get("loaded_rtt_p50_ms"), d.get("loaded_rtt_p99_ms"), "ms"),
+        fmt(d.get("udp_loss_pct"), "pct"),
+        copy_cell(d, meta.get("copy_timeout", 0)),
+        pair(d.get("rr_p50_us"), d.get("rr_p99_us"), "dur_us") if d.get("rr_count") else test_status(d.get("rr_status")),
+        fmt(cpu, "s") if isinstance(cpu, (int, float)) else cpu,
+    ]
+
+
+def table(rows, meta, with_copy=True, first_col="Contender"):
+    hdr = [first_col, "TCP 1 stream Mbit/s", "TCP 4 streams Mbit/s", "idle RTT p50 / p99 ms",
+           "loaded RTT p50 / p99 ms", "UDP delivered loss %",
+           "%d MB copy s" % meta.get("copy_mb", 100), "TCP req/resp p50 / p99", "daemon CPU s/GB"]
+    keep = [i for i in range(len(hdr)) if with_copy or i != 6]
+    lines = ["| " + " | ".join(hdr[i] for i in keep) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in keep) + "|"]
+    for label, d in rows:
+        cells = cell_cells(d, meta)
+        if cells is None:
+            lines.append("| %s | %s |" % (label, d.get("status", "")) + " |" * (len(keep) - 2))
+            continue
+        full = [label] + cells
+        lines.append("| " + " | ".join(full[i] for i in keep) + " |")
+    return "\n".join(lines)
+
+
+def load(path):
+    meta, total = {}, None
+    conds, contenders, cells = [], {}, []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            r = json.loads(line)
+            k = r.get("kind")
+            if k == "meta":
+                meta = r
+            elif k == "condition":
+                conds.append(r)
+            elif k == "contender":
+                contenders[r["name"]] = r
+            elif k == "cell":
+                cells.append(r)
+            elif k == "total":
+                total = r.get("seconds")
+    return meta, conds, contenders, cells, total
+
+
+def cc_name(cc):
+    return {"cubic": "CUBIC", "bbr": "BBR"}.get(cc, cc)
+
+
+# ------------------------------------------------------------------ charts
+
+STYLE = {  # contender -> (colour, extra style)
+    "raw": ("#000000", "dt 2 lw 2"),
+    "yip": ("#d62728", "lw 3"),
+    "wireguard-go": ("#1f77b4", "lw 2"),
+    "openvpn": ("#ff7f0e", "lw 2"),
+    "tinc": ("#8c564b", "lw 2"),
+    "n2n": ("#9467bd", "lw 2"),
+    "yggdrasil": ("#2ca02c", "lw 2"),
+    "nebula": ("#17becf", "lw 2"),
+}
+EXTRA_COLOURS = ["#e377c2", "#7f7f7f", "#bcbd22", "#393b79"]
+
+
+def charts(out_dir, derived, order, cond_names):
+    if not shutil.which("gnuplot"):
+        print("report: gnuplot not found; no charts", file=sys.stderr)
+        return []
+    series = [(c, x) for c, x in LOSS_SERIES if c in cond_names]
+    if len(series) < 2:
+        return []
+    dat = os.path.join(out_dir, ".loss-series.dat")
+    names = []
+    with open(dat, "w") as f:
+        for c in order:
+            pts = []
+            for cond, x in series:
+                d = derived.get((c, cond))
+                if not d or d.get("status") != "ok":
+                    continue
+                rr99 = d.get("rr_p99_us")
+                pts.append((x, d.get("tcp1_mbps"), d.get("idle_rtt_p99_ms"),
+                            d.get("loaded_rtt_p99_ms"), d.get("udp_loss_pct"),
+                            None if rr99 is None else rr99 / 1000.0))
+            if not pts:
+                continue
+            names.append(c)
+            f.write("# %s\n" % c)
+            for p in pts:
+                f.write(" ".join("NaN" if v is None else str(v) for v in p) + "\n")
+            f.write("\n\n")
+    if not names:
+        os.unlink(dat)
+        return []
+
+    def style(i, n):
+        colour, extra = STYLE.get(n, (EXTRA_COLOURS[i % len(EXTRA_COLOURS)], "lw 2"))
+        return "lc rgb '%s' %s pt %d ps 0.9" % (colour, extra, [7, 5, 9, 11, 13, 4, 6, 8, 10, 12][i % 10])
+
+    def plot(col, titles=True):
+        return ", ".join(
+            "'%s' index %d using 1:%d with linespoints %s %s" % (
+                dat, i, col, style(i, n), "title '%s'" % n if titles else "notitle")
+            for i, n in enumerate(names))
+
+    term = "set terminal svg size %d,%d dynamic enhanced font 'Helvetica,13' background '#ffffff'\n"
+    common = """
+set grid lc rgb '#dddddd'
+set xlabel 'injected random loss, each way (%)'
+set xtics (0, 1, 5, 10, 20)
+set xrange [-0.5:20.5]
+set datafile missing 'NaN'
+"""
+    files = []
+    script = term % (760, 460) + common + """
+set key outside right top
+set output '%(o)s/throughput-vs-loss.svg'
+set title 'TCP throughput (1 stream, CUBIC) vs random loss, no added delay'
+set ylabel 'Mbit/s (log scale)'
+set logscale y
+plot %(p)s
+unset logscale y
+""" % {"o": out_dir, "p": plot(2)}
+    files.append("throughput-vs-loss.svg")
+    script += term % (1300, 460) + """
+set output '%(o)s/rtt-p99-vs-loss.svg'
+set multiplot layout 1,3 title 'p99 latency vs random loss, no added delay (CUBIC)' margins 0.05,0.86,0.13,0.83 spacing 0.075
+unset key
+set ylabel 'ms (log scale)'
+set logscale y
+set title 'ping, idle (answered echoes)'
+plot %(pi)s
+set title 'ping, while one TCP stream runs'
+plot %(pl)s
+set title 'TCP 64-byte request/response'
+set key at screen 0.995,0.83 right top
+plot %(pr)s
+unset logscale y
+unset multiplot
+""" % {"o": out_dir, "pi": plot(3, False), "pl": plot(4, False), "pr": plot(6)}
+    files.append("rtt-p99-vs-loss.svg")
+    script += term % (760, 460) + """
+set key outside right top
+set output '%(o)s/delivered-vs-injected-loss.svg'
+set title 'Steady UDP stream: delivered loss vs injected loss'
+set ylabel 'end-to-end loss (%%)'
+set yrange [-0.5:*]
+plot x with lines lc rgb '#aaaaaa' dt 3 title 'injected', %(p)s
+""" % {"o": out_dir, "p": plot(5)}
+    files.append("delivered-vs-injected-loss.svg")
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except subprocess.CalledProcessError as e:
+        print("report: gnuplot failed: %s" % e.stderr, file=sys.stderr)
+        files = []
+    os.unlink(dat)
+    return files
+
+
+# ------------------------------------------------------------------ documents
+
+def write_csv(path, derived_list):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for d in derived_list:
+            w.writerow({k: ("" if d.get(k) is None else d.get(k)) for k in CSV_COLUMNS})
+
+
+def durations(meta):
+    return (
+        "TCP throughput: iperf3, 1 stream for %(t1)s s (the loaded-RTT pings run in its middle), "
+        "then 4 streams for %(t4)s s, A → B. "
+        "Idle RTT: %(ping_n)s pings at 10 ms intervals. Loaded RTT: pings at 10 ms intervals from 1.5 s into "
+        "the 1-stream test until 1.5 s before its end. "
+        "UDP delivered loss: %(udp_pps)s packets/s of %(udp_size)s bytes for %(udp_t)s s, sequence-numbered, "
+        "counted at the receiver. "
+        "Request/response: %(rr_size)s-byte request, %(rr_size)s-byte reply, back to back over one TCP connection "
+        "(TCP_NODELAY) for %(rr_t)s s. "
+        % meta
+        + ("File copy: %(copy_mb)s MiB over one TCP connection, SHA-256 checked, timeout %(copy_timeout)s s. " % meta
+           if meta.get("copy_mb") else "File copy: not run. ")
+        + "Daemon CPU: utime+stime of the tunnel daemons (both ends, from /proc/PID/stat) across both TCP tests, "
+        "divided by the bytes those tests delivered (shown only when at least 50 MB moved)."
+    )
+
+
+def full_report(a, meta, conds, contenders, cells, total):
+    order = [c for c in ["raw", "yip", "wireguard-go"] if c in contenders]
+    order += [c for c in contenders if c not in order]
+    derived = {}
+    for r in cells:
+        derived[(r["contender"], r["condition"])] = derive(r, contenders)
+    titles = {c["name"]: c for c in conds}
+    for d in derived.values():
+        d["title"] = titles.get(d["condition"], {}).get("title", "")
+
+    csv_path = os.path.join(a.out, "results.csv")
+    write_csv(csv_path, [derived[(c, k["name"])] for k in conds for c in order if (c, k["name"]) in derived])
+    svgs = charts(a.svg_dir, derived, order, [c["name"] for c in conds])
+
+    L = []
+    L.append("# yip beside other tunnels: comparison results\n")
+    L.append("**Read this first.** These numbers come from one shared, noisy virtual machine "
+             "(%s cores), where the link emulator, both tunnel daemons and the traffic "
+             "generators all compete for the same CPUs. Absolute numbers will differ on other "
+             "machines and between runs; the ratios between contenders **within this run** are "
+             "what matter. Every contender ran over the same emulated links, in the same run, "
+             "one after another.\n" % meta.get("cores", "?"))
+    L.append("- Date: %s" % meta.get("date", "?"))
+    L.append("- Command: `%s` (as root)" % meta.get("command", "?"))
+    L.append("- Machine: %s, %s cores, %s GiB RAM; kernel %s; %s" % (
+        meta.get("cpu", "?"), meta.get("cores", "?"), meta.get("mem_gib", "?"),
+        meta.get("kernel", "?"), meta.get("os", "?")))
+    L.append("- Link emulator: %s" % meta.get("linkem", "?"))
+    L.append("- Tools: %s; %s" % (meta.get("iperf3", "iperf3"), meta.get("python", "python3")))
+    if total is not None:
+        L.append("- Total run time: %d min %02d s" % (total // 60, total % 60))
+    L.append("")
+    L.append("## Setup\n")
+    L.append("Three network namespaces, A — M — B, are rebuilt for every contender. A and B each have a "
+             "veth to M (underlay 198.18.0.1/24 and 198.18.0.2/24); in M the link emulator forwards "
+             "raw Ethernet frames between the two veths and impairs each direction with the same "
+             "settings. TSO, GSO and GRO are off on all four veth ends, so the impairments apply per "
+             "wire frame. A and B get the same socket and TCP buffer limits for every contender "
+             "(net.core.rmem_max/wmem_max and tcp_rmem/tcp_wmem maximum 32 MiB, "
+             "tcp_no_metrics_save=1) and an explicit TCP congestion control, named in every table. "
+             "No rate limit is set: the link is as fast as the emulator forwards, so throughput on a "
+             "clean link is bounded by CPU (2 cores shared by everything). Tunnels use their "
+             "inner addresses 198.19.0.1 and 198.19.0.2 (Yggdrasil: its key-derived IPv6 addresses). "
+             "Traffic flows A → B.\n")
+    L.append(durations(meta) + "\n")
+    L.append("Method, conditions and how to add a contender: "
+             "[bench/compare/README.md](../../bench/compare/README.md).\n")
+    L.append("Caveats:\n")
+    L.append("- On a clean link every tunnel is CPU-bound: the emulator, both daemons and the traffic "
+             "tools share the same cores. The raw row is the ceiling of this setup, not of the hardware.")
+    L.append("- Daemon CPU counts the tunnel processes' user and system time only; kernel work done "
+             "in softirq context (veth, UDP receive, TUN) is not attributed to any contender.")
+    L.append("- Every contender meets the same pseudo-random sequence of per-frame loss decisions for a condition (the "
+             "emulator is restarted with the condition's seed).")
+    L.append("- yip is whatever `make` built from this tree at the time of the run; its version "
+             "column shows the commit, with `+dirty` when `src/` had uncommitted changes.")
+    L.append("- Yggdrasil carries everything over its TCP peering connection, and it selects BBR "
+             "for that connection itself (`ss -ti` shows `bbr` while the namespace default is CUBIC). "
+             "The outer BBR connection repairs the loss, so the inner TCP hardly sees any, in every "
+             "condition; the congestion control named in a table applies to the inner TCP only. "
+             "n2n is a layer-2 (TAP) tunnel.\n")
+    L.append("## Contenders\n")
+    L.append("| Contender | Version | Inner MTU | Notes | Up in | Status |")
+    L.append("|---|---|---:|---|---:|---|")
+    for c in order:
+        k = contenders[c]
+        L.append("| %s | %s | %s | %s | %s | %s |" % (
+            k.get("desc", c), k.get("version", "?"), fmt(k.get("mtu")), k.get("notes", "") or "",
+            ("%.1f s" % k["up_s"]) if num(k.get("up_s")) is not None else "–", k.get("status", "")))
+    L.append("")
+
+    # Summary matrix
+    L.append("## Summary: TCP throughput, 1 stream (Mbit/s)\n")
+    L.append("| Contender | " + " | ".join("%s (%s)" % (c["name"], cc_name(c["cc"])) for c in conds) + " |")
+    L.append("|---|" + "---:|" * len(conds))
+    for c in order:
+        cells_ = []
+        for k in conds:
+            d = derived.get((c, k["name"]), {})
+            if d.get("status") != "ok":
+                cells_.append(short_status(d.get("status", "–")))
+            elif d.get("tcp1_status") == "ok":
+                cells_.append(fmt(d.get("tcp1_mbps"), "mbps"))
+            else:
+                cells_.append(test_status(d.get("tcp1_status")))
+        L.append("| %s | %s |" % (c, " | ".join(cells_)))
+    L.append("")
+    if svgs:
+        L.append("## Charts\n")
+        for s in svgs:
+            L.append("![%s](%s)\n" % (s[:-4].replace("-", " "), s))
+    L.append("## Results per condition\n")
+    L.append("RTTs are over the answered echoes only. “timeout” means the copy did not finish in time; "
+             "“no connection” means the test's TCP connection could not be opened in time, “stalled” that the test had to be killed; “–” means no value (the CSV has the full reason). The heading of each table gives the share of frames the emulator actually dropped A → B during that condition (mean over contenders).\n")
+    for k in conds:
+        measured = [d["link_a2b_lost_pct"] for (c, n), d in derived.items()
+                    if n == k["name"] and d.get("link_a2b_lost_pct") is not None]
+        L.append("### %s — link `%s`, TCP congestion control %s%s\n" % (
+            k["title"], k.get("spec") or "none", cc_name(k["cc"]),
+            "; measured A→B frame loss %.2f %%" % (sum(measured) / len(measured)) if measured else ""))
+        rows = [(c, derived[(c, k["name"])]) for c in order if (c, k["name"]) in derived]
+        L.append(table(rows, meta, with_copy=bool(meta.get("copy_mb"))))
+        L.append("")
+    L.append("## Files\n")
+    L.append("- `results.csv`: every number above, one row per contender and condition, with statuses.")
+    for s in svgs:
+        L.append("- `%s`" % s)
+    L.append("- Raw logs stay on the machine that ran the suite, in `build/bench/`.")
+    L.append("")
+    with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
+        f.write("\n".join(L))
+    print("report: wrote %s, %s%s" % (os.path.join(a.out, "RESULTS.md"), csv_path,
+                                       "".join(", " + os.path.join(a.svg_dir, s) for s in svgs)))
+
+
+def short_status(st):
+    if st.startswith("not installed"):
+        return "not installed"
+    if st.startswith("failed to start"):
+        return "failed to start"
+    if st.startswith("skipped"):
+        return "skipped"
+    if st.startswith("tunnel down"):
+        return "tunnel down"
+    return st or "–"
+
+
+def quick_report(a, meta, conds, contenders, cells, total):
+    L = ["# bench-quick (%s)\n" % meta.get("date", "")]
+    L.append("One shared, noisy machine: compare the rows with each other, not with other runs.\n")
+    for c in contenders.values():
+        L.append("- %s: %s — %s" % (c["name"], c.get("version", "?"), c.get("status", "")))
+    L.append("")
+    titles = {c["name"]: c for c in conds}
+    for k in conds:
+        rows = []
+        for r in cells:
+            if r["condition"] == k["name"]:
+                rows.append((r["contender"], derive(r, contenders)))
+        L.append("%s — link `%s`, %s\n" % (k["title"], k.get("spec") or "none", cc_name(k["cc"])))
+        L.append(table(rows, meta, with_copy=bool(meta.get("copy_mb"))))
+        L.append("")
+    L.append(durations(meta))
+    if total is not None:
+        L.append("\nTotal: %d s." % total)
+    text = "\n".join(L) + "\n"
+    with open(os.path.join(a.out, "quick.md"), "w") as f:
+        f.write(text)
+    sys.stdout.write("\n" + text)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--svg-dir")
+    p.add_argument("--mode", choices=["full", "quick"], default="full")
+    a = p.parse_args()
+    a.svg_dir = a.svg_dir or a.out
+    meta, conds, contenders, cells, total = load(a.rows)
+    if a.mode == "quick":
+        quick_report(a, meta, conds, contenders, cells, total)
+    else:
+        full_report(a, meta, conds, contenders, cells, total)
+
+
+if __name__ == "__main__":
+    main()
