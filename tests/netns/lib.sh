@@ -161,14 +161,16 @@ linked_peers() {
 	write_configs
 }
 
-# Generous socket and TCP buffers and an explicit congestion control in a
-# and b, so a 20 ms RTT is not window-bound.
+# Generous TCP buffers in a and b, so a 20 ms RTT is not window-bound, and
+# the congestion control tcp_copy's sender uses ($TCP_CC). It is set per
+# socket: a namespace may only pick from the host's allowed list (often
+# just reno and bbr), while a privileged socket may use any available one.
 tune_tcp() {
 	local n
+	TCP_CC=${1:-cubic}
 	for n in a b; do
-		in_ns "$n" sysctl -qw \
-			"net.ipv4.tcp_rmem=4096 131072 33554432" "net.ipv4.tcp_wmem=4096 131072 33554432" \
-			"net.ipv4.tcp_congestion_control=${1:-cubic}"
+		in_ns "$n" sysctl -qw "net.ipv4.tcp_rmem=4096 131072 33554432" \
+			"net.ipv4.tcp_wmem=4096 131072 33554432"
 	done
 }
 
@@ -194,9 +196,11 @@ PY
 	sleep 0.3
 	local t0 t1
 	t0=$(date +%s.%N)
-	in_ns "$from" python3 - "$to" "$TMP/src.bin" <<'PY'
+	in_ns "$from" python3 - "$to" "$TMP/src.bin" "${TCP_CC:-cubic}" <<'PY'
 import socket, sys
-s = socket.create_connection((sys.argv[1], 5400))
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[3].encode())
+s.connect((sys.argv[1], 5400))
 with open(sys.argv[2], "rb") as f:
     s.sendfile(f)
 s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
