@@ -163,6 +163,10 @@ void fec_rx_source(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uin
 
 	if (b->done || (b->have_src & (1ULL << idx)) || (b->k && idx >= b->k))
 		return;
+	/* A peer with a larger MTU than ours may send packets our symbol
+	 * buffers cannot hold: deliver them (done), but keep no copy. */
+	if (YIP_SYM_HDR + len > p->dev->sym_cap)
+		return;
 	if (slot_take(p, b, &b->slot_src[idx]) != 0)
 		return;
 	s = slot_buf(p, b->slot_src[idx]);

@@ -79,6 +79,7 @@ static struct yip_timing timing = {
 };
 
 static struct node A, B;
+static unsigned node_mtu = 1420;
 static uint8_t keyA[32], keyB[32];
 
 static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
@@ -106,7 +107,7 @@ static void node_init(struct node *self, struct node *other, const uint8_t *priv
 	memset(&cfg, 0, sizeof(cfg));
 	memcpy(cfg.private_key, priv, 32);
 	yip_key_public(cfg.public_key, priv);
-	cfg.mtu = 1420;
+	cfg.mtu = node_mtu;
 	memset(&pc, 0, sizeof(pc));
 	yip_key_public(pc.public_key, other_priv);
 	pc.has_endpoint = with_endpoint;
@@ -669,6 +670,56 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
 	assert_true(checked >= 2970);
 }
 
+/*
+ * A peer with a larger MTU: B (MTU 1280) receives FEC-protected 1000- and
+ * 1400-byte packets from A (1420) over a lossy link. B cannot keep symbols
+ * that large (nor accept repairs that long), so those blocks are not rebuilt
+ * here, but every packet that arrives (or is resent by ARQ) is delivered
+ * byte-exact.
+ */
+static void test_larger_peer_mtu(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[1500];
+	unsigned checked = 0;
+
+	(void)state;
+	yip_device_free(&B.dev);
+	node_mtu = 1280;
+	node_init(&B, &A, keyB, keyA, "192.0.2.2", "192.0.2.1", "10.0.0.1", true);
+	node_mtu = 1420;
+	ping(now, 1);
+	B.ndelivered = 0;
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
+	for (uint32_t i = 0; i < 2000; i++, now += 200 * 1000) {
+		size_t len = i % 2 ? 1400 : 1000;
+
+		udp4(pkt, "10.0.0.1", "10.0.0.2", len, i);
+		for (size_t k = 32; k < len; k++)
+			pkt[k] = (uint8_t)(i * 13 + k);
+		yip_device_tx(&A.dev, now, pkt, len);
+		yip_device_timers(&A.dev, now);
+		yip_device_timers(&B.dev, now);
+		pump_lossy(&A, &B, now, 10);
+		pump_lossy(&B, &A, now, 0);
+		for (unsigned j = 0; j < B.ndelivered; j++) {
+			uint32_t seq;
+
+			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+			assert_int_equal(B.delivered_len[j], seq % 2 ? 1400 : 1000);
+			for (size_t k = 32; k < B.delivered_len[j]; k++)
+				assert_int_equal(B.delivered[j][k], (uint8_t)(seq * 13 + k));
+			checked++;
+		}
+		B.ndelivered = 0;
+	}
+	print_message("checked %u packets; fec rebuilt %llu, arq %llu\n", checked,
+	              (unsigned long long)B.dev.peers[0].stats.fec_recovered,
+	              (unsigned long long)B.dev.peers[0].stats.arq_recovered);
+	assert_true(checked >= 1900);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +736,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_burst_estimate, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_timing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mixed_sizes_rebuilt_exactly, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_larger_peer_mtu, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
