@@ -627,21 +627,32 @@ static void test_arq_timing(void **state)
 	assert_int_equal(b->stats.arq_recovered, 1);
 }
 
-/* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
-static void test_mixed_sizes_rebuilt_exactly(void **state)
+/* Inner length of packet seq in the two byte-exact tests below. */
+typedef size_t (*len_of_fn)(uint32_t seq);
+
+static size_t len_mixed(uint32_t seq)
 {
-	uint64_t now = YIP_NS_PER_S;
+	return 100 + (seq * 397) % 1300;
+}
+
+static size_t len_alternating(uint32_t seq)
+{
+	return seq % 2 ? 1400 : 1000;
+}
+
+/*
+ * Sends n numbered packets A -> B with the given loss, each filled with a
+ * pattern derived from its number, and checks every packet B delivers byte
+ * for byte. Returns how many were checked.
+ */
+static unsigned stream_exact(uint32_t n, len_of_fn len_of, unsigned percent)
+{
+	uint64_t now = 2 * YIP_NS_PER_S;
 	uint8_t pkt[1500];
 	unsigned checked = 0;
 
-	(void)state;
-	ping(now, 1);
-	B.ndelivered = 0;
-	A.dev.peers[0].fec.loss = 0.10; /* as if the link had reported 10 % */
-	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
-	for (uint32_t i = 0; i < 3000; i++, now += 200 * 1000) {
-		size_t len = 100 + (i * 397) % 1300;
+	for (uint32_t i = 0; i < n; i++, now += 200 * 1000) {
+		size_t len = len_of(i);
 
 		udp4(pkt, "10.0.0.1", "10.0.0.2", len, i);
 		for (size_t k = 32; k < len; k++)
@@ -649,21 +660,40 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
 		yip_device_tx(&A.dev, now, pkt, len);
 		yip_device_timers(&A.dev, now);
 		yip_device_timers(&B.dev, now);
-		pump_lossy(&A, &B, now, 10);
+		pump_lossy(&A, &B, now, percent);
 		pump_lossy(&B, &A, now, 0);
 		for (unsigned j = 0; j < B.ndelivered; j++) {
 			uint32_t seq;
-			size_t want;
 
 			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
-			want = 100 + (seq * 397) % 1300;
-			assert_int_equal(B.delivered_len[j], want);
-			for (size_t k = 32; k < want; k++)
+			assert_int_equal(B.delivered_len[j], len_of(seq));
+			for (size_t k = 32; k < B.delivered_len[j]; k++)
 				assert_int_equal(B.delivered[j][k], (uint8_t)(seq * 7 + k));
 			checked++;
 		}
 		B.ndelivered = 0;
 	}
+	return checked;
+}
+
+/* Forces A's redundancy as if the link had reported 10 % loss. */
+static void as_if_lossy(void)
+{
+	A.dev.peers[0].fec.loss = 0.10;
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
+}
+
+/* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
+static void test_mixed_sizes_rebuilt_exactly(void **state)
+{
+	unsigned checked;
+
+	(void)state;
+	ping(YIP_NS_PER_S, 1);
+	B.ndelivered = 0;
+	as_if_lossy();
+	checked = stream_exact(3000, len_mixed, 10);
 	print_message("checked %u packets byte for byte; fec rebuilt %llu\n", checked,
 	              (unsigned long long)B.dev.peers[0].stats.fec_recovered);
 	assert_true(B.dev.peers[0].stats.fec_recovered > 100);
@@ -679,41 +709,17 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
  */
 static void test_larger_peer_mtu(void **state)
 {
-	uint64_t now = YIP_NS_PER_S;
-	uint8_t pkt[1500];
-	unsigned checked = 0;
+	unsigned checked;
 
 	(void)state;
 	yip_device_free(&B.dev);
 	node_mtu = 1280;
 	node_init(&B, &A, keyB, keyA, "192.0.2.2", "192.0.2.1", "10.0.0.1", true);
 	node_mtu = 1420;
-	ping(now, 1);
+	ping(YIP_NS_PER_S, 1);
 	B.ndelivered = 0;
-	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
-	for (uint32_t i = 0; i < 2000; i++, now += 200 * 1000) {
-		size_t len = i % 2 ? 1400 : 1000;
-
-		udp4(pkt, "10.0.0.1", "10.0.0.2", len, i);
-		for (size_t k = 32; k < len; k++)
-			pkt[k] = (uint8_t)(i * 13 + k);
-		yip_device_tx(&A.dev, now, pkt, len);
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		pump_lossy(&A, &B, now, 10);
-		pump_lossy(&B, &A, now, 0);
-		for (unsigned j = 0; j < B.ndelivered; j++) {
-			uint32_t seq;
-
-			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
-			assert_int_equal(B.delivered_len[j], seq % 2 ? 1400 : 1000);
-			for (size_t k = 32; k < B.delivered_len[j]; k++)
-				assert_int_equal(B.delivered[j][k], (uint8_t)(seq * 13 + k));
-			checked++;
-		}
-		B.ndelivered = 0;
-	}
+	as_if_lossy();
+	checked = stream_exact(2000, len_alternating, 10);
 	print_message("checked %u packets; fec rebuilt %llu, arq %llu\n", checked,
 	              (unsigned long long)B.dev.peers[0].stats.fec_recovered,
 	              (unsigned long long)B.dev.peers[0].stats.arq_recovered);
