@@ -160,10 +160,10 @@ topo_up() {
 	in_a ip addr add "$UL_A/24" dev "$IF_A"
 	in_b ip addr add "$UL_B/24" dev "$IF_B"
 	# Impairments must apply per wire frame: no segmentation or coalescing offloads.
-	in_a ethtool -K "$IF_A" tso off gso off gro off >/dev/null 2>&1
-	in_b ethtool -K "$IF_B" tso off gso off gro off >/dev/null 2>&1
-	in_m ethtool -K "$IF_MA" tso off gso off gro off >/dev/null 2>&1
-	in_m ethtool -K "$IF_MB" tso off gso off gro off >/dev/null 2>&1
+	in_a ethtool -K "$IF_A" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
+	in_b ethtool -K "$IF_B" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
+	in_m ethtool -K "$IF_MA" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
+	in_m ethtool -K "$IF_MB" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
 	in_a ip link set "$IF_A" up
 	in_b ip link set "$IF_B" up
 	in_m ip link set "$IF_MA" up

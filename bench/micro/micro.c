@@ -730,8 +730,9 @@ static uint8_t *io_udp_buf(void *ctx)
 	return slot(n, n->nout);
 }
 
-static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len)
+static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
+	(void)train;
 	struct node *n = ctx;
 	const uint8_t *d = slot(n, n->nout);
 
@@ -772,7 +773,7 @@ static void node_init(struct node *self, const uint8_t *priv, const uint8_t *pee
                       const char *ip, const char *peer_ip, const char *allowed, bool fec_off)
 {
 	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
-	struct yip_io io = {self, io_udp_buf, io_udp_send, io_tun_write, io_wall};
+	struct yip_io io = {self, io_udp_buf, io_udp_send, io_tun_write, io_wall, NULL};
 	struct yip_peer_config pc;
 	struct yip_config cfg;
 	struct yip_timing t;

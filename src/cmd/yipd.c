@@ -145,6 +145,73 @@ out:
 	return rc;
 }
 
+/*
+ * mtu=auto: the largest inner packet whose datagrams (a repair is the
+ * largest: see docs/protocol.md, "Overhead") fit the underlay path to every
+ * peer with a known endpoint, without fragmentation.
+ */
+static unsigned auto_mtu(const struct yip_config *cfg)
+{
+	unsigned best = 0;
+
+	for (size_t i = 0; i < cfg->n_peers; i++) {
+		unsigned room;
+
+		if (!cfg->peers[i].has_endpoint)
+			continue;
+		room = udp_path_payload(&cfg->peers[i].endpoint);
+		if (room > YIP_DGRAM_OVERHEAD && (best == 0 || room - YIP_DGRAM_OVERHEAD < best))
+			best = room - YIP_DGRAM_OVERHEAD;
+	}
+	if (best == 0)
+		return YIP_DEFAULT_MTU;
+	if (best < YIP_MIN_MTU) {
+		log_warn("the path to a peer leaves room for %u-byte packets; using %u, which "
+		         "the underlay will have to fragment",
+		         best, YIP_MIN_MTU);
+		return YIP_MIN_MTU;
+	}
+	return best > YIP_MAX_MTU ? YIP_MAX_MTU : best;
+}
+
+/* workers= (YIP_WORKERS overrides it); auto is one thread per two CPUs. */
+static unsigned worker_count(const struct yip_config *cfg)
+{
+	const char *env = getenv("YIP_WORKERS");
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = cfg->workers;
+
+	if (env != NULL && *env != '\0') {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (*end == '\0' && v >= 1 && v <= YIP_MAX_WORKERS)
+			n = (unsigned)v;
+		else
+			log_warn("ignoring YIP_WORKERS=%s (want 1 to %d)", env, YIP_MAX_WORKERS);
+	}
+	if (n == 0)
+		n = cpus >= 4 ? (unsigned)(cpus / 2) : 1;
+	return n > YIP_MAX_WORKERS ? YIP_MAX_WORKERS : n;
+}
+
+/* io= from the configuration, unless YIP_IO in the environment says otherwise. */
+static enum yip_io_driver io_driver(const struct yip_config *cfg)
+{
+	const char *env = getenv("YIP_IO");
+
+	if (env == NULL || *env == '\0')
+		return cfg->io;
+	if (strcmp(env, "epoll") == 0)
+		return YIP_IO_EPOLL;
+	if (strcmp(env, "uring") == 0)
+		return YIP_IO_URING;
+	if (strcmp(env, "uring-busy") == 0)
+		return YIP_IO_URING_BUSY;
+	log_warn("ignoring YIP_IO=%s (want epoll, uring or uring-busy)", env);
+	return cfg->io;
+}
+
 static int run(const char *path)
 {
 	struct yip_config cfg;
@@ -156,6 +223,9 @@ static int run(const char *path)
 	uint8_t self[YIP_ADDR_LEN];
 	uint16_t port;
 	int tun_fd = -1, udp_fd = -1, family, rc = EXIT_RUNTIME;
+	bool vnet = false;
+	unsigned threads;
+	enum yip_io_driver driver;
 
 	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s\n", err);
@@ -166,11 +236,21 @@ static int run(const char *path)
 	if (udp_fd < 0)
 		goto fail;
 	family = cfg.listen.sa.sa_family == AF_INET ? AF_INET : AF_INET6;
-	tun_fd = tun_open(cfg.device, cfg.device_kind == YIP_DEVICE_TAP, ifname, err, sizeof(err));
+	if (cfg.mtu == 0)
+		cfg.mtu = auto_mtu(&cfg);
+	tun_fd = tun_open(cfg.device, cfg.device_kind == YIP_DEVICE_TAP, !cfg.offload_off, false,
+	                  &vnet, ifname, err, sizeof(err));
 	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
 		goto fail;
-	if (yip_loop_init(&loop, tun_fd, udp_fd, family, err, sizeof(err)) != 0)
+	if (yip_loop_init(&loop, tun_fd, cfg.device_kind == YIP_DEVICE_TAP, vnet, udp_fd, family,
+	                  !cfg.offload_off, err, sizeof(err)) != 0)
 		goto fail;
+	threads = worker_count(&cfg);
+	if (yip_loop_workers(&loop, threads) != 0) {
+		snprintf(err, sizeof(err), "cannot start %u worker threads", threads);
+		yip_loop_free(&loop);
+		goto fail;
+	}
 	yip_loop_io(&loop, &io);
 	yip_timing_default(&timing);
 	if (yip_device_init(&dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
@@ -182,11 +262,21 @@ static int run(const char *path)
 	yip_loop_ctl(&loop, &cfg); /* control socket for yipctl; yip_loop_free removes it */
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
-	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s", YIP_VERSION,
-	         ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s");
+	driver = io_driver(&cfg);
+	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "
+	         "workers %u, io %s",
+	         YIP_VERSION, ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s",
+	         threads,
+	         driver == YIP_IO_EPOLL   ? "epoll"
+	         : driver == YIP_IO_URING ? "uring"
+	                                  : "uring-busy");
 	yip_config_free(&cfg);
 
-	rc = yip_loop_run(&loop, &dev) == 0 ? 0 : EXIT_RUNTIME;
+	if (driver == YIP_IO_EPOLL)
+		rc = yip_loop_run(&loop, &dev);
+	else
+		rc = yip_loop_run_uring(&loop, &dev, driver == YIP_IO_URING_BUSY);
+	rc = rc == 0 ? 0 : EXIT_RUNTIME;
 	yip_loop_status(&loop);
 	yip_device_free(&dev);
 	yip_loop_free(&loop);

@@ -37,6 +37,9 @@ enum key_id {
 	KEY_ADDRESS,
 	KEY_MTU,
 	KEY_FEC,
+	KEY_OFFLOAD,
+	KEY_IO,
+	KEY_WORKERS,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -321,8 +324,12 @@ static int parse_mtu(struct parser *p, char *value)
 {
 	unsigned long mtu;
 
+	if (strcmp(value, "auto") == 0) {
+		p->cfg->mtu = 0;
+		return 0;
+	}
 	if (parse_number(value, &mtu) < 0)
-		return fail(p, "mtu '%s' is not a number", value);
+		return fail(p, "mtu '%s': expected a number or 'auto'", value);
 	if (mtu < YIP_MIN_MTU || mtu > YIP_MAX_MTU)
 		return fail(p, "mtu %lu is out of range (%d..%d)", mtu, YIP_MIN_MTU, YIP_MAX_MTU);
 	p->cfg->mtu = (unsigned int)mtu;
@@ -337,6 +344,44 @@ static int parse_fec(struct parser *p, char *value)
 		p->cfg->fec_off = true;
 	else
 		return fail(p, "fec '%s': expected 'on' or 'off'", value);
+	return 0;
+}
+
+static int parse_offload(struct parser *p, char *value)
+{
+	if (strcmp(value, "on") == 0)
+		p->cfg->offload_off = false;
+	else if (strcmp(value, "off") == 0)
+		p->cfg->offload_off = true;
+	else
+		return fail(p, "offload '%s': expected 'on' or 'off'", value);
+	return 0;
+}
+
+static int parse_io(struct parser *p, char *value)
+{
+	if (strcmp(value, "epoll") == 0)
+		p->cfg->io = YIP_IO_EPOLL;
+	else if (strcmp(value, "uring") == 0)
+		p->cfg->io = YIP_IO_URING;
+	else if (strcmp(value, "uring-busy") == 0)
+		p->cfg->io = YIP_IO_URING_BUSY;
+	else
+		return fail(p, "io '%s': expected 'epoll', 'uring' or 'uring-busy'", value);
+	return 0;
+}
+
+static int parse_workers(struct parser *p, char *value)
+{
+	unsigned long n;
+
+	if (strcmp(value, "auto") == 0) {
+		p->cfg->workers = 0;
+		return 0;
+	}
+	if (parse_number(value, &n) < 0 || n < 1 || n > YIP_MAX_WORKERS)
+		return fail(p, "workers '%s': expected 1 to %d, or 'auto'", value, YIP_MAX_WORKERS);
+	p->cfg->workers = (unsigned)n;
 	return 0;
 }
 
@@ -427,6 +472,9 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_ADDRESS] = {"address", SCOPE_INTERFACE, true, parse_address},
     [KEY_MTU] = {"mtu", SCOPE_INTERFACE, false, parse_mtu},
     [KEY_FEC] = {"fec", SCOPE_INTERFACE, false, parse_fec},
+    [KEY_OFFLOAD] = {"offload", SCOPE_INTERFACE, false, parse_offload},
+    [KEY_IO] = {"io", SCOPE_INTERFACE, false, parse_io},
+    [KEY_WORKERS] = {"workers", SCOPE_INTERFACE, false, parse_workers},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
@@ -712,7 +760,7 @@ static void set_defaults(struct yip_config *cfg)
 	cfg->listen.sa.sa_family = AF_UNSPEC;
 	snprintf(cfg->device, sizeof(cfg->device), "%s", YIP_DEFAULT_DEVICE);
 	cfg->device_kind = YIP_DEVICE_TUN;
-	cfg->mtu = YIP_DEFAULT_MTU;
+	cfg->mtu = 0; /* auto */
 }
 
 static int parse_text(struct parser *p, const char *text, size_t len)

@@ -16,7 +16,7 @@
 
 #define YIP_DEFAULT_PORT         443
 #define YIP_FALLBACK_PORT        8443
-#define YIP_DEFAULT_MTU          1420
+#define YIP_DEFAULT_MTU          1420 /* when mtu=auto finds no underlay route */
 #define YIP_TXQUEUELEN           2000 /* packets the device may queue for yipd */
 #define YIP_MIN_MTU              1280
 #define YIP_MAX_MTU              9000
@@ -25,7 +25,10 @@
 #define YIP_MAX_ALLOWED_PER_PEER 256
 #define YIP_MAX_ADDRESSES        64
 
+#define YIP_MAX_WORKERS 16
+
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
+enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
 
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];
@@ -46,8 +49,11 @@ struct yip_config {
 	enum yip_device_kind device_kind;
 	struct yip_cidr *addresses; /* heap array */
 	size_t n_addresses;
-	unsigned mtu;                  /* YIP_DEFAULT_MTU when not set */
+	unsigned mtu;                  /* 0 = auto: from the underlay path (the default) */
 	bool fec_off;                  /* fec=off: no FEC or ARQ (for comparisons) */
+	bool offload_off;              /* offload=off: no TSO/GRO on the device, no UDP GSO/GRO */
+	enum yip_io_driver io;         /* io=epoll (default), uring or uring-busy */
+	unsigned workers;              /* data-path threads; 0 = auto */
 	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
 };

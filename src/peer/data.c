@@ -93,9 +93,14 @@ uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, 
 	uint8_t *d = dev->io.udp_buf(dev->io.ctx);
 	uint64_t counter = kp->send_counter++;
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
+	uint32_t train;
 
 	wire_data_header(d, type, idx, block, kp->remote_index, counter);
-	if (prelen == 0) {
+	if (dev->io.seal_later != NULL) {
+		memcpy(d + WIRE_DATA_HDR, pre, prelen);
+		memcpy(d + WIRE_DATA_HDR + prelen, pkt, len);
+		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, kp->send, counter);
+	} else if (prelen == 0) {
 		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
 	} else {
 		memcpy(d + WIRE_DATA_HDR, pre, prelen);
@@ -103,7 +108,9 @@ uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, 
 		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR,
 		              d + WIRE_DATA_HDR, prelen + len);
 	}
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, total);
+	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag. */
+	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, total, train);
 	p->last_tx = now;
 	p->stats.wire_bytes += total;
 	return counter;
@@ -362,9 +369,20 @@ static struct yip_keypair *open_datagram(struct yip_device *dev, uint64_t now,
 		return NULL;
 	}
 	*plen = len - WIRE_DATA_MIN;
-	if (*plen > YIP_MAX_DGRAM ||
-	    yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR, d + WIRE_DATA_HDR,
-	                  len - WIRE_DATA_HDR) != 0) {
+	if (*plen > YIP_MAX_DGRAM) {
+		yip_device_drop(dev, YIP_DROP_DECRYPT);
+		return NULL;
+	}
+	if (dev->pre.plain != NULL && dev->pre.len == *plen &&
+	    sodium_memcmp(dev->pre.key, kp->recv, YIP_KEY_LEN) == 0) {
+		/* Opened on a worker thread with these very keys. */
+		if (dev->pre.result != 0) {
+			yip_device_drop(dev, YIP_DROP_DECRYPT);
+			return NULL;
+		}
+		memcpy(dev->scratch, dev->pre.plain, *plen);
+	} else if (yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR,
+	                         d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
 		yip_device_drop(dev, YIP_DROP_DECRYPT);
 		return NULL;
 	}
@@ -438,4 +456,21 @@ void rx_report(struct yip_device *dev, uint64_t now, const union yip_sockaddr *s
 	kp = open_datagram(dev, now, src, d, len, &p, &plen);
 	if (kp != NULL)
 		report_receive(p, now, dev->scratch, plen);
+}
+
+bool yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len,
+                       uint8_t key[YIP_KEY_LEN])
+{
+	int t = wire_classify(d, len);
+	struct yip_keypair *kp;
+	struct yip_peer *p;
+
+	if (t != WIRE_DATA && t != WIRE_REPAIR && t != WIRE_REPORT)
+		return false;
+	p = index_find(dev, wire_get32(d + 4));
+	kp = p ? kp_for_index(p, wire_get32(d + 4)) : NULL;
+	if (kp == NULL)
+		return false;
+	memcpy(key, kp->recv, YIP_KEY_LEN);
+	return true;
 }

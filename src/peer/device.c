@@ -96,9 +96,9 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	memset(dev, 0, sizeof(*dev));
 	dev->io = *io;
 	dev->t = *t;
-	dev->mtu = cfg->mtu;
+	dev->mtu = cfg->mtu ? cfg->mtu : YIP_DEFAULT_MTU; /* the daemon resolves mtu=auto */
 	/* TAP frames carry an Ethernet header and maybe a VLAN tag on top of the MTU. */
-	dev->pkt_max = cfg->mtu + (cfg->device_kind == YIP_DEVICE_TAP ? 18 : 0);
+	dev->pkt_max = dev->mtu + (cfg->device_kind == YIP_DEVICE_TAP ? 18 : 0);
 	dev->fec_off = cfg->fec_off;
 
 	/* A symbol (counter, length, packet) rounded up to 64 bytes. */

@@ -66,7 +66,7 @@ void hs_send_init(struct yip_peer *p, uint64_t now)
 		return;
 	}
 	wire_mac1_put(d, WIRE_INIT_LEN, p->mac1_key);
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_INIT_LEN);
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_INIT_LEN, 0);
 
 	p->hs_pending = true;
 	p->last_tx = now;
@@ -155,7 +155,7 @@ void rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src
 	noise_split(&hs, kp->send, kp->recv, NULL);
 	kp_install(p, kp, now);
 	endpoint_update(p, src);
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_RESP_LEN);
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_RESP_LEN, 0);
 	p->last_tx = now;
 	peer_name(p, name);
 	log_debug("peer %s: answered handshake", name);

@@ -24,8 +24,13 @@
 
 struct route_table;
 
-/* Largest datagram yip sends or accepts. */
-#define YIP_MAX_DGRAM (YIP_MAX_MTU + WIRE_OVERHEAD)
+/* Bytes a datagram adds to the inner packet at most: the data header and tag,
+ * plus, for a repair, its 2-byte prefix and the 10-byte symbol header. */
+#define YIP_DGRAM_OVERHEAD (WIRE_DATA_MIN + 2 + 10)
+
+/* Largest datagram yip sends or accepts: a repair of the largest TAP frame
+ * (the MTU plus an Ethernet header and a VLAN tag). */
+#define YIP_MAX_DGRAM (YIP_MAX_MTU + 18 + YIP_DGRAM_OVERHEAD)
 
 /* Packets held per peer while its handshake runs; the oldest is dropped. */
 #define YIP_QUEUE_LEN 16
@@ -54,7 +59,8 @@ struct route_table;
 	X(TUN_WRITE_FAILED, "tun_write_failed")                                                    \
 	X(BAD_REPAIR, "bad_repair")       /* repair symbol inconsistent with its block */          \
 	X(BAD_REPORT, "bad_report")       /* malformed loss report */                              \
-	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */
+	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */            \
+	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */
 
 enum yip_drop {
 #define X(name, str) YIP_DROP_##name,
@@ -70,12 +76,39 @@ struct yip_io {
 	void *ctx;
 	/* A buffer of YIP_MAX_DGRAM bytes to build the next datagram in. */
 	uint8_t *(*udp_buf)(void *ctx);
-	/* Sends the datagram built in the last udp_buf() buffer. */
-	void (*udp_send)(void *ctx, const union yip_sockaddr *to, size_t len);
+	/*
+	 * Sends the datagram built in the last udp_buf() buffer. train is 0, or
+	 * a tag naming the FEC block the datagram carries a symbol of: the I/O
+	 * layer may send consecutive datagrams as one GSO train, but never two
+	 * with the same non-zero tag in one train, so that losing a whole train
+	 * costs a block at most one symbol.
+	 */
+	void (*udp_send)(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train);
 	/* Delivers a decrypted packet to the device. */
 	void (*tun_write)(void *ctx, const uint8_t *pkt, size_t len);
 	/* Wall clock in ns since the Unix epoch, for TAI64N timestamps. */
 	uint64_t (*wall_ns)(void *ctx);
+	/*
+	 * Optional. When set, the engine does not encrypt data datagrams itself:
+	 * it writes the plaintext of len bytes after the hdr-byte header at d and
+	 * asks for d + hdr to be sealed in place (tag appended) with key and
+	 * counter before the datagram is sent; the I/O layer batches these for
+	 * its worker threads. Called before udp_send for that datagram.
+	 */
+	void (*seal_later)(void *ctx, uint8_t *d, size_t hdr, size_t len,
+	                   const uint8_t key[YIP_KEY_LEN], uint64_t counter);
+};
+
+/*
+ * A datagram the I/O layer has already tried to open on a worker thread
+ * (see yip_device_rx_key): the engine uses the result if the keys it would
+ * have used are the same ones.
+ */
+struct yip_preopened {
+	const uint8_t *plain; /* NULL: nothing pre-opened */
+	size_t len;
+	int result; /* 0 authentic, -1 not */
+	uint8_t key[YIP_KEY_LEN];
 };
 
 struct yip_keypair {
@@ -265,9 +298,10 @@ struct yip_device {
 	struct yip_index_slot *index; /* open addressing, linear probing */
 	size_t index_mask;
 
-	uint8_t *scratch;    /* YIP_MAX_DGRAM bytes for decryption */
-	uint8_t *txsym;      /* sym_cap bytes: the FEC symbol being folded in */
-	uint64_t next_timer; /* earliest deadline over all peers */
+	uint8_t *scratch;         /* YIP_MAX_DGRAM bytes for decryption */
+	struct yip_preopened pre; /* for the datagram being handled, if any */
+	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
+	uint64_t next_timer;      /* earliest deadline over all peers */
 	uint64_t drops[YIP_DROP_COUNT];
 };
 
@@ -290,6 +324,15 @@ void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockadd
 
 /* The device produced an IP packet. */
 void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);
+
+/*
+ * For a data, repair or report datagram addressed to one of our sessions:
+ * copies the key it would be opened with to key and returns true, so the
+ * I/O layer can open it on a worker thread and set dev->pre before
+ * yip_device_rx. Reads engine state only.
+ */
+bool yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len,
+                       uint8_t key[YIP_KEY_LEN]);
 
 /* Runs due timers; returns the monotonic time of the next deadline. */
 uint64_t yip_device_timers(struct yip_device *dev, uint64_t now);

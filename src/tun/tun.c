@@ -20,6 +20,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
+#include <linux/virtio_net.h>
 
 #include "addr/addr.h"
 
@@ -44,10 +45,13 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int tun_open(const char *name, bool tap, char actual[IFNAMSIZ], char *err, size_t errlen)
+int tun_open(const char *name, bool tap, bool offload, bool multiqueue, bool *vnet,
+             char actual[IFNAMSIZ], char *err, size_t errlen)
 {
 	struct ifreq ifr;
 	int fd, e;
+
+	*vnet = offload && !tap;
 
 	memset(&ifr, 0, sizeof(ifr));
 	if (name && strlen(name) >= IFNAMSIZ) {
@@ -59,19 +63,34 @@ int tun_open(const char *name, bool tap, char actual[IFNAMSIZ], char *err, size_
 	if (name)
 		memcpy(ifr.ifr_name, name, strlen(name));
 	/* Without IFF_NO_PI every packet would carry a 4-byte protocol header. */
-	ifr.ifr_flags = (short)((tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI);
+	ifr.ifr_flags = (short)((tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI | (*vnet ? IFF_VNET_HDR : 0) |
+	                        (multiqueue ? IFF_MULTI_QUEUE : 0));
 
 	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		set_err(err, errlen, "cannot open /dev/net/tun: %s", strerror(errno));
 		return -1;
 	}
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+	/* EBUSY: a daemon killed a moment ago may still hold the device while the
+	 * kernel tears its io_uring down; give it a little time. */
+	for (int tries = 0; ioctl(fd, TUNSETIFF, &ifr) < 0; tries++) {
+		if (errno == EBUSY && tries < 20) {
+			usleep(10000);
+			continue;
+		}
 		e = errno;
 		close(fd);
 		set_err(err, errlen, "cannot create %s device %s: %s", tap ? "TAP" : "TUN",
 		        name && *name ? name : "tun%d", strerror(e));
 		return -1;
+	}
+	if (*vnet) {
+		int hdr = sizeof(struct virtio_net_hdr);
+		unsigned off = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+
+		/* Without offloads the header stays (all zero); packets are normal. */
+		if (ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0 || ioctl(fd, TUNSETOFFLOAD, off) < 0)
+			ioctl(fd, TUNSETOFFLOAD, 0);
 	}
 	memcpy(actual, ifr.ifr_name, IFNAMSIZ);
 	actual[IFNAMSIZ - 1] = '\0';

@@ -9,11 +9,19 @@
 #include "addr/addr.h"
 
 /*
- * Opens (creating if needed) the TUN device name with IFF_TUN | IFF_NO_PI,
+ * Opens (creating if needed) the TUN (or TAP) device name with IFF_NO_PI,
  * non-blocking and close-on-exec. The kernel's chosen name is written to
  * actual (IFNAMSIZ bytes). Returns the fd, or -1 with a message in err.
+ *
+ * With offload (TUN only), every packet read or written carries a
+ * struct virtio_net_hdr in front, and the kernel may hand over TCP
+ * super-packets of up to 64 KB with their checksum left to us (TSO4, TSO6,
+ * CSUM); *vnet tells whether that is on. With queues > 1 the device is
+ * multi-queue and this opens one queue (call again with the same name for
+ * the next).
  */
-int tun_open(const char *name, bool tap, char actual[IFNAMSIZ], char *err, size_t errlen);
+int tun_open(const char *name, bool tap, bool offload, bool multiqueue, bool *vnet,
+             char actual[IFNAMSIZ], char *err, size_t errlen);
 
 /* An rtnetlink socket for configuring one interface. */
 struct tun_netlink {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 
 #include "util/log.h"
 
-#define SOCKET_BUFFER (4 << 20)
+#define SOCKET_BUFFER (16 << 20)
 
 static void set_buffers(int fd)
 {
@@ -34,10 +35,15 @@ static int bind_one(const union yip_sockaddr *addr, int *err_out)
 	}
 	if (addr->sa.sa_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, &addr->sa, yip_sockaddr_len(addr)) != 0) {
-		*err_out = errno;
-		close(fd);
-		return -1;
+	/* A daemon that was just killed may hold the port a few ms longer while
+	 * the kernel tears its io_uring down: wait for it, briefly. */
+	for (int tries = 0; bind(fd, &addr->sa, yip_sockaddr_len(addr)) != 0; tries++) {
+		if (errno != EADDRINUSE || tries >= 20) {
+			*err_out = errno;
+			close(fd);
+			return -1;
+		}
+		usleep(10000);
 	}
 	set_buffers(fd);
 	return fd;
@@ -82,11 +88,35 @@ int udp_open(const union yip_sockaddr *listen, bool port_given, uint16_t default
 	return fd;
 }
 
-int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size)
+static bool want_offload(bool offload)
 {
+	const char *env = getenv("YIP_OFFLOAD");
+
+	return offload && !(env != NULL && strcmp(env, "0") == 0);
+}
+
+int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size, bool rx, bool offload)
+{
+	int one = 1;
+
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
 	b->family = family;
+	offload = want_offload(offload);
+	/* Receive timestamps let the loop see how long datagrams waited in the
+	 * socket: a standing queue there is congestion (see loop.c, CoDel). */
+	if (rx)
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	if (rx && offload && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0) {
+		b->gro = true;
+		buf_size = UDP_GRO_BUF;
+	}
+	if (!rx && offload) {
+		/* UDP_SEGMENT exists (4.18+) if the socket accepts it as a default. */
+		int seg = 0;
+
+		b->gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
+	}
 	b->buf_size = buf_size;
 	b->bufs = malloc(UDP_BATCH * buf_size);
 	if (b->bufs == NULL)
@@ -107,14 +137,38 @@ void udp_batch_free(struct udp_batch *b)
 	b->bufs = NULL;
 }
 
+void udp_msg_info(struct msghdr *h, uint16_t *seg, uint64_t *stamp)
+{
+	*seg = 0;
+	*stamp = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			if (v > 0 && v < 65536)
+				*seg = (uint16_t)v;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			*stamp = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		}
+	}
+}
+
 int udp_recv(struct udp_batch *b)
 {
 	int n;
 
 	for (unsigned i = 0; i < UDP_BATCH; i++) {
+		struct msghdr *h = &b->msgs[i].msg_hdr;
+
 		b->iov[i].iov_len = b->buf_size;
-		b->msgs[i].msg_hdr.msg_namelen = sizeof(b->addrs[i]);
-		b->msgs[i].msg_hdr.msg_flags = 0;
+		h->msg_namelen = sizeof(b->addrs[i]);
+		h->msg_flags = 0;
+		h->msg_control = b->ctrl[i].buf;
+		h->msg_controllen = sizeof(b->ctrl[i].buf);
 	}
 	n = recvmmsg(b->fd, b->msgs, UDP_BATCH, MSG_DONTWAIT, NULL);
 	if (n < 0) {
@@ -122,6 +176,8 @@ int udp_recv(struct udp_batch *b)
 			log_warn("recvmmsg: %s", strerror(errno));
 		return 0;
 	}
+	for (int i = 0; i < n; i++)
+		udp_msg_info(&b->msgs[i].msg_hdr, &b->segs[i], &b->stamps[i]);
 	b->count = (unsigned)n;
 	return n;
 }
@@ -133,7 +189,7 @@ uint8_t *udp_tx_buf(struct udp_batch *b, uint64_t *failed)
 	return udp_batch_buf(b, b->count);
 }
 
-bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len)
+bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
 	union yip_sockaddr *a = &b->addrs[b->count];
 
@@ -152,28 +208,118 @@ bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len)
 		a->in4 = v4;
 	}
 	b->iov[b->count].iov_len = len;
-	b->msgs[b->count].msg_hdr.msg_namelen = yip_sockaddr_len(a);
+	b->trains[b->count] = train;
 	b->count++;
 	return true;
 }
 
+/*
+ * How many datagrams from first on can go as one GSO train: same
+ * destination, equal sizes (the last may be shorter), within the kernel's
+ * limits, and no two carrying symbols of the same FEC block.
+ */
+static unsigned train_len(const struct udp_batch *b, unsigned first)
+{
+	size_t size = b->iov[first].iov_len, total = size;
+	unsigned n = 1;
+
+	if (!b->gso)
+		return 1;
+	while (first + n < b->count && n < UDP_GSO_MAX_SEGS) {
+		unsigned i = first + n;
+		size_t len = b->iov[i].iov_len;
+		bool clash = false;
+
+		if (len > size || total + len > UDP_GSO_MAX_BYTES ||
+		    !yip_sockaddr_eq(&b->addrs[i], &b->addrs[first]))
+			break;
+		for (unsigned j = first; b->trains[i] != 0 && j < i && !clash; j++)
+			clash = b->trains[j] == b->trains[i];
+		if (clash)
+			break;
+		total += len;
+		n++;
+		if (len < size)
+			break; /* a shorter datagram ends the train */
+	}
+	return n;
+}
+
+/* Lays the queued datagrams out as messages; returns how many. */
+static unsigned build_messages(struct udp_batch *b)
+{
+	unsigned m = 0;
+
+	for (unsigned first = 0; first < b->count; m++) {
+		struct msghdr *h = &b->msgs[m].msg_hdr;
+		unsigned n = train_len(b, first);
+
+		h->msg_name = &b->addrs[first];
+		h->msg_namelen = yip_sockaddr_len(&b->addrs[first]);
+		h->msg_iov = &b->iov[first];
+		h->msg_iovlen = n;
+		h->msg_control = NULL;
+		h->msg_controllen = 0;
+		h->msg_flags = 0;
+		if (n > 1) {
+			struct cmsghdr *c = &b->ctrl[m].align;
+			uint16_t seg = (uint16_t)b->iov[first].iov_len;
+
+			h->msg_control = b->ctrl[m].buf;
+			h->msg_controllen = CMSG_SPACE(sizeof(seg));
+			c->cmsg_level = SOL_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		}
+		b->segs[m] = (uint16_t)n;
+		b->trains_sent++;
+		b->train_dgrams += n;
+		first += n;
+	}
+	return m;
+}
+
 void udp_tx_flush(struct udp_batch *b, uint64_t *failed)
 {
-	unsigned done = 0;
+	unsigned done = 0, m;
 
-	while (done < b->count) {
-		int n = sendmmsg(b->fd, b->msgs + done, b->count - done, MSG_DONTWAIT);
+	if (b->count == 0)
+		return;
+	m = build_messages(b);
+	while (done < m) {
+		int n = sendmmsg(b->fd, b->msgs + done, m - done, MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			/* Skip the datagram the kernel refused (unreachable, buffer
-			 * full) and count it; the rest still go. */
-			(*failed)++;
+			/* Skip the message the kernel refused (unreachable, buffer
+			 * full) and count its datagrams; the rest still go. */
+			*failed += b->segs[done];
 			done++;
 			continue;
 		}
 		done += (unsigned)n;
 	}
 	b->count = 0;
+}
+
+unsigned udp_path_payload(const union yip_sockaddr *to)
+{
+	union yip_sockaddr a = *to;
+	int fd, mtu = 0;
+	socklen_t len = sizeof(mtu);
+	bool v4 = a.sa.sa_family == AF_INET;
+
+	fd = socket(a.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (connect(fd, &a.sa, yip_sockaddr_len(&a)) != 0 ||
+	    getsockopt(fd, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_MTU : IPV6_MTU, &mtu, &len) !=
+	        0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	return mtu > 0 ? (unsigned)mtu - (v4 ? 20 : 40) - 8 : 0;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "addr/addr.h"
 
@@ -14,24 +15,45 @@
 /*
  * Binds the tunnel socket. AF_UNSPEC listen means dual-stack [::]. Without
  * an explicit port, 443 is tried first and 8443 if 443 cannot be bound.
- * Sets 4 MiB socket buffers. Returns the fd and the bound port, or -1 with err.
+ * Sets 16 MiB socket buffers. Returns the fd and the bound port, or -1 with err.
  */
 int udp_open(const union yip_sockaddr *listen, bool port_given, uint16_t default_port,
              uint16_t fallback_port, uint16_t *bound_port, char *err, size_t errlen);
 
+#define UDP_GSO_MAX_SEGS  64    /* datagrams in one GSO train (the kernel's minimum limit) */
+#define UDP_GSO_MAX_BYTES 65000 /* payload of one train */
+#define UDP_GRO_BUF       65536 /* receive buffer per message when GRO is on */
+/* Control data of a received message: the GRO segment size and the time. */
+#define UDP_CTRL_LEN (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec)))
+
 struct udp_batch {
 	int fd;
 	int family;     /* of the socket */
-	unsigned count; /* queued (tx) or received (rx) */
+	unsigned count; /* datagrams queued (tx) or messages received (rx) */
 	size_t buf_size;
+	bool gso;      /* tx: send runs of equal-size datagrams as one UDP_SEGMENT train */
+	bool gro;      /* rx: the socket has UDP_GRO; a message may hold several datagrams */
 	uint8_t *bufs; /* UDP_BATCH * buf_size */
 	struct mmsghdr msgs[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	union yip_sockaddr addrs[UDP_BATCH];
+	uint32_t trains[UDP_BATCH]; /* tx: each datagram's train tag (see struct yip_io) */
+	uint16_t segs[UDP_BATCH];   /* tx: datagrams in each message; rx: segment size */
+	uint64_t stamps[UDP_BATCH]; /* rx: kernel receive time, ns since the epoch (0 = none) */
+	union {
+		char buf[UDP_CTRL_LEN];
+		struct cmsghdr align;
+	} ctrl[UDP_BATCH];
+	uint64_t trains_sent, train_dgrams; /* tx statistics: messages, datagrams in them */
 };
 
-/* Allocates the buffers once. Returns 0 or -1. */
-int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size);
+/*
+ * Allocates the buffers once. A receive batch (rx true) turns UDP_GRO on when
+ * offload is asked for and the kernel has it, and then sizes its buffers for
+ * whole trains; a send batch uses UDP_SEGMENT under the same conditions.
+ * Returns 0 or -1.
+ */
+int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size, bool rx, bool offload);
 void udp_batch_free(struct udp_batch *b);
 
 static inline uint8_t *udp_batch_buf(struct udp_batch *b, unsigned i)
@@ -40,19 +62,34 @@ static inline uint8_t *udp_batch_buf(struct udp_batch *b, unsigned i)
 }
 
 /*
- * Receives up to UDP_BATCH datagrams. Returns the count (0 when nothing is
- * waiting). Datagrams larger than buf_size have MSG_TRUNC in msgs[i].msg_flags.
+ * Receives up to UDP_BATCH messages. Returns the count (0 when nothing is
+ * waiting). Messages larger than buf_size have MSG_TRUNC in
+ * msgs[i].msg_flags. With GRO a message holds consecutive datagrams of
+ * segs[i] bytes each (the last may be shorter).
  */
 int udp_recv(struct udp_batch *b);
+
+/*
+ * Reads a received message's control data: the UDP_GRO segment size (0 if
+ * none) and the kernel's receive timestamp in ns since the epoch (0 if none).
+ */
+void udp_msg_info(struct msghdr *h, uint16_t *seg, uint64_t *stamp);
 
 /* Send side: the buffer for the next datagram, flushing first if the batch is full. */
 uint8_t *udp_tx_buf(struct udp_batch *b, uint64_t *failed);
 
 /* Queues the datagram in the current buffer for to. Returns false if to cannot be
  * reached from this socket's family. */
-bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len);
+bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train);
 
 /* Sends everything queued; adds datagrams the kernel refused to *failed. */
 void udp_tx_flush(struct udp_batch *b, uint64_t *failed);
+
+/*
+ * The largest datagram payload that leaves for to without fragmentation, as
+ * the kernel's route (and any learned path MTU) says: the MTU minus the IP
+ * and UDP headers. 0 if there is no route.
+ */
+unsigned udp_path_payload(const union yip_sockaddr *to);
 
 #endif

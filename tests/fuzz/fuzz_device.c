@@ -24,10 +24,11 @@ static uint8_t *f_buf(void *ctx)
 	return out[nout & 3];
 }
 
-static void f_send(void *ctx, const union yip_sockaddr *to, size_t len)
+static void f_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
 	(void)ctx;
 	(void)to;
+	(void)train;
 	out_len[nout & 3] = len;
 	nout++;
 }
@@ -51,7 +52,7 @@ static uint8_t init_msg[WIRE_INIT_LEN];
 
 static void setup(void)
 {
-	static const struct yip_io io = {NULL, f_buf, f_send, f_tun, f_wall};
+	static const struct yip_io io = {NULL, f_buf, f_send, f_tun, f_wall, NULL};
 	uint8_t other[YIP_KEY_LEN];
 	struct yip_cidr c = {.family = AF_INET, .plen = 8, .addr = {10}};
 	struct yip_peer_config pc = {.has_endpoint = true, .allowed_ips = &c, .n_allowed_ips = 1};

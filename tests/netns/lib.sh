@@ -148,7 +148,7 @@ linked_peers() {
 	for i in "a va$NSP" "b vb$NSP" "m ma$NSP" "m mb$NSP"; do
 		set -- $i
 		in_ns "$1" ip link set dev "$2" up
-		in_ns "$1" ethtool -K "$2" gro off gso off tso off >/dev/null 2>&1 || true
+		in_ns "$1" ethtool -K "$2" gro off gso off tso off tx-udp-segmentation off >/dev/null 2>&1 || true
 	done
 	in_ns m "$LINKEM" "ma$NSP" "mb$NSP" --both "$spec" --stats "$TMP/linkem.stats" \
 		>"$TMP/linkem.log" 2>&1 &

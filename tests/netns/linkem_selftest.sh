@@ -81,7 +81,7 @@ for x in "$NS_A va" "$NS_M ma" "$NS_M mb" "$NS_B vb"; do
 	read -r n dev <<<"$x"
 	ip -n "$n" link set dev "$dev" up
 	# Impairments apply per wire frame: no GSO/TSO super-frames, no GRO.
-	in_ns "$n" ethtool -K "$dev" gro off gso off tso off >/dev/null 2>&1 || true
+	in_ns "$n" ethtool -K "$dev" gro off gso off tso off tx-udp-segmentation off >/dev/null 2>&1 || true
 done
 # Static neighbours: no ARP exchange (itself subject to loss) in the counts.
 ip -n "$NS_A" neigh replace "$IP_B" lladdr "$MAC_B" dev va nud permanent

@@ -9,19 +9,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 pass=0 failed=0 failures=""
-for t in "$dir"/*.sh; do
-	name=$(basename "$t" .sh)
-	case "$name" in lib | run) continue ;; esac
-	if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
-	start=$(date +%s.%N)
-	if timeout 300 bash "$t"; then
-		pass=$((pass + 1))
-		printf 'netns: ok   %-28s (%.1f s)\n' "$name" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{print e-s}')"
-	else
-		failed=$((failed + 1))
-		failures="$failures $name"
-		printf 'netns: FAIL %s\n' "$name"
-	fi
+# Every test runs under each event-loop driver (yipd reads YIP_IO); tests
+# that start no yipd run once.
+for io in ${NETNS_IO:-epoll uring}; do
+	for t in "$dir"/*.sh; do
+		name=$(basename "$t" .sh)
+		case "$name" in lib | run) continue ;; esac
+		if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
+		if [ "$io" != epoll ] && ! grep -q start_yipd "$t"; then continue; fi
+		start=$(date +%s.%N)
+		if YIP_IO=$io timeout 300 bash "$t"; then
+			pass=$((pass + 1))
+			printf 'netns: ok   %-34s (%.1f s)\n' "$name [$io]" "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{print e-s}')"
+		else
+			failed=$((failed + 1))
+			failures="$failures $name[$io]"
+			printf 'netns: FAIL %s\n' "$name [$io]"
+		fi
+	done
 done
 echo "netns: $pass passed, $failed failed"
 [ "$failed" -eq 0 ] || { echo "netns: failed:$failures"; exit 1; }

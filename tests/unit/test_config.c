@@ -71,7 +71,10 @@ static void test_minimal(void **state)
 	assert_false(cfg.listen_port_given);
 	assert_string_equal(cfg.device, YIP_DEFAULT_DEVICE);
 	assert_int_equal(cfg.device_kind, YIP_DEVICE_TUN);
-	assert_int_equal(cfg.mtu, YIP_DEFAULT_MTU);
+	assert_int_equal(cfg.mtu, 0); /* auto */
+	assert_false(cfg.offload_off);
+	assert_int_equal(cfg.io, YIP_IO_EPOLL);
+	assert_int_equal(cfg.workers, 0); /* auto */
 	assert_int_equal(cfg.n_addresses, 0);
 	assert_int_equal(cfg.n_peers, 0);
 	yip_config_free(&cfg);
@@ -91,6 +94,9 @@ static const char full_config[] = "# Alice, two peers\n"
                                   "address=fd9e::1/64\n"
                                   "address=10.10.0.1\n"
                                   "mtu=1380\n"
+                                  "offload=off\n"
+                                  "io=uring-busy\n"
+                                  "workers=3\n"
                                   "\n"
                                   "[peer]\n"
                                   "public_key=" BOB_PUB "\n"
@@ -119,6 +125,9 @@ static void test_full(void **state)
 	assert_true(cfg.listen_port_given);
 	assert_string_equal(cfg.device, "yip-test.1");
 	assert_int_equal(cfg.mtu, 1380);
+	assert_true(cfg.offload_off);
+	assert_int_equal(cfg.io, YIP_IO_URING_BUSY);
+	assert_int_equal(cfg.workers, 3);
 	assert_int_equal(cfg.n_addresses, 3);
 	/* Interface addresses keep their host bits. */
 	assert_cidr(&cfg.addresses[0], "10.9.0.1/24");
@@ -129,7 +138,7 @@ static void test_full(void **state)
 	bob = &cfg.peers[0];
 	carol = &cfg.peers[1];
 	assert_key(bob->public_key, BOB_PUB);
-	assert_int_equal(bob->line, 12);
+	assert_int_equal(bob->line, 15);
 	assert_true(bob->has_endpoint);
 	assert_sockaddr(&bob->endpoint, "192.0.2.7:51820");
 	assert_int_equal(bob->n_allowed_ips, 3);
@@ -139,7 +148,7 @@ static void test_full(void **state)
 	assert_int_equal(bob->persistent_keepalive, 25);
 
 	assert_key(carol->public_key, CAROL_PUB);
-	assert_int_equal(carol->line, 19);
+	assert_int_equal(carol->line, 22);
 	assert_sockaddr(&carol->endpoint, "[2001:db8::7]:443");
 	assert_int_equal(carol->n_allowed_ips, 1);
 	assert_cidr(&carol->allowed_ips[0], "10.9.0.3/32");
@@ -172,7 +181,7 @@ static void test_whitespace_and_comments(void **state)
 
 	(void)state;
 	assert_int_equal(parse(text, false, &cfg, err, sizeof(err)), -1);
-	assert_string_equal(err, "t.conf:6: mtu '1280#1' is not a number");
+	assert_string_equal(err, "t.conf:6: mtu '1280#1': expected a number or 'auto'");
 
 	if (parse(text_ok, false, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
@@ -302,7 +311,11 @@ static const struct bad_case bad_cases[] = {
     {PRIV_LINE "listen=192.0.2.1:0\n", 0, "t.conf:2: listen: bad port '0'"},
     {PRIV_LINE "mtu=1000\n", 0, "t.conf:2: mtu 1000 is out of range (1280..9000)"},
     {PRIV_LINE "mtu=9001\n", 0, "t.conf:2: mtu 9001 is out of range (1280..9000)"},
-    {PRIV_LINE "mtu=-1\n", 0, "t.conf:2: mtu '-1' is not a number"},
+    {PRIV_LINE "mtu=-1\n", 0, "t.conf:2: mtu '-1': expected a number or 'auto'"},
+    {PRIV_LINE "offload=yes\n", 0, "t.conf:2: offload 'yes': expected 'on' or 'off'"},
+    {PRIV_LINE "io=poll\n", 0, "t.conf:2: io 'poll': expected 'epoll', 'uring' or 'uring-busy'"},
+    {PRIV_LINE "workers=0\n", 0, "t.conf:2: workers '0': expected 1 to 16, or 'auto'"},
+    {PRIV_LINE "workers=17\n", 0, "t.conf:2: workers '17': expected 1 to 16, or 'auto'"},
     {PRIV_LINE "device=averyveryverylongname\n", 0,
      "t.conf:2: device name 'averyveryverylongname' is too long (at most 15 characters)"},
     {PRIV_LINE "device=yip/0\n", 0,

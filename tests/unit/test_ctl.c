@@ -345,11 +345,12 @@ static uint8_t *io_buf(void *ctx)
 	return buf;
 }
 
-static void io_send(void *ctx, const union yip_sockaddr *to, size_t len)
+static void io_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
 	(void)ctx;
 	(void)to;
 	(void)len;
+	(void)train;
 }
 
 static void io_tun(void *ctx, const uint8_t *pkt, size_t len)
@@ -372,7 +373,7 @@ static void test_snapshot_from_engine(void **state)
 	                           "public_key=" KEY_B "\n"
 	                           "endpoint=[2001:db8::1]:443\n"
 	                           "allowed_ips=10.9.0.2/32, 10.10.0.0/16\n";
-	struct yip_io io = {NULL, io_buf, io_send, io_tun, io_wall};
+	struct yip_io io = {NULL, io_buf, io_send, io_tun, io_wall, NULL};
 	struct yip_ctl_snapshot s;
 	struct yip_ctl_config cc;
 	struct yip_config cfg;

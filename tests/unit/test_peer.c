@@ -42,8 +42,9 @@ static uint8_t *t_udp_buf(void *ctx)
 	return n->out[n->nout].buf;
 }
 
-static void t_udp_send(void *ctx, const union yip_sockaddr *to, size_t len)
+static void t_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
+	(void)train;
 	struct node *n = ctx;
 
 	n->out[n->nout].to = *to;
@@ -97,7 +98,7 @@ static void node_init(struct node *self, struct node *other, const uint8_t *priv
 	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
 	struct yip_peer_config pc;
 	struct yip_config cfg;
-	struct yip_io io = {self, t_udp_buf, t_udp_send, t_tun_write, t_wall};
+	struct yip_io io = {self, t_udp_buf, t_udp_send, t_tun_write, t_wall, NULL};
 	char err[256];
 
 	(void)other;
