@@ -62,6 +62,7 @@ loss20|loss=20%|cubic|20 % random loss each way
 burst5|loss=5%,burst=4|cubic|5 % burst loss each way (Gilbert-Elliott, mean burst 4)
 reorder1|reorder=1%,reorder_gap=1ms|cubic|1 % reordering each way (held back 1 ms)
 rtt20|delay=10ms|cubic|20 ms RTT, clean
+rtt20-bbr|delay=10ms|bbr|20 ms RTT, clean, BBR
 rtt20-loss1|delay=10ms,loss=1%|cubic|20 ms RTT, 1 % loss each way
 rtt20-loss1-bbr|delay=10ms,loss=1%|bbr|20 ms RTT, 1 % loss each way
 rtt20-loss5|delay=10ms,loss=5%|cubic|20 ms RTT, 5 % loss each way
