@@ -22,7 +22,7 @@ for spec in "$@"; do
 	rest=${spec#*=}
 	bin=${rest%%:*}
 	extra=
-	[ "$rest" != "$bin" ] && extra=${rest#*:}
+	if [ "$rest" != "$bin" ]; then extra=${rest#*:}; fi
 	for side in a b; do
 		out=$(YIPD=$(readlink -f "$bin") EXTRA="$extra" SIDE=$side MB=$MB \
 			bash "$HERE/one.sh" 2>/dev/null | tail -n 1)
