@@ -19,7 +19,8 @@ for bin in "$dir"/fuzz_*; do
 	if (cd "$work" && "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=0 "$corpus" >"$work/$name.log" 2>&1); then
 		pass=$((pass + 1))
-		echo "fuzz: ok   $name ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" || grep -Eo '#[0-9]+' "$work/$name.log" | tail -n1) runs in ${secs}s)"
+		runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$work/$name.log" | tail -n 1)
+		echo "fuzz: ok   $name (${runs:-?} runs in ${secs}s)"
 	else
 		failed=$((failed + 1))
 		echo "fuzz: FAIL $name"
