@@ -91,6 +91,15 @@ static void gro_write(void *ctx, uint8_t *buf, size_t len)
 #define CODEL_MAX_INTERVAL (100 * YIP_NS_PER_MS)
 
 static bool mark_ce(uint8_t *pkt, size_t n);
+
+/* The longest a bulk datagram may have waited in the socket: four times CoDel's
+ * target, at least 10 ms. */
+static uint64_t rx_limit(const struct yip_loop *l)
+{
+	uint64_t limit = 4 * l->rx_codel.target;
+
+	return limit > 10 * YIP_NS_PER_MS ? limit : 10 * YIP_NS_PER_MS;
+}
 static bool codel_signal(struct codel *c, uint64_t now, uint64_t sojourn, bool backlog);
 
 /* A TCP SYN from a peer: its MSS option must fit our tunnel (routed LAN hosts
@@ -116,6 +125,14 @@ static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
 		memcpy(l->segbuf, pkt, len);
 		offload_mss_clamp(l->segbuf, len, l->dev->mtu);
 		pkt = l->segbuf;
+	} else if (!l->tap && len > RX_SMALL && len <= YIP_MAX_MTU && l->rx_sojourn > rx_limit(l)) {
+		/* Far past CoDel's target: a sender that does not back off on
+		 * CoDel's sparse signals (BBR) would otherwise fill the whole
+		 * socket buffer with delay. Bulk packets are dropped until the
+		 * queue is back under the limit. */
+		l->rx_drops++;
+		yip_device_drop(l->dev, YIP_DROP_AQM);
+		return;
 	} else if (!l->tap && len > RX_SMALL && len <= YIP_MAX_MTU &&
 	           codel_signal(&l->rx_codel, l->now, l->rx_sojourn, true)) {
 		/* Datagrams are waiting in the socket longer than CoDel's target:
