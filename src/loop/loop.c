@@ -1,7 +1,6 @@
 #include "loop/loop.h"
 
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -80,27 +79,7 @@ static void gro_write(void *ctx, uint8_t *buf, size_t len)
 }
 
 #define RX_SMALL 256 /* packets this small are never used as a congestion signal */
-/*
- * CoDel's interval should be about the round trip of the flows it governs;
- * the Internet default of 100 ms lets a LAN-speed tunnel build 100 ms
- * sawtooth queues first. So it follows the tunnel's own smoothed RTT, plus
- * room for the inner endpoints: 10 ms + 2 RTT, at most 100 ms. The target
- * is a tenth of it, at least 1 ms.
- */
-#define CODEL_MIN_INTERVAL (10 * YIP_NS_PER_MS)
-#define CODEL_MAX_INTERVAL (100 * YIP_NS_PER_MS)
-
 static bool mark_ce(uint8_t *pkt, size_t n);
-
-/* The longest a bulk datagram may have waited in the socket: four times CoDel's
- * target, at least 10 ms. */
-static uint64_t rx_limit(const struct yip_loop *l)
-{
-	uint64_t limit = 4 * l->rx_codel.target;
-
-	return limit > 10 * YIP_NS_PER_MS ? limit : 10 * YIP_NS_PER_MS;
-}
-static bool codel_signal(struct codel *c, uint64_t now, uint64_t sojourn, bool backlog);
 
 /* A TCP SYN from a peer: its MSS option must fit our tunnel (routed LAN hosts
  * would otherwise send segments the tunnel has to refuse). */
@@ -125,7 +104,8 @@ static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
 		memcpy(l->segbuf, pkt, len);
 		offload_mss_clamp(l->segbuf, len, l->dev->mtu);
 		pkt = l->segbuf;
-	} else if (!l->tap && len > RX_SMALL && len <= YIP_MAX_MTU && l->rx_sojourn > rx_limit(l)) {
+	} else if (!l->tap && len > RX_SMALL && len <= YIP_MAX_MTU &&
+	           l->rx_sojourn > codel_hard_limit(&l->rx_codel)) {
 		/* Far past CoDel's target: a sender that does not back off on
 		 * CoDel's sparse signals (BBR) would otherwise fill the whole
 		 * socket buffer with delay. Bulk packets are dropped until the
@@ -535,44 +515,6 @@ void yip_loop_tun_read(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n)
 	q->bytes += n;
 }
 
-static uint64_t codel_next(const struct codel *c, uint64_t t, unsigned count)
-{
-	return t + (uint64_t)((double)c->interval / sqrt((double)count));
-}
-
-/* RFC 8289's decision for a packet that waited sojourn ns; backlog: more
- * than one packet's worth is still queued behind it. */
-static bool codel_signal(struct codel *c, uint64_t now, uint64_t sojourn, bool backlog)
-{
-	bool over = false;
-
-	if (sojourn < c->target || !backlog) {
-		c->first_above = 0;
-	} else if (c->first_above == 0) {
-		c->first_above = now + c->interval;
-	} else if (now >= c->first_above) {
-		over = true;
-	}
-	if (c->dropping) {
-		if (!over) {
-			c->dropping = false;
-		} else if (now >= c->drop_next) {
-			c->drop_count++;
-			c->drop_next = codel_next(c, c->drop_next, c->drop_count);
-			return true;
-		}
-	} else if (over) {
-		unsigned delta = c->drop_count - c->last_count;
-
-		c->dropping = true;
-		c->drop_count = delta > 1 && now - c->drop_next < 16 * c->interval ? delta : 1;
-		c->drop_next = codel_next(c, now, c->drop_count);
-		c->last_count = c->drop_count;
-		return true;
-	}
-	return false;
-}
-
 bool yip_loop_tun_serve(struct yip_loop *l, uint64_t now)
 {
 	struct txq *q = &l->txq;
@@ -632,10 +574,10 @@ bool yip_loop_signals(struct yip_loop *l)
 	return true;
 }
 
-/* Follows the peers' RTT with CoDel's interval and target (see above). */
+/* CoDel's interval and target follow the peers' RTT (see codel_set). */
 static void codel_tune(struct yip_loop *l, uint64_t now)
 {
-	uint64_t rtt = 0, interval;
+	uint64_t rtt = 0;
 
 	if (now - l->codel_tuned < 100 * YIP_NS_PER_MS && l->codel_tuned != 0)
 		return;
@@ -643,12 +585,8 @@ static void codel_tune(struct yip_loop *l, uint64_t now)
 	for (size_t i = 0; i < l->dev->n_peers; i++)
 		if (l->dev->peers[i].fec.srtt > rtt)
 			rtt = l->dev->peers[i].fec.srtt;
-	interval = CODEL_MIN_INTERVAL + 2 * rtt;
-	if (interval > CODEL_MAX_INTERVAL)
-		interval = CODEL_MAX_INTERVAL;
-	l->txq.codel.interval = l->rx_codel.interval = interval;
-	l->txq.codel.target = l->rx_codel.target =
-	    interval / 10 > YIP_NS_PER_MS ? interval / 10 : YIP_NS_PER_MS;
+	codel_set(&l->txq.codel, rtt);
+	codel_set(&l->rx_codel, rtt);
 }
 
 int yip_loop_timeout(struct yip_loop *l)

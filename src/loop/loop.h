@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "aqm/codel.h"
 #include "config/config.h"
 #include "offload/offload.h"
 #include "ctl/ctl.h"
@@ -26,14 +27,6 @@
  * spent queued signals congestion to the inner TCP by marking CE or
  * dropping one segment.
  */
-/* CoDel's state for one queue (RFC 8289). */
-struct codel {
-	uint64_t interval, target; /* ns; set from the peers' RTT */
-	uint64_t first_above, drop_next;
-	unsigned drop_count, last_count;
-	bool dropping;
-};
-
 #define TXQ_SLOTS 64
 struct txq {
 	uint8_t *mem;               /* TXQ_SLOTS * TUN_BUF */
