@@ -3,12 +3,8 @@
 . "$(dirname "$0")/../../tests/netns/lib.sh"
 
 linked_peers ""
-if [ -n "${EXTRA:-}" ]; then
-	for n in a b; do
-		IFS=';' read -ra lines <<<"$EXTRA"
-		for l in "${lines[@]}"; do sed -i "/^\[peer\]/i $l" "$TMP/$n.conf"; done
-	done
-fi
+. "$(dirname "$0")/lib.sh"
+add_config_lines
 tune_tcp cubic
 start_yipd a
 start_yipd b

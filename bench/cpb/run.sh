@@ -13,16 +13,14 @@
 # several). MB (default 32) sets the transfer size. Prints a Markdown table.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 command -v valgrind >/dev/null || { echo "cpb: valgrind is missing (scripts/deps.sh)" >&2; exit 1; }
 MB=${MB:-32}
 echo "| build | side | inner bytes | instructions (yipd) | instructions per byte |"
 echo "|---|---|---:|---:|---:|"
 for spec in "$@"; do
-	name=${spec%%=*}
-	rest=${spec#*=}
-	bin=${rest%%:*}
-	extra=
-	if [ "$rest" != "$bin" ]; then extra=${rest#*:}; fi
+	parse_spec "$spec"
+	name=$spec_name bin=$spec_bin extra=$spec_extra
 	for side in a b; do
 		out=$(YIPD=$(readlink -f "$bin") EXTRA="$extra" SIDE=$side MB=$MB \
 			bash "$HERE/one.sh" 2>/dev/null | tail -n 1)

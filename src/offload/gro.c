@@ -9,29 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offload/bytes.h"
 #include "offload/offload.h"
-
-#define TCP_PSH 0x08
-#define TCP_ACK 0x10
 
 /* Flow buffers are cache-line aligned inside the one allocation. */
 #define STRIDE (((size_t)OFFLOAD_VNET_LEN + OFFLOAD_MAX_PKT + 63) & ~(size_t)63)
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* What parse() makes of a packet. */
 enum kind {

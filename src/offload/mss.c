@@ -6,23 +6,12 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "offload/bytes.h"
 #include "offload/offload.h"
 
-#define TCP_SYN    0x02
 #define TCPOPT_EOL 0
 #define TCPOPT_NOP 1
 #define TCPOPT_MSS 2
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 /*
  * Sets the 16-bit value at th + off to v and patches the TCP checksum with
