@@ -392,8 +392,7 @@ static void tso_emit(void *ctx, uint8_t *pkt, size_t len)
 {
 	struct yip_loop *l = ctx;
 
-	if (len < 1500 && is_syn(pkt, len))
-		offload_mss_clamp(pkt, len, l->dev->mtu);
+	offload_mss_clamp(pkt, len, l->dev->mtu); /* a SYN whose checksum was left to us */
 	l->tso_segments++;
 	if (l->skip_segment) {
 		l->skip_segment = false;
@@ -469,7 +468,6 @@ static void tun_process(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n
 		yip_device_tx(l->dev, now, buf, n);
 		return;
 	}
-	/* A SYN with its checksum left to us is clamped once the checksum is done. */
 	l->now = now;
 	l->skip_segment = congested;
 	if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE)

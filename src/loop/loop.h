@@ -68,9 +68,9 @@ struct yip_loop {
 	uint8_t *segbuf;                  /* one segment of a TSO super-packet */
 	struct offload_gro gro;
 	uint64_t tso_reads, tso_segments; /* super-packets read, packets made of them */
-	uint64_t now;                     /* of the TUN read being segmented */
-	bool stopped;                     /* a stop signal arrived */
-	bool skip_segment;                /* AQM: drop the next TSO segment */
+	uint64_t now;      /* of the TUN read being segmented, or the message being received */
+	bool stopped;      /* a stop signal arrived */
+	bool skip_segment; /* AQM: drop the next TSO segment */
 	int udp_fd;
 	const char *device_name;
 	uint16_t port;
