@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	        "                                 device, keys, and per peer: endpoint, allowed\n"
 	        "                                 IPs, handshake, RTT, transfer, loss, FEC/ARQ\n"
 	        "       yipctl peers [device]     one line per peer\n"
-	        "       yipctl stats [device]     drop counters\n"
+	        "       yipctl stats [device]     drop counters, data-path counters\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"

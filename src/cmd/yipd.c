@@ -263,13 +263,13 @@ static int run(const char *path)
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	driver = io_driver(&cfg);
+	loop.io_name = driver == YIP_IO_EPOLL   ? "epoll"
+	               : driver == YIP_IO_URING ? "uring"
+	                                        : "uring-busy";
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "
 	         "workers %u, io %s",
 	         YIP_VERSION, ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s",
-	         threads,
-	         driver == YIP_IO_EPOLL   ? "epoll"
-	         : driver == YIP_IO_URING ? "uring"
-	                                  : "uring-busy");
+	         threads, loop.io_name);
 	yip_config_free(&cfg);
 
 	if (driver == YIP_IO_EPOLL)

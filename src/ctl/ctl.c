@@ -342,13 +342,34 @@ fail:
 	return NULL;
 }
 
+static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
+{
+	cJSON *j;
+
+	if (!d->present)
+		return true;
+	j = cJSON_AddObjectToObject(o, "datapath");
+	return j != NULL && cJSON_AddStringToObject(j, "io", d->io ? d->io : "?") != NULL &&
+	       cJSON_AddNumberToObject(j, "workers", d->workers) != NULL &&
+	       cJSON_AddBoolToObject(j, "tun_offload", d->tun_offload) != NULL &&
+	       cJSON_AddBoolToObject(j, "udp_gso", d->udp_gso) != NULL &&
+	       cJSON_AddBoolToObject(j, "udp_gro", d->udp_gro) != NULL &&
+	       add_u64(j, "tso_reads", d->tso_reads) &&
+	       add_u64(j, "tso_segments", d->tso_segments) &&
+	       add_u64(j, "gro_coalesced", d->gro_coalesced) &&
+	       add_u64(j, "udp_trains", d->udp_trains) &&
+	       add_u64(j, "udp_train_datagrams", d->udp_train_datagrams) &&
+	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops);
+}
+
 static cJSON *json_stats(const struct yip_ctl_snapshot *s)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	if (o == NULL)
 		return NULL;
-	if (cJSON_AddStringToObject(o, "device", s->device) == NULL || !add_drops(o, s)) {
+	if (cJSON_AddStringToObject(o, "device", s->device) == NULL || !add_drops(o, s) ||
+	    !add_datapath(o, &s->datapath)) {
 		cJSON_Delete(o);
 		return NULL;
 	}

@@ -96,6 +96,18 @@ struct yip_ctl_peer {
 	struct fec_params fec[FLOW_CLASSES];
 };
 
+/* The event loop's side: how packets move, and what its offloads and queue did. */
+struct yip_ctl_datapath {
+	bool present;   /* false: not filled in (no "datapath" in replies) */
+	const char *io; /* "epoll", "uring", "uring-busy" */
+	unsigned workers;
+	bool tun_offload, udp_gso, udp_gro;
+	uint64_t tso_reads, tso_segments; /* super-packets read, segments cut from them */
+	uint64_t gro_coalesced;           /* segments merged into a previous one on delivery */
+	uint64_t udp_trains, udp_train_datagrams;
+	uint64_t aqm_marks, aqm_drops; /* CoDel signals: CE marks, drops (both queues) */
+};
+
 struct yip_ctl_snapshot {
 	char device[IFNAMSIZ];
 	uint8_t public_key[YIP_KEY_LEN];
@@ -105,6 +117,7 @@ struct yip_ctl_snapshot {
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */
 	size_t n_peers;
+	struct yip_ctl_datapath datapath; /* filled in by the loop after the snapshot */
 };
 
 /*

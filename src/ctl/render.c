@@ -266,6 +266,33 @@ static void peers_view(FILE *out, const cJSON *root, uint64_t now_s)
 	}
 }
 
+/* The loop's counters, if the daemon sent them: one "name: value" line each. */
+static void datapath_view(FILE *out, const cJSON *dp)
+{
+	const cJSON *d;
+
+	if (!cJSON_IsObject(dp))
+		return;
+	fputs("\n  datapath:\n", out);
+	cJSON_ArrayForEach(d, dp)
+	{
+		size_t len = d->string ? strlen(d->string) : 0;
+
+		fputs("    ", out);
+		put_str_or(out, d->string, "?");
+		fprintf(out, ":%*s", len < 20 ? (int)(20 - len) : 1, "");
+		if (cJSON_IsString(d))
+			put_str_or(out, d->valuestring, "?");
+		else if (cJSON_IsBool(d))
+			fputs(cJSON_IsTrue(d) ? "on" : "off", out);
+		else if (cJSON_IsNumber(d))
+			fprintf(out, "%" PRIu64, to_u64(d->valuedouble));
+		else
+			fputs("?", out);
+		fputc('\n', out);
+	}
+}
+
 static void stats_view(FILE *out, const cJSON *root)
 {
 	const cJSON *drops = field(root, "drops"), *d;
@@ -287,6 +314,7 @@ static void stats_view(FILE *out, const cJSON *root)
 		total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
 	}
 	fprintf(out, "    total:%*s%" PRIu64 "\n", 15, "", total);
+	datapath_view(out, field(root, "datapath"));
 }
 
 /* Newline and two spaces per level. */

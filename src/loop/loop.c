@@ -312,6 +312,21 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 
 	if (yip_ctl_snapshot_take(&snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
 		return NULL;
+	snap.datapath = (struct yip_ctl_datapath){
+	    .present = true,
+	    .io = l->io_name,
+	    .workers = l->workers.n_threads + 1,
+	    .tun_offload = l->vnet,
+	    .udp_gso = l->tx.gso,
+	    .udp_gro = l->rx.gro,
+	    .tso_reads = l->tso_reads,
+	    .tso_segments = l->tso_segments,
+	    .gro_coalesced = l->vnet ? l->gro.coalesced : 0,
+	    .udp_trains = l->tx.trains_sent,
+	    .udp_train_datagrams = l->tx.train_dgrams,
+	    .aqm_marks = l->txq.marks + l->rx_marks,
+	    .aqm_drops = l->txq.drops + l->rx_drops,
+	};
 	r = yip_ctl_reply(&snap, line, len, out_len);
 	yip_ctl_snapshot_free(&snap);
 	return r;

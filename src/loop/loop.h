@@ -73,6 +73,7 @@ struct yip_loop {
 	bool skip_segment; /* AQM: drop the next TSO segment */
 	int udp_fd;
 	const char *device_name;
+	const char *io_name; /* the driver, for yipctl stats */
 	uint16_t port;
 	/* The control socket for yipctl (docs/control.md), if yip_loop_ctl made it. */
 	bool ctl_on;

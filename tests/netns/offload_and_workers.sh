@@ -33,6 +33,13 @@ field() { echo "$1" | sed -n "s/.* $2 \([0-9]*\).*/\1/p"; }
 trains=$(field "$off_a" udp_trains)
 dgrams=$(field "$off_a" udp_train_datagrams)
 [ "$dgrams" -gt $((trains * 2)) ] || fail "a sent $dgrams datagrams in $trains trains: no GSO"
+# yipctl shows the same counters.
+st=$(yipctl_of a stats)
+val() { echo "$st" | sed -n "s/^    $1: *//p"; }
+[ "$(val workers)" = 2 ] || fail "yipctl stats: workers '$(val workers)', expected 2"
+[ "$(val tun_offload)" = on ] || fail "yipctl stats: tun_offload '$(val tun_offload)'"
+[ "$(val tso_reads)" -gt 100 ] || fail "yipctl stats: tso_reads '$(val tso_reads)'"
+[ "$(val udp_train_datagrams)" -gt 0 ] || fail "yipctl stats: no train datagrams"
 for n in a b; do
 	d=$(drops "$n" decrypt)
 	[ "${d:-0}" -eq 0 ] || fail "$n: $d datagrams failed to decrypt"

@@ -301,7 +301,32 @@ static void test_json_show_peer_and_stats(void **state)
 	assert_string_equal(str(j, "device"), "yip7");
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "drops")), YIP_DROP_COUNT);
 	assert_null(cJSON_GetObjectItem(j, "peers"));
+	assert_null(cJSON_GetObjectItem(j, "datapath")); /* not filled in: not sent */
 	cJSON_Delete(j);
+
+	/* The loop's counters, when it filled them in. */
+	s.datapath = (struct yip_ctl_datapath){.present = true,
+	                                       .io = "uring",
+	                                       .workers = 2,
+	                                       .tun_offload = true,
+	                                       .udp_gro = true,
+	                                       .tso_reads = 7,
+	                                       .udp_train_datagrams = UINT64_MAX,
+	                                       .aqm_drops = 3};
+	j = reply_json(&s, "stats", NULL);
+	{
+		const cJSON *dp = cJSON_GetObjectItem(j, "datapath");
+
+		assert_string_equal(str(dp, "io"), "uring");
+		assert_int_equal(cJSON_GetObjectItem(dp, "workers")->valueint, 2);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(dp, "tun_offload")));
+		assert_true(cJSON_IsFalse(cJSON_GetObjectItem(dp, "udp_gso")));
+		assert_int_equal(cJSON_GetObjectItem(dp, "tso_reads")->valuedouble, 7);
+		assert_int_equal(cJSON_GetObjectItem(dp, "aqm_drops")->valuedouble, 3);
+		assert_non_null(cJSON_GetObjectItem(dp, "udp_train_datagrams"));
+	}
+	cJSON_Delete(j);
+	s.datapath.present = false;
 
 	j = reply_json(&s, "frob", NULL);
 	assert_non_null(strstr(str(j, "error"), "unknown request 'frob'"));
