@@ -192,8 +192,11 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 	        tx, u64_field(p, "rx_packets"), u64_field(p, "tx_packets"));
 	if (!num_field(p, "loss_estimate", &loss) || !isfinite(loss))
 		loss = 0;
-	fprintf(out, "\n  loss: %.2f%% estimated, %" PRIu64 " packets lost", loss * 100,
-	        u64_field(p, "lost"));
+	/* Two directions: the estimate is of our datagrams the peer missed (from
+	 * its reports); the count is of the peer's datagrams we never got. */
+	fprintf(out,
+	        "\n  loss: sending %.2f%% (peer's reports), receiving %" PRIu64 " packets lost",
+	        loss * 100, u64_field(p, "lost"));
 	fprintf(out,
 	        "\n  recovery: fec %" PRIu64 " recovered, %" PRIu64 " unrecovered; arq %" PRIu64
 	        " recovered, %" PRIu64 " resent",

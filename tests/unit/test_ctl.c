@@ -507,7 +507,8 @@ static void test_render_views(void **state)
 	assert_non_null(strstr(out, "  latest handshake: 12 seconds ago\n"));
 	assert_non_null(strstr(out, "  rtt: 12.346 ms\n"));
 	assert_non_null(strstr(out, "  transfer: 1.20 MiB received, 3.40 MiB sent"));
-	assert_non_null(strstr(out, "  loss: 1.23% estimated, 7 packets lost\n"));
+	assert_non_null(
+	    strstr(out, "  loss: sending 1.23% (peer's reports), receiving 7 packets lost\n"));
 	assert_non_null(strstr(out, "fec 5 recovered, 1 unrecovered; arq 2 recovered, 3 resent"));
 	assert_non_null(strstr(out, "  fec k/r: default 16/2, interactive 1/1, bulk 32/4\n"));
 	/* The second peer. */
