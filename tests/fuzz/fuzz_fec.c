@@ -19,6 +19,8 @@
 
 #include "fec/fec.h"
 
+#include "reader.h"
+
 #ifndef FEC_MAX_LEN
 #define FEC_MAX_LEN 9216
 #endif
@@ -32,22 +34,6 @@ static uint8_t orig[FEC_MAX_K][FEC_MAX_LEN];
 static uint8_t work[FEC_MAX_K][FEC_MAX_LEN];
 static uint8_t rep[FEC_MAX_R][FEC_MAX_LEN];
 static uint8_t repsave[FEC_MAX_R][FEC_MAX_LEN];
-
-struct reader {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t next(struct reader *rd)
-{
-	uint8_t v = 0;
-
-	if (rd->n > 0) {
-		v = *rd->p++;
-		rd->n--;
-	}
-	return v;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -29,28 +29,14 @@
 
 #include "offload/offload.h"
 
+#include "reader.h"
+
 #define F_TWICE 1
 #define F_FLUSH 2
 #define F_SELF  4
 
 #define MTU_MIN 576
 #define MTU_MAX 9000
-
-struct reader {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t next(struct reader *rd)
-{
-	uint8_t v = 0;
-
-	if (rd->n > 0) {
-		v = *rd->p++;
-		rd->n--;
-	}
-	return v;
-}
 
 /* Takes up to n bytes; returns how many. */
 static size_t take(struct reader *rd, size_t n, const uint8_t **p)

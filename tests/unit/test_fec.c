@@ -17,6 +17,9 @@
 
 #include "fec/fec.h"
 
+#define TESTRAND_SEED 0x5eed0fec2024ULL
+#include "testrand.h"
+
 #ifndef FEC_MAX_LEN
 #define FEC_MAX_LEN 9216
 #endif
@@ -80,38 +83,6 @@ static void ref_encode(unsigned k, unsigned r, uint8_t *const *src, const size_t
 }
 
 /* ---- Deterministic PRNG (splitmix64). ---- */
-
-static uint64_t rng_state = 0x5eed0fec2024ULL;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned rnd(unsigned n)
-{
-	return (unsigned)(rng() % n);
-}
-
-static void fill_random(uint8_t *p, size_t n)
-{
-	while (n >= 8) {
-		uint64_t v = rng();
-
-		memcpy(p, &v, 8);
-		p += 8;
-		n -= 8;
-	}
-	if (n > 0) {
-		uint64_t v = rng();
-
-		memcpy(p, &v, n);
-	}
-}
 
 /* ---- Shared block buffers. ---- */
 

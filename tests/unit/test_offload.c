@@ -20,6 +20,9 @@
 
 #include "offload/offload.h"
 
+#define TESTRAND_SEED 0x5eed0ff10adULL
+#include "testrand.h"
+
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_PSH 0x08
@@ -33,30 +36,6 @@
 #endif
 
 /* ---- Deterministic PRNG (splitmix64). ---- */
-
-static uint64_t rng_state = 0x5eed0ff10adULL;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static unsigned rnd(unsigned n)
-{
-	return (unsigned)(rng() % n);
-}
-
-static void fill_random(uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)rng();
-}
 
 /* ---- Reference checksum: one big-endian word at a time, as in RFC 1071. ---- */
 
