@@ -38,6 +38,7 @@ enum key_id {
 	KEY_MTU,
 	KEY_FEC,
 	KEY_OFFLOAD,
+	KEY_CIPHER,
 	KEY_IO,
 	KEY_WORKERS,
 	KEY_PUBLIC_KEY,
@@ -347,6 +348,20 @@ static int parse_fec(struct parser *p, char *value)
 	return 0;
 }
 
+static int parse_cipher(struct parser *p, char *value)
+{
+	if (strcmp(value, "auto") == 0)
+		p->cfg->ciphers = 0;
+	else if (strcmp(value, yip_cipher_name(YIP_CIPHER_CHACHA20_POLY1305)) == 0)
+		p->cfg->ciphers = YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305);
+	else if (strcmp(value, yip_cipher_name(YIP_CIPHER_AES256_GCM)) == 0)
+		p->cfg->ciphers = YIP_CIPHER_BIT(YIP_CIPHER_AES256_GCM);
+	else
+		return fail(p, "cipher '%s': expected 'auto', 'chacha20-poly1305' or 'aes-256-gcm'",
+		            value);
+	return 0;
+}
+
 static int parse_offload(struct parser *p, char *value)
 {
 	if (strcmp(value, "on") == 0)
@@ -473,6 +488,7 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_MTU] = {"mtu", SCOPE_INTERFACE, false, parse_mtu},
     [KEY_FEC] = {"fec", SCOPE_INTERFACE, false, parse_fec},
     [KEY_OFFLOAD] = {"offload", SCOPE_INTERFACE, false, parse_offload},
+    [KEY_CIPHER] = {"cipher", SCOPE_INTERFACE, false, parse_cipher},
     [KEY_IO] = {"io", SCOPE_INTERFACE, false, parse_io},
     [KEY_WORKERS] = {"workers", SCOPE_INTERFACE, false, parse_workers},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},

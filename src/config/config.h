@@ -52,6 +52,7 @@ struct yip_config {
 	unsigned mtu;                  /* 0 = auto: from the underlay path (the default) */
 	bool fec_off;                  /* fec=off: no FEC or ARQ (for comparisons) */
 	bool offload_off;              /* offload=off: no TSO/GRO on the device, no UDP GSO/GRO */
+	unsigned ciphers;              /* YIP_CIPHER_BIT set allowed; 0 = auto (all this CPU has) */
 	enum yip_io_driver io;         /* io=epoll (default), uring or uring-busy */
 	unsigned workers;              /* data-path threads; 0 = auto */
 	struct yip_peer_config *peers; /* heap array */

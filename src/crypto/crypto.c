@@ -157,6 +157,76 @@ int yip_aead_open(uint8_t *m, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, co
 	return 0;
 }
 
+bool yip_cipher_available(enum yip_cipher c)
+{
+	switch (c) {
+	case YIP_CIPHER_CHACHA20_POLY1305:
+		return true;
+	case YIP_CIPHER_AES256_GCM:
+		return crypto_aead_aes256gcm_is_available() == 1;
+	default:
+		return false;
+	}
+}
+
+const char *yip_cipher_name(unsigned c)
+{
+	switch (c) {
+	case YIP_CIPHER_CHACHA20_POLY1305:
+		return "chacha20-poly1305";
+	case YIP_CIPHER_AES256_GCM:
+		return "aes-256-gcm";
+	default:
+		return "?";
+	}
+}
+
+void yip_cipher_key_set(struct yip_cipher_key *k, enum yip_cipher c, const uint8_t key[YIP_KEY_LEN])
+{
+	memmove(k->key, key, YIP_KEY_LEN);
+	k->cipher = (uint8_t)c;
+	if (c == YIP_CIPHER_AES256_GCM)
+		crypto_aead_aes256gcm_beforenm(&k->aes, k->key);
+	else
+		sodium_memzero(&k->aes, sizeof(k->aes));
+}
+
+bool yip_cipher_key_eq(const struct yip_cipher_key *a, const struct yip_cipher_key *b)
+{
+	return a->cipher == b->cipher && sodium_memcmp(a->key, b->key, YIP_KEY_LEN) == 0;
+}
+
+void yip_cipher_seal(uint8_t *c, const struct yip_cipher_key *k, uint64_t nonce, const uint8_t *ad,
+                     size_t adlen, const uint8_t *m, size_t mlen)
+{
+	uint8_t npub[crypto_aead_aes256gcm_NPUBBYTES];
+
+	if (k->cipher != YIP_CIPHER_AES256_GCM) {
+		yip_aead_seal(c, k->key, nonce, ad, adlen, m, mlen);
+		return;
+	}
+	aead_nonce(npub, nonce);
+	crypto_aead_aes256gcm_encrypt_afternm(c, NULL, m, mlen, ad, adlen, NULL, npub, &k->aes);
+}
+
+int yip_cipher_open(uint8_t *m, const struct yip_cipher_key *k, uint64_t nonce, const uint8_t *ad,
+                    size_t adlen, const uint8_t *c, size_t clen)
+{
+	uint8_t npub[crypto_aead_aes256gcm_NPUBBYTES];
+
+	if (k->cipher != YIP_CIPHER_AES256_GCM)
+		return yip_aead_open(m, k->key, nonce, ad, adlen, c, clen);
+	if (clen < YIP_AEAD_TAG)
+		return -1;
+	aead_nonce(npub, nonce);
+	/* On failure libsodium zeroes m, which must therefore not overlap c
+	 * when the caller still needs the ciphertext. */
+	if (crypto_aead_aes256gcm_decrypt_afternm(m, NULL, NULL, c, clen, ad, adlen, npub,
+	                                          &k->aes) != 0)
+		return -1;
+	return 0;
+}
+
 static void put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);

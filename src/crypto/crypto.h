@@ -1,7 +1,9 @@
 /*
  * Cryptographic primitives, all from libsodium: X25519, ChaCha20-Poly1305
- * (IETF, 96-bit nonce) and BLAKE2b. Noise's HMAC/HKDF over BLAKE2b are built
- * here from crypto_generichash, as the Noise specification defines them.
+ * (IETF, 96-bit nonce), AES-256-GCM and BLAKE2b. Noise's HMAC/HKDF over
+ * BLAKE2b are built here from crypto_generichash, as the Noise specification
+ * defines them. The handshake always uses ChaCha20-Poly1305; the data
+ * cipher of a session is negotiated (see struct yip_cipher_key).
  */
 #ifndef YIP_CRYPTO_CRYPTO_H
 #define YIP_CRYPTO_CRYPTO_H
@@ -9,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <sodium/crypto_aead_aes256gcm.h>
 
 #define YIP_KEY_LEN    32 /* X25519 keys and AEAD keys */
 #define YIP_HASH_LEN   64 /* BLAKE2b-512, Noise HASHLEN */
@@ -54,6 +58,44 @@ void yip_aead_seal(uint8_t *c, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, c
                    size_t adlen, const uint8_t *m, size_t mlen);
 int yip_aead_open(uint8_t *m, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
                   size_t adlen, const uint8_t *c, size_t clen);
+
+/*
+ * Data ciphers a session can use. Both take a 32-byte key, a 96-bit nonce
+ * (the same encoding as above) and append a 16-byte tag.
+ */
+enum yip_cipher { YIP_CIPHER_CHACHA20_POLY1305 = 0, YIP_CIPHER_AES256_GCM = 1, YIP_CIPHER_COUNT };
+
+#define YIP_CIPHER_BIT(c) (1u << (c))
+
+/*
+ * A session key with its cipher. For AES-256-GCM the expanded key schedule
+ * is kept too, so sealing a packet does not redo it. Wipe with
+ * sodium_memzero over the whole struct.
+ */
+struct yip_cipher_key {
+	crypto_aead_aes256gcm_state aes; /* AES-256-GCM only; 16-byte aligned */
+	uint8_t key[YIP_KEY_LEN];
+	uint8_t cipher; /* enum yip_cipher */
+};
+
+/* Whether this CPU runs the cipher (AES-256-GCM needs AES-NI and CLMUL). */
+bool yip_cipher_available(enum yip_cipher c);
+
+/* "chacha20-poly1305" or "aes-256-gcm" ("?" for anything else). */
+const char *yip_cipher_name(unsigned c);
+
+/* Sets k to key under cipher c; key may point into k. c must be available. */
+void yip_cipher_key_set(struct yip_cipher_key *k, enum yip_cipher c,
+                        const uint8_t key[YIP_KEY_LEN]);
+
+/* Same cipher and key, compared in constant time. */
+bool yip_cipher_key_eq(const struct yip_cipher_key *a, const struct yip_cipher_key *b);
+
+/* As yip_aead_seal / yip_aead_open, under k's cipher. */
+void yip_cipher_seal(uint8_t *c, const struct yip_cipher_key *k, uint64_t nonce, const uint8_t *ad,
+                     size_t adlen, const uint8_t *m, size_t mlen);
+int yip_cipher_open(uint8_t *m, const struct yip_cipher_key *k, uint64_t nonce, const uint8_t *ad,
+                    size_t adlen, const uint8_t *c, size_t clen);
 
 /*
  * TAI64N label of a wall-clock time in nanoseconds since the Unix epoch:

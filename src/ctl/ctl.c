@@ -182,6 +182,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		}
 		o->established = yip_peer_established(p, now);
 		o->latest_handshake = p->stats.last_handshake_wall / 1000000000ULL;
+		o->cipher = p->cur.valid ? yip_cipher_name(p->cur.send.cipher) : NULL;
 		o->rtt_ms = p->fec.srtt ? (double)p->fec.srtt / 1e6 : -1.0;
 		o->loss_estimate = p->fec.loss;
 		o->stats = p->stats;
@@ -284,6 +285,9 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	if (!add_addr6(o, "address", p->address) ||
 	    cJSON_AddBoolToObject(o, "established", p->established) == NULL ||
 	    !add_u64(o, "latest_handshake", p->latest_handshake))
+		return false;
+	if ((p->cipher != NULL ? cJSON_AddStringToObject(o, "cipher", p->cipher)
+	                       : cJSON_AddNullToObject(o, "cipher")) == NULL)
 		return false;
 	if (p->rtt_ms >= 0 && isfinite(p->rtt_ms)) {
 		if (cJSON_AddNumberToObject(o, "rtt_ms", rounded(p->rtt_ms, 1000)) == NULL)

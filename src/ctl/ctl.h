@@ -90,6 +90,7 @@ struct yip_ctl_peer {
 	size_t n_allowed_ips;
 	bool established;
 	uint64_t latest_handshake; /* Unix seconds, 0 = never */
+	const char *cipher;        /* of the current session; NULL = none */
 	double rtt_ms;             /* negative = unknown */
 	double loss_estimate;      /* fraction, 0..1 */
 	struct yip_peer_stats stats;

@@ -184,6 +184,8 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 	        cJSON_IsBool(est) ? (cJSON_IsTrue(est) ? "yes" : "no") : "unknown");
 	fputs("\n  latest handshake: ", out);
 	put_handshake(out, p, now_s);
+	fputs("\n  cipher: ", out);
+	put_str_or(out, str_field(p, "cipher"), "(no session)");
 	fputs("\n  rtt: ", out);
 	put_rtt(out, p);
 	yip_ctl_format_bytes(rx, sizeof(rx), u64_field(p, "rx_bytes"));

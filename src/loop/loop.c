@@ -27,8 +27,7 @@ static void tx_flush(struct yip_loop *l)
 {
 	if (l->n_seal > 0) {
 		workers_run(&l->workers, l->seal_jobs, l->n_seal);
-		for (unsigned i = 0; i < l->n_seal; i++)
-			sodium_memzero(l->seal_jobs[i].key, YIP_KEY_LEN);
+		crypto_keys_clear(&l->seal_keys);
 		l->n_seal = 0;
 	}
 	udp_tx_flush(&l->tx, &l->dev->drops[YIP_DROP_SEND_FAILED]);
@@ -44,18 +43,24 @@ static uint8_t *io_udp_buf(void *ctx)
 }
 
 static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
-                          const uint8_t key[YIP_KEY_LEN], uint64_t counter)
+                          const struct yip_cipher_key *key, uint64_t counter)
 {
 	struct yip_loop *l = ctx;
-	struct crypto_job *j = &l->seal_jobs[l->n_seal++];
+	const struct yip_cipher_key *k = crypto_keys_add(&l->seal_keys, key);
+	struct crypto_job *j;
 
+	if (k == NULL) { /* a batch to more peers than there are key slots */
+		yip_cipher_seal(d + hdr, key, counter, d, hdr, d + hdr, len);
+		return;
+	}
+	j = &l->seal_jobs[l->n_seal++];
+	j->key = k;
 	j->skip = j->open = false;
 	j->ad = d;
 	j->adlen = hdr;
 	j->in = d + hdr;
 	j->len = len;
 	j->counter = counter;
-	memcpy(j->key, key, YIP_KEY_LEN);
 }
 
 static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
@@ -186,9 +191,12 @@ static void open_prepare(struct yip_loop *l, uint8_t *buf, size_t len, size_t se
 		struct crypto_job *j = &l->open_jobs[l->n_open];
 		size_t n = len - off < seg ? len - off : seg;
 		uint8_t *d = buf + off;
+		const struct yip_cipher_key *key =
+		    n < WIRE_DATA_MIN ? NULL : yip_device_rx_key(l->dev, d, n);
 
 		j->open = true;
-		j->skip = n < WIRE_DATA_MIN || !yip_device_rx_key(l->dev, d, n, j->key);
+		j->key = key != NULL ? crypto_keys_add(&l->open_keys, key) : NULL;
+		j->skip = j->key == NULL; /* the engine opens it itself, if it can */
 		j->ad = d;
 		j->adlen = WIRE_DATA_HDR;
 		j->in = d + WIRE_DATA_HDR;
@@ -201,9 +209,7 @@ static void open_prepare(struct yip_loop *l, uint8_t *buf, size_t len, size_t se
 
 static void open_done(struct yip_loop *l)
 {
-	for (unsigned i = 0; i < l->n_open; i++)
-		if (!l->open_jobs[i].skip)
-			sodium_memzero(l->open_jobs[i].key, YIP_KEY_LEN);
+	crypto_keys_clear(&l->open_keys);
 	l->n_open = l->open_next = 0;
 }
 
@@ -361,14 +367,12 @@ void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sock
 				l->dev->pre.len =
 				    j->len >= YIP_AEAD_TAG ? j->len - YIP_AEAD_TAG : 0;
 				l->dev->pre.result = j->result;
-				memcpy(l->dev->pre.key, j->key, YIP_KEY_LEN);
+				l->dev->pre.key = j->key;
 			}
 		}
 		yip_device_rx(l->dev, now, from, buf + off, n);
-		if (l->dev->pre.plain != NULL) {
-			l->dev->pre.plain = NULL;
-			sodium_memzero(l->dev->pre.key, YIP_KEY_LEN);
-		}
+		l->dev->pre.plain = NULL;
+		l->dev->pre.key = NULL;
 	}
 }
 

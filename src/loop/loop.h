@@ -55,6 +55,7 @@ struct yip_loop {
 	bool threaded;
 	struct crypto_job seal_jobs[UDP_BATCH];
 	unsigned n_seal;
+	struct crypto_keys seal_keys, open_keys;
 	struct crypto_job *open_jobs; /* LOOP_OPEN_JOBS */
 	uint8_t *open_plain;          /* LOOP_OPEN_JOBS * YIP_MAX_DGRAM */
 	unsigned n_open, open_next;

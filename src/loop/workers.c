@@ -23,15 +23,34 @@ static void futex_wake(_Atomic uint32_t *addr, int n)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+const struct yip_cipher_key *crypto_keys_add(struct crypto_keys *ks,
+                                             const struct yip_cipher_key *key)
+{
+	/* Newest first: consecutive jobs nearly always share a key. */
+	for (unsigned i = ks->n; i-- > 0;)
+		if (yip_cipher_key_eq(&ks->slot[i], key))
+			return &ks->slot[i];
+	if (ks->n == CRYPTO_KEYS)
+		return NULL;
+	ks->slot[ks->n] = *key;
+	return &ks->slot[ks->n++];
+}
+
+void crypto_keys_clear(struct crypto_keys *ks)
+{
+	sodium_memzero(ks->slot, ks->n * sizeof(ks->slot[0]));
+	ks->n = 0;
+}
+
 static void job_run(struct crypto_job *j)
 {
 	if (j->skip)
 		return;
 	if (j->open)
 		j->result =
-		    yip_aead_open(j->out, j->key, j->counter, j->ad, j->adlen, j->in, j->len);
+		    yip_cipher_open(j->out, j->key, j->counter, j->ad, j->adlen, j->in, j->len);
 	else
-		yip_aead_seal(j->in, j->key, j->counter, j->ad, j->adlen, j->in, j->len);
+		yip_cipher_seal(j->in, j->key, j->counter, j->ad, j->adlen, j->in, j->len);
 }
 
 /*

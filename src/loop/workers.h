@@ -27,8 +27,26 @@ struct crypto_job {
 	size_t len;  /* of in */
 	uint8_t *out;
 	uint64_t counter;
-	uint8_t key[YIP_KEY_LEN];
+	const struct yip_cipher_key *key; /* a slot of the batch's crypto_keys */
 };
+
+/*
+ * The keys a batch's jobs use, copied so the engine may rekey while the
+ * batch waits. A batch rarely needs more than one per peer.
+ */
+#define CRYPTO_KEYS 16
+
+struct crypto_keys {
+	struct yip_cipher_key slot[CRYPTO_KEYS];
+	unsigned n;
+};
+
+/* A slot holding key: an existing one or a new copy; NULL when all are taken. */
+const struct yip_cipher_key *crypto_keys_add(struct crypto_keys *ks,
+                                             const struct yip_cipher_key *key);
+
+/* Wipes the slots in use. */
+void crypto_keys_clear(struct crypto_keys *ks);
 
 #define WORKERS_MAX_JOBS 4096 /* at most 2^20 fit a ticket */
 
@@ -50,7 +68,7 @@ struct workers {
 int workers_start(struct workers *w, unsigned threads);
 
 /* Runs jobs[0..n) to completion, on this thread and the helpers. The caller
- * wipes the keys when it is done with them. */
+ * clears the keys when it is done with them. */
 void workers_run(struct workers *w, struct crypto_job *jobs, unsigned n);
 
 void workers_stop(struct workers *w);

@@ -99,14 +99,14 @@ uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, 
 	if (dev->io.seal_later != NULL) {
 		memcpy(d + WIRE_DATA_HDR, pre, prelen);
 		memcpy(d + WIRE_DATA_HDR + prelen, pkt, len);
-		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, kp->send, counter);
+		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, &kp->send, counter);
 	} else if (prelen == 0) {
-		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
+		yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, counter, d, WIRE_DATA_HDR, pkt, len);
 	} else {
 		memcpy(d + WIRE_DATA_HDR, pre, prelen);
 		memcpy(d + WIRE_DATA_HDR + prelen, pkt, len);
-		yip_aead_seal(d + WIRE_DATA_HDR, kp->send, counter, d, WIRE_DATA_HDR,
-		              d + WIRE_DATA_HDR, prelen + len);
+		yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, counter, d, WIRE_DATA_HDR,
+		                d + WIRE_DATA_HDR, prelen + len);
 	}
 	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag. */
 	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
@@ -374,15 +374,15 @@ static struct yip_keypair *open_datagram(struct yip_device *dev, uint64_t now,
 		return NULL;
 	}
 	if (dev->pre.plain != NULL && dev->pre.len == *plen &&
-	    sodium_memcmp(dev->pre.key, kp->recv, YIP_KEY_LEN) == 0) {
+	    yip_cipher_key_eq(dev->pre.key, &kp->recv)) {
 		/* Opened on a worker thread with these very keys. */
 		if (dev->pre.result != 0) {
 			yip_device_drop(dev, YIP_DROP_DECRYPT);
 			return NULL;
 		}
 		memcpy(dev->scratch, dev->pre.plain, *plen);
-	} else if (yip_aead_open(dev->scratch, kp->recv, counter, d, WIRE_DATA_HDR,
-	                         d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
+	} else if (yip_cipher_open(dev->scratch, &kp->recv, counter, d, WIRE_DATA_HDR,
+	                           d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
 		yip_device_drop(dev, YIP_DROP_DECRYPT);
 		return NULL;
 	}
@@ -458,19 +458,15 @@ void rx_report(struct yip_device *dev, uint64_t now, const union yip_sockaddr *s
 		report_receive(p, now, dev->scratch, plen);
 }
 
-bool yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len,
-                       uint8_t key[YIP_KEY_LEN])
+const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len)
 {
 	int t = wire_classify(d, len);
 	struct yip_keypair *kp;
 	struct yip_peer *p;
 
 	if (t != WIRE_DATA && t != WIRE_REPAIR && t != WIRE_REPORT)
-		return false;
+		return NULL;
 	p = index_find(dev, wire_get32(d + 4));
 	kp = p ? kp_for_index(p, wire_get32(d + 4)) : NULL;
-	if (kp == NULL)
-		return false;
-	memcpy(key, kp->recv, YIP_KEY_LEN);
-	return true;
+	return kp != NULL ? &kp->recv : NULL;
 }

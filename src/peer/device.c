@@ -100,6 +100,15 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	/* TAP frames carry an Ethernet header and maybe a VLAN tag on top of the MTU. */
 	dev->pkt_max = dev->mtu + (cfg->device_kind == YIP_DEVICE_TAP ? 18 : 0);
 	dev->fec_off = cfg->fec_off;
+	for (unsigned c = 0; c < YIP_CIPHER_COUNT; c++)
+		if ((cfg->ciphers == 0 || (cfg->ciphers & YIP_CIPHER_BIT(c))) &&
+		    yip_cipher_available(c))
+			dev->ciphers |= YIP_CIPHER_BIT(c);
+	if (dev->ciphers == 0) {
+		snprintf(err, errlen, "cipher %s: not available on this CPU (no AES instructions)",
+		         yip_cipher_name(YIP_CIPHER_AES256_GCM));
+		return -1;
+	}
 
 	/* A symbol (counter, length, packet) rounded up to 64 bytes. */
 	dev->sym_cap = (unsigned)((YIP_SYM_HDR + dev->pkt_max + 63) & ~63U);

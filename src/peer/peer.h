@@ -96,7 +96,7 @@ struct yip_io {
 	 * its worker threads. Called before udp_send for that datagram.
 	 */
 	void (*seal_later)(void *ctx, uint8_t *d, size_t hdr, size_t len,
-	                   const uint8_t key[YIP_KEY_LEN], uint64_t counter);
+	                   const struct yip_cipher_key *key, uint64_t counter);
 };
 
 /*
@@ -107,8 +107,8 @@ struct yip_io {
 struct yip_preopened {
 	const uint8_t *plain; /* NULL: nothing pre-opened */
 	size_t len;
-	int result; /* 0 authentic, -1 not */
-	uint8_t key[YIP_KEY_LEN];
+	int result;                       /* 0 authentic, -1 not */
+	const struct yip_cipher_key *key; /* what it was opened with */
 };
 
 struct yip_keypair {
@@ -118,8 +118,8 @@ struct yip_keypair {
 	uint32_t remote_index;
 	uint64_t created; /* monotonic ns */
 	uint64_t send_counter;
-	uint8_t send[YIP_KEY_LEN];
-	uint8_t recv[YIP_KEY_LEN];
+	struct yip_cipher_key send; /* both under the cipher the handshake chose */
+	struct yip_cipher_key recv;
 	struct replay_window replay;
 };
 
@@ -285,6 +285,7 @@ struct yip_device {
 	unsigned pkt_max; /* largest packet (or TAP frame) from the device */
 	unsigned sym_cap; /* bytes of one FEC symbol buffer */
 	bool fec_off;
+	unsigned ciphers; /* YIP_CIPHER_BIT set we offer and accept */
 	struct yip_timing t;
 	struct flow_table *flows;
 	struct mac_table *macs; /* TAP mode only; NULL in TUN mode */
@@ -327,12 +328,13 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 
 /*
  * For a data, repair or report datagram addressed to one of our sessions:
- * copies the key it would be opened with to key and returns true, so the
- * I/O layer can open it on a worker thread and set dev->pre before
- * yip_device_rx. Reads engine state only.
+ * the key it would be opened with (NULL if none), so the I/O layer can copy
+ * it, open the datagram on a worker thread and set dev->pre before
+ * yip_device_rx. Reads engine state only; the pointer is good until the
+ * engine next runs.
  */
-bool yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len,
-                       uint8_t key[YIP_KEY_LEN]);
+const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d,
+                                               size_t len);
 
 /* Runs due timers; returns the monotonic time of the next deadline. */
 uint64_t yip_device_timers(struct yip_device *dev, uint64_t now);

@@ -40,9 +40,10 @@ enum wire_type {
 #define WIRE_FEC_ARQ  0xfe
 
 #define WIRE_MAC_LEN      16
-#define WIRE_INIT_PAYLOAD YIP_TAI64N_LEN
+#define WIRE_INIT_PAYLOAD (YIP_TAI64N_LEN + 1) /* timestamp, ciphers offered */
+#define WIRE_RESP_PAYLOAD 1                    /* the cipher chosen */
 #define WIRE_MSG1_LEN     (NOISE_MSG1_OVERHEAD + WIRE_INIT_PAYLOAD)
-#define WIRE_MSG2_LEN     NOISE_MSG2_OVERHEAD
+#define WIRE_MSG2_LEN     (NOISE_MSG2_OVERHEAD + WIRE_RESP_PAYLOAD)
 #define WIRE_INIT_LEN     (4 + 4 + WIRE_MSG1_LEN + WIRE_MAC_LEN)
 #define WIRE_RESP_LEN     (4 + 4 + 4 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
 #define WIRE_DATA_HDR     16

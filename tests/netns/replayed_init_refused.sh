@@ -28,7 +28,7 @@ while off + 16 <= len(data):
     off += 16 + incl
     ihl = (pkt[14] & 15) * 4
     payload = pkt[14 + ihl + 8:]
-    if len(payload) == 132 and payload[:4] == b"\x01\0\0\0":
+    if len(payload) == 133 and payload[:4] == b"\x01\0\0\0":
         open(sys.argv[2], "wb").write(payload)
         sys.exit(0)
 sys.exit("no Init in capture")

@@ -69,6 +69,7 @@ check(p["allowed_ips"] == ["10.77.0.2/32"], "allowed_ips")
 check(p["address"] == ab, "peer address")
 check(p["established"] is True, "established")
 check(0 < time.time() - p["latest_handshake"] < 60, "latest_handshake")
+check(p["cipher"] in ("aes-256-gcm", "chacha20-poly1305"), "cipher")
 check(p["rtt_ms"] is None or p["rtt_ms"] >= 0, "rtt_ms")
 check(p["rx_packets"] >= 5 and p["tx_packets"] >= 5, "packet counters")
 for k in ("rx_bytes", "tx_bytes", "lost", "fec_recovered", "fec_unrecovered",

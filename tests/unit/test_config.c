@@ -73,6 +73,7 @@ static void test_minimal(void **state)
 	assert_int_equal(cfg.device_kind, YIP_DEVICE_TUN);
 	assert_int_equal(cfg.mtu, 0); /* auto */
 	assert_false(cfg.offload_off);
+	assert_int_equal(cfg.ciphers, 0); /* auto */
 	assert_int_equal(cfg.io, YIP_IO_EPOLL);
 	assert_int_equal(cfg.workers, 0); /* auto */
 	assert_int_equal(cfg.n_addresses, 0);
@@ -95,6 +96,7 @@ static const char full_config[] = "# Alice, two peers\n"
                                   "address=10.10.0.1\n"
                                   "mtu=1380\n"
                                   "offload=off\n"
+                                  "cipher=chacha20-poly1305\n"
                                   "io=uring-busy\n"
                                   "workers=3\n"
                                   "\n"
@@ -126,6 +128,7 @@ static void test_full(void **state)
 	assert_string_equal(cfg.device, "yip-test.1");
 	assert_int_equal(cfg.mtu, 1380);
 	assert_true(cfg.offload_off);
+	assert_int_equal(cfg.ciphers, YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305));
 	assert_int_equal(cfg.io, YIP_IO_URING_BUSY);
 	assert_int_equal(cfg.workers, 3);
 	assert_int_equal(cfg.n_addresses, 3);
@@ -138,7 +141,7 @@ static void test_full(void **state)
 	bob = &cfg.peers[0];
 	carol = &cfg.peers[1];
 	assert_key(bob->public_key, BOB_PUB);
-	assert_int_equal(bob->line, 15);
+	assert_int_equal(bob->line, 16);
 	assert_true(bob->has_endpoint);
 	assert_sockaddr(&bob->endpoint, "192.0.2.7:51820");
 	assert_int_equal(bob->n_allowed_ips, 3);
@@ -148,7 +151,7 @@ static void test_full(void **state)
 	assert_int_equal(bob->persistent_keepalive, 25);
 
 	assert_key(carol->public_key, CAROL_PUB);
-	assert_int_equal(carol->line, 22);
+	assert_int_equal(carol->line, 23);
 	assert_sockaddr(&carol->endpoint, "[2001:db8::7]:443");
 	assert_int_equal(carol->n_allowed_ips, 1);
 	assert_cidr(&carol->allowed_ips[0], "10.9.0.3/32");
@@ -313,6 +316,8 @@ static const struct bad_case bad_cases[] = {
     {PRIV_LINE "mtu=9001\n", 0, "t.conf:2: mtu 9001 is out of range (1280..9000)"},
     {PRIV_LINE "mtu=-1\n", 0, "t.conf:2: mtu '-1': expected a number or 'auto'"},
     {PRIV_LINE "offload=yes\n", 0, "t.conf:2: offload 'yes': expected 'on' or 'off'"},
+    {PRIV_LINE "cipher=aes\n", 0,
+     "t.conf:2: cipher 'aes': expected 'auto', 'chacha20-poly1305' or 'aes-256-gcm'"},
     {PRIV_LINE "io=poll\n", 0, "t.conf:2: io 'poll': expected 'epoll', 'uring' or 'uring-busy'"},
     {PRIV_LINE "workers=0\n", 0, "t.conf:2: workers '0': expected 1 to 16, or 'auto'"},
     {PRIV_LINE "workers=17\n", 0, "t.conf:2: workers '17': expected 1 to 16, or 'auto'"},

@@ -178,6 +178,90 @@ static void test_aead_roundtrip_tamper(void **state)
 	assert_int_equal(yip_aead_open(NULL, key, 0, NULL, 0, buf, 16), 0);
 }
 
+/*
+ * The data ciphers behind struct yip_cipher_key: ChaCha20-Poly1305 is exactly
+ * yip_aead_seal; AES-256-GCM is libsodium's with the same nonce layout (four
+ * zero bytes, then the counter little-endian) and the precomputed key
+ * schedule gives what the one-shot call gives.
+ */
+static void test_cipher_keys_match_libsodium(void **state)
+{
+	static const uint8_t nonce[12] = {0,    0,    0,    0,    0x40, 0x41,
+	                                  0x42, 0x43, 0x44, 0x45, 0x46, 0x47};
+	uint8_t raw[32], msg[1420], want[1420 + 16], got[1420 + 16], ad[16];
+	struct yip_cipher_key k;
+
+	(void)state;
+	randombytes_buf(raw, sizeof(raw));
+	randombytes_buf(msg, sizeof(msg));
+	randombytes_buf(ad, sizeof(ad));
+	yip_cipher_key_set(&k, YIP_CIPHER_CHACHA20_POLY1305, raw);
+	yip_aead_seal(want, raw, 0x4746454443424140ULL, ad, sizeof(ad), msg, sizeof(msg));
+	yip_cipher_seal(got, &k, 0x4746454443424140ULL, ad, sizeof(ad), msg, sizeof(msg));
+	assert_memory_equal(got, want, sizeof(got));
+	assert_string_equal(yip_cipher_name(k.cipher), "chacha20-poly1305");
+
+	if (!yip_cipher_available(YIP_CIPHER_AES256_GCM))
+		skip();
+	yip_cipher_key_set(&k, YIP_CIPHER_AES256_GCM, raw);
+	assert_string_equal(yip_cipher_name(k.cipher), "aes-256-gcm");
+	crypto_aead_aes256gcm_encrypt(want, NULL, msg, sizeof(msg), ad, sizeof(ad), NULL, nonce,
+	                              raw);
+	yip_cipher_seal(got, &k, 0x4746454443424140ULL, ad, sizeof(ad), msg, sizeof(msg));
+	assert_memory_equal(got, want, sizeof(got));
+	/* Setting a key from its own bytes (the key may point into k). */
+	yip_cipher_key_set(&k, YIP_CIPHER_AES256_GCM, k.key);
+	yip_cipher_seal(got, &k, 0x4746454443424140ULL, ad, sizeof(ad), msg, sizeof(msg));
+	assert_memory_equal(got, want, sizeof(got));
+}
+
+/* Both ciphers: round trip, in place, and every kind of tampering refused. */
+static void test_cipher_roundtrip_tamper(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < YIP_CIPHER_COUNT; c++) {
+		uint8_t raw[32], msg[100], buf[100 + 16], out[100], ad[7] = "header";
+		struct yip_cipher_key k, other;
+
+		if (!yip_cipher_available(c))
+			continue;
+		randombytes_buf(raw, sizeof(raw));
+		randombytes_buf(msg, sizeof(msg));
+		yip_cipher_key_set(&k, c, raw);
+		yip_cipher_seal(buf, &k, 5, ad, sizeof(ad), msg, sizeof(msg));
+		assert_int_equal(yip_cipher_open(out, &k, 5, ad, sizeof(ad), buf, sizeof(buf)), 0);
+		assert_memory_equal(out, msg, sizeof(msg));
+
+		assert_int_equal(yip_cipher_open(out, &k, 6, ad, sizeof(ad), buf, sizeof(buf)), -1);
+		assert_int_equal(yip_cipher_open(out, &k, 5, ad, 6, buf, sizeof(buf)), -1);
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			buf[i] ^= 0x80;
+			assert_int_equal(
+			    yip_cipher_open(out, &k, 5, ad, sizeof(ad), buf, sizeof(buf)), -1);
+			buf[i] ^= 0x80;
+		}
+		assert_int_equal(yip_cipher_open(out, &k, 5, ad, sizeof(ad), buf, 15), -1);
+
+		/* The other cipher under the same key bytes does not open it. */
+		if (yip_cipher_available(c ^ 1)) {
+			yip_cipher_key_set(&other, c ^ 1, raw);
+			assert_false(yip_cipher_key_eq(&k, &other));
+			assert_int_equal(
+			    yip_cipher_open(out, &other, 5, ad, sizeof(ad), buf, sizeof(buf)), -1);
+		}
+		yip_cipher_key_set(&other, c, raw);
+		assert_true(yip_cipher_key_eq(&k, &other));
+
+		/* In place, as the data path seals, and an empty message. */
+		memcpy(buf, msg, sizeof(msg));
+		yip_cipher_seal(buf, &k, 9, ad, sizeof(ad), buf, sizeof(msg));
+		assert_int_equal(yip_cipher_open(out, &k, 9, ad, sizeof(ad), buf, sizeof(buf)), 0);
+		assert_memory_equal(out, msg, sizeof(msg));
+		yip_cipher_seal(buf, &k, 0, NULL, 0, NULL, 0);
+		assert_int_equal(yip_cipher_open(NULL, &k, 0, NULL, 0, buf, 16), 0);
+	}
+}
+
 static void test_blake2b_rfc7693(void **state)
 {
 	uint8_t out[64], split[64];
@@ -301,6 +385,8 @@ int main(void)
 	    cmocka_unit_test(test_aead_rfc8439_libsodium),
 	    cmocka_unit_test(test_aead_nonce_encoding),
 	    cmocka_unit_test(test_aead_roundtrip_tamper),
+	    cmocka_unit_test(test_cipher_keys_match_libsodium),
+	    cmocka_unit_test(test_cipher_roundtrip_tamper),
 	    cmocka_unit_test(test_blake2b_rfc7693),
 	    cmocka_unit_test(test_hmac_kat),
 	    cmocka_unit_test(test_hkdf),

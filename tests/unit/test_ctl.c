@@ -147,6 +147,7 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].n_allowed_ips = 2;
 	peers[0].established = true;
 	peers[0].latest_handshake = 1700000000;
+	peers[0].cipher = "aes-256-gcm";
 	peers[0].rtt_ms = 12.3456789;
 	peers[0].loss_estimate = 0.0123456789;
 	peers[0].stats.rx_bytes = 1258291; /* 1.20 MiB */
@@ -247,6 +248,7 @@ static void test_json_show(void **state)
 	assert_string_equal(str(p, "address"), addr);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p, "established")));
 	assert_int_equal(num(p, "latest_handshake"), 1700000000);
+	assert_string_equal(str(p, "cipher"), "aes-256-gcm");
 	assert_true(num(p, "rtt_ms") == 12.346);
 	assert_true(num(p, "loss_estimate") == 0.012346);
 	assert_int_equal(num(p, "rx_bytes"), 1258291);
@@ -274,6 +276,7 @@ static void test_json_show(void **state)
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(q, "allowed_ips")), 0);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(q, "established")));
 	assert_int_equal(num(q, "latest_handshake"), 0);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(q, "cipher")));
 	cJSON_Delete(j);
 }
 
@@ -438,6 +441,7 @@ static void test_snapshot_from_engine(void **state)
 	assert_string_equal(ip, "10.10.0.0/16");
 	assert_int_equal(s.peers[0].latest_handshake, 1700000000);
 	assert_false(s.peers[0].established);
+	assert_null(s.peers[0].cipher); /* no session yet */
 	yip_sockaddr_format(&s.peers[0].endpoint, ep, sizeof(ep));
 
 	r = yip_ctl_reply(&s, "show", 4, &len);

@@ -81,6 +81,7 @@ static struct yip_timing timing = {
 
 static struct node A, B;
 static unsigned node_mtu = 1420;
+static unsigned node_ciphers[2]; /* cfg.ciphers of A and B; 0 = auto */
 static uint8_t keyA[32], keyB[32];
 
 static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
@@ -109,6 +110,7 @@ static void node_init(struct node *self, struct node *other, const uint8_t *priv
 	memcpy(cfg.private_key, priv, 32);
 	yip_key_public(cfg.public_key, priv);
 	cfg.mtu = node_mtu;
+	cfg.ciphers = node_ciphers[self == &A ? 0 : 1];
 	memset(&pc, 0, sizeof(pc));
 	yip_key_public(pc.public_key, other_priv);
 	pc.has_endpoint = with_endpoint;
@@ -199,6 +201,64 @@ static void test_handshake_and_data(void **state)
 	assert_true(yip_peer_established(&A.dev.peers[0], now));
 	assert_true(yip_peer_established(&B.dev.peers[0], now));
 	assert_int_equal(A.dev.peers[0].stats.handshakes, 1);
+}
+
+/*
+ * The data cipher: AES-256-GCM when both allow it and the CPU has it,
+ * ChaCha20-Poly1305 when either side asks for it, and no session (counted as
+ * a failed handshake) when the two have nothing in common. Data flows under
+ * whatever was chosen, and a rekey keeps the choice.
+ */
+static void test_cipher_negotiation(void **state)
+{
+	const unsigned chacha = YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305);
+	const unsigned aes = YIP_CIPHER_BIT(YIP_CIPHER_AES256_GCM);
+	const bool have_aes = yip_cipher_available(YIP_CIPHER_AES256_GCM);
+	const struct {
+		unsigned a, b;
+		int want; /* -1: no session */
+	} cases[] = {
+	    {0, 0, have_aes ? YIP_CIPHER_AES256_GCM : YIP_CIPHER_CHACHA20_POLY1305},
+	    {chacha, 0, YIP_CIPHER_CHACHA20_POLY1305},
+	    {0, chacha, YIP_CIPHER_CHACHA20_POLY1305},
+	    {aes, 0, YIP_CIPHER_AES256_GCM},
+	    {0, aes, YIP_CIPHER_AES256_GCM},
+	    {aes, chacha, -1},
+	    {chacha, aes, -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t now = YIP_NS_PER_S;
+
+		if (!have_aes && ((cases[i].a | cases[i].b) & aes))
+			continue; /* aes-256-gcm alone cannot be configured here */
+		node_ciphers[0] = cases[i].a;
+		node_ciphers[1] = cases[i].b;
+		teardown(NULL);
+		setup(NULL);
+		ping(now, (uint8_t)i);
+		if (cases[i].want < 0) {
+			assert_int_equal(B.ndelivered, 0);
+			assert_false(yip_peer_established(&A.dev.peers[0], now));
+			assert_int_equal(B.dev.drops[YIP_DROP_HANDSHAKE_FAILED], 1);
+			continue;
+		}
+		assert_int_equal(B.ndelivered, 1);
+		assert_int_equal(A.ndelivered, 1);
+		assert_int_equal(A.dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(A.dev.peers[0].cur.recv.cipher, cases[i].want);
+		assert_int_equal(B.dev.peers[0].cur.send.cipher, cases[i].want);
+		/* A rekey (A initiated, so it rekeys first) chooses the same. */
+		now += timing.rekey_after + YIP_NS_PER_S;
+		yip_device_timers(&A.dev, now);
+		settle(now);
+		ping(now, 99);
+		assert_int_equal(B.ndelivered, 2);
+		assert_int_equal(A.dev.peers[0].stats.handshakes, 2);
+		assert_int_equal(A.dev.peers[0].cur.send.cipher, cases[i].want);
+	}
+	node_ciphers[0] = node_ciphers[1] = 0;
 }
 
 static void test_rekey_without_loss(void **state)
@@ -731,6 +791,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_handshake_and_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cipher_negotiation, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),

@@ -16,7 +16,7 @@ version() {
 	fi
 	echo "$v${c:+ ($c)}"
 }
-notes() { echo "Noise IK, ChaCha20-Poly1305, default settings; yipd as built from this tree"; }
+notes() { echo "Noise IK; data cipher negotiated (AES-256-GCM where both CPUs have AES-NI, else ChaCha20-Poly1305); default settings; yipd as built from this tree"; }
 
 up() {
 	"$YIPD" --genkey >"$WORK/a.key"
