@@ -43,4 +43,6 @@ public_key=$(sed -n 's/^public=//p' "$WORK/$4.key")
 endpoint=$5:51820
 allowed_ips=$6/32
 CONF
+	# Variants (see yip-busy.sh) add interface settings.
+	[ -z "${YIP_EXTRA_CONF:-}" ] || sed -i "/^\[peer\]/i $YIP_EXTRA_CONF" "$WORK/$1.conf"
 }
