@@ -180,6 +180,9 @@ tstop() {
 	TEST_PIDS=()
 }
 cpu_now() { bench_py cpu "${DAEMON_PIDS[@]}" | sed 's/.*"cpu_s": \([0-9.e-]*\).*/\1/'; }
+# B's UDP receive-buffer overflows so far (datagrams the kernel dropped
+# because a socket in B was full; per namespace).
+rcvbuf_now() { in_b awk '/^Udp:/ { if (h) { print $f; exit } for (i = 1; i <= NF; i++) if ($i == "RcvbufErrors") f = i; h = 1 }' /proc/net/snmp; }
 
 # iperf_tcp STREAMS SECONDS OUTFILE
 iperf_tcp() {
@@ -199,8 +202,9 @@ measure() {
 	bench_py ping-stats <"$F.ping-idle" >"$F.idle.json"
 
 	# TCP, one stream, with the loaded RTT measured in its middle.
-	local c0 c1 c2 ip
+	local c0 c1 c2 ip r0 r2
 	c0=$(cpu_now)
+	r0=$(rcvbuf_now)
 	tspawn "$NS_B" iperf3-server iperf3 -s -1 -p 5201
 	wait_listen "$NS_B" t 5201 5 || log "iperf3 server did not start"
 	in_a timeout $((T1 + 25)) iperf3 -c "$PEER" -p 5201 -t "$T1" -J \
@@ -217,8 +221,10 @@ measure() {
 	# TCP, four streams.
 	iperf_tcp 4 "$T4" "$F.tcp4.json"
 	c2=$(cpu_now)
+	r2=$(rcvbuf_now)
 	bench_py iperf --file "$F.tcp4.json" >"$F.tcp4.res"
 	echo "{\"cpu0\": $c0, \"cpu1\": $c1, \"cpu2\": $c2}" >"$F.cpu.json"
+	echo "{\"drops\": $((${r2:-0} - ${r0:-0}))}" >"$F.rcvbuf.json"
 
 	# Delivered loss of a steady UDP stream.
 	local run=$((RANDOM * 32768 + RANDOM))
@@ -343,7 +349,7 @@ run_contender() {
 		[ "$COPY_MB" -gt 0 ] && copy=("@copy=$F.copy.json" "@copysrv=$F.copysrv.json")
 		cell_row "$name" "$cond" "$cc" "$spec" ok \
 			@idle="$F.idle.json" @loaded="$F.loaded.json" @tcp1="$F.tcp1.res" @tcp4="$F.tcp4.res" \
-			@cpu="$F.cpu.json" @link="$F.link.json" @udps="$F.udp-send.json" @udpr="$F.udp-recv.json" @rr="$F.rr.json" \
+			@cpu="$F.cpu.json" @rcvbuf="$F.rcvbuf.json" @link="$F.link.json" @udps="$F.udp-send.json" @udpr="$F.udp-recv.json" @rr="$F.rr.json" \
 			"${copy[@]}" \
 			ndaemons:="${#DAEMON_PIDS[@]}" secs:=$((SECONDS - ct0))
 		log "$name/$cond: $(tail -n 1 "$ROWS" | "$PY" -c '

@@ -18,7 +18,7 @@ CSV_COLUMNS = [
     "udp_sent", "udp_received", "udp_loss_pct",
     "copy_s", "copy_status", "copy_received_mib",
     "rr_p50_us", "rr_p99_us", "rr_count", "rr_status",
-    "tcp_bytes", "daemon_cpu_s", "cpu_s_per_gb",
+    "tcp_bytes", "daemon_cpu_s", "cpu_s_per_gb", "rcvbuf_drops",
     "tcp1_status", "tcp4_status",
     "link_a2b_frames", "link_a2b_lost_pct", "link_b2a_frames", "link_b2a_lost_pct",
     "link_queue_drops",
@@ -77,6 +77,8 @@ def derive(r, contenders):
     qd = [num(r.get("link_%s_queue_drops" % dr)) for dr in ("a2b", "b2a")]
     if any(v is not None for v in qd):
         d["link_queue_drops"] = sum(v or 0 for v in qd)
+    if num(r.get("rcvbuf_drops")) is not None:
+        d["rcvbuf_drops"] = r["rcvbuf_drops"]
     b = (num(r.get("tcp1_bytes")) or 0) + (num(r.get("tcp4_bytes")) or 0)
     d["tcp_bytes"] = b
     c0, c2 = num(r.get("cpu_cpu0")), num(r.get("cpu_cpu2"))
@@ -161,13 +163,15 @@ def cell_cells(d, meta):
         copy_cell(d, meta.get("copy_timeout", 0)),
         pair(d.get("rr_p50_us"), d.get("rr_p99_us"), "dur_us") if d.get("rr_count") else test_status(d.get("rr_status")),
         fmt(cpu, "s") if isinstance(cpu, (int, float)) else cpu,
+        fmt(d.get("rcvbuf_drops")),
     ]
 
 
 def table(rows, meta, with_copy=True, first_col="Contender"):
     hdr = [first_col, "TCP 1 stream Mbit/s", "TCP 4 streams Mbit/s", "idle RTT p50 / p99 ms",
            "loaded RTT p50 / p99 ms", "UDP delivered loss %",
-           "%d MB copy s" % meta.get("copy_mb", 100), "TCP req/resp p50 / p99", "daemon CPU s/GB"]
+           "%d MB copy s" % meta.get("copy_mb", 100), "TCP req/resp p50 / p99", "daemon CPU s/GB",
+           "B rcvbuf drops"]
     keep = [i for i in range(len(hdr)) if with_copy or i != 6]
     lines = ["| " + " | ".join(hdr[i] for i in keep) + " |",
              "|" + "|".join("---" if i == 0 else "---:" for i in keep) + "|"]
@@ -343,7 +347,10 @@ def durations(meta):
         + ("File copy: %(copy_mb)s MiB over one TCP connection, SHA-256 checked, timeout %(copy_timeout)s s. " % meta
            if meta.get("copy_mb") else "File copy: not run. ")
         + "Daemon CPU: utime+stime of the tunnel daemons (both ends, from /proc/PID/stat) across both TCP tests, "
-        "divided by the bytes those tests delivered (shown only when at least 50 MB moved)."
+        "divided by the bytes those tests delivered (shown only when at least 50 MB moved). "
+        "B rcvbuf drops: datagrams the kernel in B dropped because a UDP socket's receive buffer was full "
+        "(RcvbufErrors in B's /proc/net/snmp) across both TCP tests; for a UDP tunnel, traffic it lost "
+        "after the link delivered it."
     )
 
 
