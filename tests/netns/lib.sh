@@ -42,6 +42,9 @@ trap 'exit 130' INT TERM
 [ -x "$YIPD" ] || { echo "[$TEST] $YIPD not built (run make)"; exit 1; }
 
 ns() { echo "$NSP$1"; }            # ns a -> y1234a
+# in_ns NAME CMD...: runs CMD in namespace NAME. To start something in the
+# background that must be killed later, call ip netns exec directly, so $!
+# is the process itself and not a subshell around it.
 in_ns() { local n=$1; shift; ip netns exec "$(ns "$n")" "$@"; }
 
 # make_ns NAME: a namespace with loopback up.
@@ -150,7 +153,9 @@ linked_peers() {
 		in_ns "$1" ip link set dev "$2" up
 		in_ns "$1" ethtool -K "$2" gro off gso off tso off tx-udp-segmentation off >/dev/null 2>&1 || true
 	done
-	in_ns m "$LINKEM" "ma$NSP" "mb$NSP" --both "$spec" --stats "$TMP/linkem.stats" \
+	# Not through in_ns: a backgrounded function is a subshell, and killing
+	# it would leave the emulator running (and writing into $TMP).
+	ip netns exec "$(ns m)" "$LINKEM" "ma$NSP" "mb$NSP" --both "$spec" --stats "$TMP/linkem.stats" \
 		>"$TMP/linkem.log" 2>&1 &
 	PIDS+=($!)
 	LINKEM_PID=$!

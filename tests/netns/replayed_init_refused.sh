@@ -7,7 +7,7 @@ two_peers
 start_yipd a
 start_yipd b
 
-in_ns b tcpdump -i "v${NSP}b" --immediate-mode -U -n -w "$TMP/init.pcap" 'udp dst port 51820' \
+ip netns exec "$(ns b)" tcpdump -i "v${NSP}b" --immediate-mode -U -n -w "$TMP/init.pcap" 'udp dst port 51820' \
 	>"$TMP/tcpdump.out" 2>&1 &
 TCPDUMP=$!
 PIDS+=($TCPDUMP)
