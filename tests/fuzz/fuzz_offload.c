@@ -30,6 +30,7 @@
 #include "offload/offload.h"
 
 #include "reader.h"
+#include "../ref_csum.h"
 
 #define F_TWICE 1
 #define F_FLUSH 2
@@ -58,19 +59,6 @@ static void check(bool ok)
 static uint16_t rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Word-by-word ones-complement sum, folded. */
-static uint16_t ref_sum(uint32_t init, const uint8_t *p, size_t n)
-{
-	uint64_t s = init;
-	size_t i;
-
-	for (i = 0; i < n; i += 2)
-		s += (uint32_t)p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
 }
 
 /*

@@ -22,6 +22,7 @@
 
 #define TESTRAND_SEED 0x5eed0ff10adULL
 #include "testrand.h"
+#include "../ref_csum.h"
 
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
@@ -61,19 +62,6 @@ static void wr32(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)(v >> 16);
 	p[2] = (uint8_t)(v >> 8);
 	p[3] = (uint8_t)v;
-}
-
-/* The folded ones-complement sum of init and the words of p. */
-static uint16_t ref_sum(uint16_t init, const uint8_t *p, size_t n)
-{
-	uint64_t s = init;
-	size_t i;
-
-	for (i = 0; i < n; i += 2)
-		s += (uint32_t)p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
 }
 
 /* The pseudo-header written out byte by byte (RFC 793, RFC 8200 8.1) and summed. */
