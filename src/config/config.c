@@ -337,15 +337,21 @@ static int parse_mtu(struct parser *p, char *value)
 	return 0;
 }
 
-static int parse_fec(struct parser *p, char *value)
+/* An on/off switch; *off is set for "off". */
+static int parse_switch(struct parser *p, const char *key, const char *value, bool *off)
 {
 	if (strcmp(value, "on") == 0)
-		p->cfg->fec_off = false;
+		*off = false;
 	else if (strcmp(value, "off") == 0)
-		p->cfg->fec_off = true;
+		*off = true;
 	else
-		return fail(p, "fec '%s': expected 'on' or 'off'", value);
+		return fail(p, "%s '%s': expected 'on' or 'off'", key, value);
 	return 0;
+}
+
+static int parse_fec(struct parser *p, char *value)
+{
+	return parse_switch(p, "fec", value, &p->cfg->fec_off);
 }
 
 static int parse_cipher(struct parser *p, char *value)
@@ -364,13 +370,7 @@ static int parse_cipher(struct parser *p, char *value)
 
 static int parse_offload(struct parser *p, char *value)
 {
-	if (strcmp(value, "on") == 0)
-		p->cfg->offload_off = false;
-	else if (strcmp(value, "off") == 0)
-		p->cfg->offload_off = true;
-	else
-		return fail(p, "offload '%s': expected 'on' or 'off'", value);
-	return 0;
+	return parse_switch(p, "offload", value, &p->cfg->offload_off);
 }
 
 static int parse_io(struct parser *p, char *value)
