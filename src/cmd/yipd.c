@@ -13,6 +13,7 @@
 #include "peer/peer.h"
 #include "tun/tun.h"
 #include "udp/udp.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "util/log.h"
 
@@ -195,6 +196,22 @@ static unsigned worker_count(const struct yip_config *cfg)
 	return n > YIP_MAX_WORKERS ? YIP_MAX_WORKERS : n;
 }
 
+/* YIP_REKEY_INTERVAL_MS (tests): rekey that often instead of every 120 s. */
+static void rekey_override(struct yip_timing *t)
+{
+	const char *env = getenv("YIP_REKEY_INTERVAL_MS");
+	char *end;
+	unsigned long long ms;
+
+	if (env == NULL || *env == '\0')
+		return;
+	ms = strtoull(env, &end, 10);
+	if (*end == '\0' && ms >= 100)
+		yip_timing_rekey(t, ms * YIP_NS_PER_MS);
+	else
+		log_warn("ignoring YIP_REKEY_INTERVAL_MS=%s (want milliseconds >= 100)", env);
+}
+
 /* io= from the configuration, unless YIP_IO in the environment says otherwise. */
 static enum yip_io_driver io_driver(const struct yip_config *cfg)
 {
@@ -253,6 +270,7 @@ static int run(const char *path)
 	}
 	yip_loop_io(&loop, &io);
 	yip_timing_default(&timing);
+	rekey_override(&timing);
 	if (yip_device_init(&dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
 		yip_loop_free(&loop);
 		goto fail;

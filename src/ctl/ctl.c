@@ -153,40 +153,46 @@ static const struct yip_ctl_peer_config *config_peer(const struct yip_ctl_config
 int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_config *c,
                           const struct yip_device *dev, uint64_t now)
 {
+	struct yip_device_info di;
+
 	memset(s, 0, sizeof(*s));
+	yip_device_info(dev, &di);
 	snprintf(s->device, sizeof(s->device), "%s", c ? c->device : "");
 	s->listen_port = c ? c->listen_port : 0;
-	memcpy(s->public_key, dev->public_key, YIP_KEY_LEN);
-	memcpy(s->address, dev->address, YIP_ADDR_LEN);
-	s->fec = !dev->fec_off;
-	memcpy(s->drops, dev->drops, sizeof(s->drops));
-	if (dev->n_peers == 0)
+	memcpy(s->public_key, di.public_key, YIP_KEY_LEN);
+	memcpy(s->address, di.address, YIP_ADDR_LEN);
+	s->fec = di.fec;
+	memcpy(s->drops, di.drops, sizeof(s->drops));
+	if (di.n_peers == 0)
 		return 0;
-	s->peers = calloc(dev->n_peers, sizeof(*s->peers));
+	s->peers = calloc(di.n_peers, sizeof(*s->peers));
 	if (s->peers == NULL)
 		return -1;
-	s->n_peers = dev->n_peers;
-	for (size_t i = 0; i < dev->n_peers; i++) {
-		const struct yip_peer *p = &dev->peers[i];
-		const struct yip_ctl_peer_config *pc = config_peer(c, p->public_key);
-		struct yip_ctl_peer *o = &s->peers[i];
+	for (size_t i = 0; i < di.n_peers; i++) {
+		struct yip_peer_info pi;
+		const struct yip_ctl_peer_config *pc;
+		struct yip_ctl_peer *o = &s->peers[s->n_peers];
 
-		memcpy(o->public_key, p->public_key, YIP_KEY_LEN);
-		memcpy(o->address, p->address, YIP_ADDR_LEN);
-		o->has_endpoint = p->has_endpoint;
-		if (p->has_endpoint)
-			o->endpoint = p->endpoint;
+		if (!yip_device_peer_info(dev, i, now, &pi))
+			break;
+		pc = config_peer(c, pi.public_key);
+		memcpy(o->public_key, pi.public_key, YIP_KEY_LEN);
+		memcpy(o->address, pi.address, YIP_ADDR_LEN);
+		o->has_endpoint = pi.has_endpoint;
+		if (pi.has_endpoint)
+			o->endpoint = pi.endpoint;
 		if (pc) {
 			o->allowed_ips = pc->allowed_ips;
 			o->n_allowed_ips = pc->n_allowed_ips;
 		}
-		o->established = yip_peer_established(p, now);
-		o->latest_handshake = p->stats.last_handshake_wall / 1000000000ULL;
-		o->cipher = p->cur.valid ? yip_cipher_name(p->cur.send.cipher) : NULL;
-		o->rtt_ms = p->fec.srtt ? (double)p->fec.srtt / 1e6 : -1.0;
-		o->loss_estimate = p->fec.loss;
-		o->stats = p->stats;
-		memcpy(o->fec, p->fec.params, sizeof(o->fec));
+		o->established = pi.established;
+		o->latest_handshake = pi.stats.last_handshake_wall / 1000000000ULL;
+		o->cipher = pi.cipher >= 0 ? yip_cipher_name((unsigned)pi.cipher) : NULL;
+		o->rtt_ms = pi.srtt ? (double)pi.srtt / 1e6 : -1.0;
+		o->loss_estimate = pi.loss;
+		o->stats = pi.stats;
+		memcpy(o->fec, pi.fec, sizeof(o->fec));
+		s->n_peers++;
 	}
 	return 0;
 }

@@ -107,7 +107,7 @@ static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
 
 	if (!l->tap && is_syn(pkt, len) && len <= YIP_MAX_MTU) {
 		memcpy(l->segbuf, pkt, len);
-		offload_mss_clamp(l->segbuf, len, l->dev->mtu);
+		offload_mss_clamp(l->segbuf, len, yip_device_mtu(l->dev));
 		pkt = l->segbuf;
 	} else if (!l->tap && len > RX_SMALL && len <= YIP_MAX_MTU &&
 	           l->rx_sojourn > codel_hard_limit(&l->rx_codel)) {
@@ -363,16 +363,18 @@ void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sock
 			const struct crypto_job *j = &l->open_jobs[l->open_next++];
 
 			if (!j->skip) {
-				l->dev->pre.plain = j->out;
-				l->dev->pre.len =
-				    j->len >= YIP_AEAD_TAG ? j->len - YIP_AEAD_TAG : 0;
-				l->dev->pre.result = j->result;
-				l->dev->pre.key = j->key;
+				struct yip_preopened pre = {
+				    .plain = j->out,
+				    .len = j->len >= YIP_AEAD_TAG ? j->len - YIP_AEAD_TAG : 0,
+				    .result = j->result,
+				    .key = j->key,
+				};
+
+				yip_device_preopened(l->dev, &pre);
 			}
 		}
 		yip_device_rx(l->dev, now, from, buf + off, n);
-		l->dev->pre.plain = NULL;
-		l->dev->pre.key = NULL;
+		yip_device_preopened(l->dev, NULL);
 	}
 }
 
@@ -411,7 +413,8 @@ static void tso_emit(void *ctx, uint8_t *pkt, size_t len)
 {
 	struct yip_loop *l = ctx;
 
-	offload_mss_clamp(pkt, len, l->dev->mtu); /* a SYN whose checksum was left to us */
+	offload_mss_clamp(pkt, len,
+	                  yip_device_mtu(l->dev)); /* a SYN whose checksum was left to us */
 	l->tso_segments++;
 	if (l->skip_segment) {
 		l->skip_segment = false;
@@ -471,7 +474,7 @@ static void tun_process(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n
 			return;
 		}
 		if (!l->tap)
-			offload_mss_clamp(buf, n, l->dev->mtu);
+			offload_mss_clamp(buf, n, yip_device_mtu(l->dev));
 		yip_device_tx(l->dev, now, buf, n);
 		return;
 	}
@@ -483,7 +486,7 @@ static void tun_process(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n
 			yip_device_drop(l->dev, YIP_DROP_AQM);
 			return;
 		}
-		offload_mss_clamp(buf, n, l->dev->mtu);
+		offload_mss_clamp(buf, n, yip_device_mtu(l->dev));
 		yip_device_tx(l->dev, now, buf, n);
 		return;
 	}
@@ -491,7 +494,7 @@ static void tun_process(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n
 	l->skip_segment = congested;
 	if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE)
 		l->tso_reads++;
-	if (offload_tso(&h, buf, n, l->dev->mtu, l->segbuf, tso_emit, l) < 0)
+	if (offload_tso(&h, buf, n, yip_device_mtu(l->dev), l->segbuf, tso_emit, l) < 0)
 		yip_device_drop(l->dev, YIP_DROP_BAD_INNER);
 	l->skip_segment = false;
 }
@@ -594,14 +597,12 @@ bool yip_loop_signals(struct yip_loop *l)
 /* CoDel's interval and target follow the peers' RTT (see codel_set). */
 static void codel_tune(struct yip_loop *l, uint64_t now)
 {
-	uint64_t rtt = 0;
+	uint64_t rtt;
 
 	if (now - l->codel_tuned < 100 * YIP_NS_PER_MS && l->codel_tuned != 0)
 		return;
 	l->codel_tuned = now;
-	for (size_t i = 0; i < l->dev->n_peers; i++)
-		if (l->dev->peers[i].fec.srtt > rtt)
-			rtt = l->dev->peers[i].fec.srtt;
+	rtt = yip_device_rtt_max(l->dev);
 	codel_set(&l->txq.codel, rtt);
 	codel_set(&l->rx_codel, rtt);
 }

@@ -21,23 +21,15 @@ const char *yip_drop_name(enum yip_drop d)
 	return d < YIP_DROP_COUNT ? drop_names[d] : "?";
 }
 
+void yip_timing_rekey(struct yip_timing *t, uint64_t interval)
+{
+	t->rekey_after = interval;
+	t->reject_after = 3 * interval;
+}
+
 void yip_timing_default(struct yip_timing *t)
 {
-	const char *env = getenv("YIP_REKEY_INTERVAL_MS");
-	uint64_t rekey = 120 * YIP_NS_PER_S;
-
-	if (env != NULL && *env != '\0') {
-		char *end;
-		unsigned long long ms = strtoull(env, &end, 10);
-
-		if (*end == '\0' && ms >= 100)
-			rekey = ms * YIP_NS_PER_MS;
-		else
-			log_warn("ignoring YIP_REKEY_INTERVAL_MS=%s (want milliseconds >= 100)",
-			         env);
-	}
-	t->rekey_after = rekey;
-	t->reject_after = 3 * rekey;
+	yip_timing_rekey(t, 120 * YIP_NS_PER_S);
 	t->rekey_attempt = 90 * YIP_NS_PER_S;
 	t->retry_base = 1 * YIP_NS_PER_S;
 	t->retry_max = 8 * YIP_NS_PER_S;
@@ -189,6 +181,63 @@ struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_K
 		if (sodium_memcmp(dev->peers[i].public_key, pub, YIP_KEY_LEN) == 0)
 			return &dev->peers[i];
 	return NULL;
+}
+
+void yip_device_info(const struct yip_device *dev, struct yip_device_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->public_key, dev->public_key, YIP_KEY_LEN);
+	memcpy(out->address, dev->address, YIP_ADDR_LEN);
+	out->mtu = dev->mtu;
+	out->fec = !dev->fec_off;
+	out->n_peers = dev->n_peers;
+	memcpy(out->drops, dev->drops, sizeof(out->drops));
+}
+
+bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
+                          struct yip_peer_info *out)
+{
+	const struct yip_peer *p;
+
+	if (i >= dev->n_peers)
+		return false;
+	p = &dev->peers[i];
+	memset(out, 0, sizeof(*out));
+	memcpy(out->public_key, p->public_key, YIP_KEY_LEN);
+	memcpy(out->address, p->address, YIP_ADDR_LEN);
+	out->has_endpoint = p->has_endpoint;
+	if (p->has_endpoint)
+		out->endpoint = p->endpoint;
+	out->established = session_usable(p, now);
+	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
+	out->srtt = p->fec.srtt;
+	out->loss = p->fec.loss;
+	memcpy(out->fec, p->fec.params, sizeof(out->fec));
+	out->stats = p->stats;
+	return true;
+}
+
+uint64_t yip_device_rtt_max(const struct yip_device *dev)
+{
+	uint64_t rtt = 0;
+
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (dev->peers[i].fec.srtt > rtt)
+			rtt = dev->peers[i].fec.srtt;
+	return rtt;
+}
+
+unsigned yip_device_mtu(const struct yip_device *dev)
+{
+	return dev->mtu;
+}
+
+void yip_device_preopened(struct yip_device *dev, const struct yip_preopened *pre)
+{
+	if (pre != NULL)
+		dev->pre = *pre;
+	else
+		memset(&dev->pre, 0, sizeof(dev->pre));
 }
 
 bool yip_peer_established(const struct yip_peer *p, uint64_t now)

@@ -306,8 +306,11 @@ struct yip_device {
 	uint64_t drops[YIP_DROP_COUNT];
 };
 
-/* Default timing; YIP_REKEY_INTERVAL_MS in the environment scales the rekey timers. */
+/* Default timing. */
 void yip_timing_default(struct yip_timing *t);
+
+/* Rekeys every interval ns instead (tests); keys live three intervals. */
+void yip_timing_rekey(struct yip_timing *t, uint64_t interval);
 
 /*
  * Builds an engine from a configuration (keys, peers, allowed_ips, MTU).
@@ -343,6 +346,54 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now);
 static inline void yip_device_drop(struct yip_device *dev, enum yip_drop d)
 {
 	dev->drops[d]++;
+}
+
+/* What the engine tells the outside world about itself (yipctl, status). */
+struct yip_device_info {
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t address[YIP_ADDR_LEN];
+	unsigned mtu;
+	bool fec;
+	size_t n_peers;
+	uint64_t drops[YIP_DROP_COUNT];
+};
+
+struct yip_peer_info {
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t address[YIP_ADDR_LEN];
+	bool has_endpoint;
+	union yip_sockaddr endpoint;
+	bool established;
+	int cipher;    /* enum yip_cipher of the current session, -1 if none */
+	uint64_t srtt; /* smoothed RTT, ns (0 = unknown) */
+	double loss;   /* loss rate estimated from the peer's reports */
+	struct fec_params fec[FLOW_CLASSES];
+	struct yip_peer_stats stats;
+};
+
+void yip_device_info(const struct yip_device *dev, struct yip_device_info *out);
+
+/* Peer i (0 <= i < n_peers) as of now; false if there is no such peer. */
+bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
+                          struct yip_peer_info *out);
+
+/* The largest smoothed RTT to any peer, ns (0 = none known). */
+uint64_t yip_device_rtt_max(const struct yip_device *dev);
+
+/* The inner MTU the engine enforces. */
+unsigned yip_device_mtu(const struct yip_device *dev);
+
+/*
+ * What a worker thread made of the datagram about to be handed to
+ * yip_device_rx (see struct yip_preopened); NULL clears it. The pointers
+ * must stay valid until it is cleared.
+ */
+void yip_device_preopened(struct yip_device *dev, const struct yip_preopened *pre);
+
+/* Counts n drops that happened outside the engine. */
+static inline void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, uint64_t n)
+{
+	dev->drops[d] += n;
 }
 
 /* The peer with this public key, or NULL. */
