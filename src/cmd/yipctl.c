@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	        "                                 device, keys, and per peer: endpoint, allowed\n"
 	        "                                 IPs, handshake, RTT, transfer, loss, FEC/ARQ\n"
 	        "       yipctl peers [device]     one line per peer\n"
-	        "       yipctl stats [device]     drop counters, data-path counters\n"
+	        "       yipctl stats [--json] [device]  drop counters, data-path counters\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 		view = YIP_CTL_VIEW_PEERS;
 		max_pos = 1;
 	} else if (strcmp(cmd, "stats") == 0) {
-		view = YIP_CTL_VIEW_STATS;
+		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_STATS;
 		max_pos = 1;
 	} else {
 		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (json && view != YIP_CTL_VIEW_JSON) {
-		fprintf(stderr, "yipctl: --json goes with show\n");
+		fprintf(stderr, "yipctl: --json goes with show or stats\n");
 		return EXIT_USAGE;
 	}
 	if (npos == 2) {
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 		snprintf(request, sizeof(request), "show %s", pos[1]);
 	} else {
 		snprintf(request, sizeof(request), "%s",
-		         view == YIP_CTL_VIEW_STATS ? "stats" : "show");
+		         strcmp(cmd, "stats") == 0 ? "stats" : "show");
 	}
 
 	if (npos >= 1) {

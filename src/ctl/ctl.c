@@ -290,7 +290,8 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	}
 	if (!add_addr6(o, "address", p->address) ||
 	    cJSON_AddBoolToObject(o, "established", p->established) == NULL ||
-	    !add_u64(o, "latest_handshake", p->latest_handshake))
+	    !add_u64(o, "latest_handshake", p->latest_handshake) ||
+	    !add_u64(o, "handshakes", p->stats.handshakes) || !add_u64(o, "roams", p->stats.roams))
 		return false;
 	if ((p->cipher != NULL ? cJSON_AddStringToObject(o, "cipher", p->cipher)
 	                       : cJSON_AddNullToObject(o, "cipher")) == NULL)
@@ -307,7 +308,7 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	    !add_u64(o, "fec_recovered", st->fec_recovered) ||
 	    !add_u64(o, "fec_unrecovered", st->fec_unrecovered) ||
 	    !add_u64(o, "arq_recovered", st->arq_recovered) ||
-	    !add_u64(o, "arq_sent", st->arq_sent) ||
+	    !add_u64(o, "arq_sent", st->arq_sent) || !add_u64(o, "repair_sent", st->repair_sent) ||
 	    !add_u64(o, "repair_bytes", st->repair_bytes) ||
 	    !add_u64(o, "wire_bytes", st->wire_bytes) ||
 	    cJSON_AddNumberToObject(o, "loss_estimate", rounded(p->loss_estimate, 1e6)) == NULL)

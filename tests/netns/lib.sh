@@ -95,24 +95,52 @@ pid_of() { eval "echo \$PID_$1"; }
 YIPCTL=${YIPCTL:-$ROOT/build/yipctl}
 yipctl_of() { local n=$1; shift; YIP_CTL_DIR="$TMP/ctl-$n" "$YIPCTL" "$@"; }
 
-# status NAME: asks yipd for its status (SIGUSR1) and prints the fresh lines.
-status() {
-	local n=$1 before
-	before=$(wc -l <"$TMP/$n.log")
-	kill -USR1 "$(pid_of "$n")"
-	local i
-	for i in $(seq 1 30); do
-		if tail -n +"$((before + 1))" "$TMP/$n.log" | grep -q "status: peer"; then break; fi
-		sleep 0.1
-	done
-	tail -n +"$((before + 1))" "$TMP/$n.log" | grep "status:"
+# json_get NAME REQUEST PATH: one value of the daemon's JSON reply to REQUEST
+# (show or stats) through yipctl; PATH is keys and list indices joined by
+# dots (peers.0.lost). true/false print as yes/no, null as null.
+json_get() {
+	local out
+	out=$(yipctl_of "$1" "$2" --json) || fail "yipctl $2 --json on $1 failed"
+	echo "$out" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print({True: "yes", False: "no", None: "null"}[v] if v is None or isinstance(v, bool) else v)' "$3" ||
+		fail "no $3 in the reply of $1 to $2"
 }
 
-# drops NAME REASON: the drop counter REASON from a fresh status.
-drops() { status "$1" | sed -n "s/.*status: drops.* $2=\([0-9]*\).*/\1/p"; }
+# drops NAME REASON: a drop counter of NAME's daemon.
+drops() { json_get "$1" show "drops.$2"; }
 
-# peer_field NAME FIELD: a field of the (first) peer line of a fresh status.
-peer_field() { status "$1" | sed -n "s/.*status: peer .* $2 \([^ ]*\).*/\1/p" | head -n1; }
+# peer_field NAME FIELD [I]: a field of NAME's peer I (default 0), as in
+# yipctl show --json (docs/control.md).
+peer_field() { json_get "$1" show "peers.${3:-0}.$2"; }
+
+# datapath NAME: the data-path counters of yipctl stats, as "key value" pairs on one line.
+datapath() {
+	yipctl_of "$1" stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["datapath"]
+print(" ".join("%s %s" % (k, str(v).lower()) for k, v in d.items()))'
+}
+
+# established NAME: how many of NAME's peers have a usable session.
+established() {
+	yipctl_of "$1" show --json | python3 -c '
+import json, sys
+print(sum(1 for p in json.load(sys.stdin)["peers"] if p["established"]))'
+}
+
+# recovery NAME: one line of NAME's first peer's loss and recovery counters.
+recovery() {
+	yipctl_of "$1" show --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["peers"][0]
+print(" ".join("%s %s" % (k, p[k]) for k in ("lost", "fec_recovered", "fec_unrecovered",
+      "arq_recovered", "arq_sent", "repair_sent", "repair_bytes", "wire_bytes", "loss_estimate",
+      "rtt_ms")), " ".join("k/r %s %d/%d" % (c, v["k"], v["r"]) for c, v in p["fec"].items()))'
+}
 
 # ping_ok NS DEST COUNT [ARGS...]: fails unless every echo is answered.
 ping_ok() {

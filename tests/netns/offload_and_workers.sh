@@ -21,10 +21,10 @@ read -r secs ok < <(tcp_copy a 10.77.0.2 $((200 << 20)))
 log "200 MB over TCP with offloads and workers: $secs s, sha256 match: $ok"
 [ "$ok" = yes ] || fail "the file arrived corrupted or incomplete"
 
-off_a=$(status a | grep -o "status: offload.*")
-off_b=$(status b | grep -o "status: offload.*")
-log "a: ${off_a#status: }"
-log "b: ${off_b#status: }"
+off_a=$(datapath a)
+off_b=$(datapath b)
+log "a: $off_a"
+log "b: $off_b"
 field() { echo "$1" | sed -n "s/.* $2 \([0-9]*\).*/\1/p"; }
 [ "$(field "$off_a" tso_reads)" -gt 100 ] || fail "a read no TSO super-packets"
 [ "$(field "$off_a" tso_segments)" -gt "$(field "$off_a" tso_reads)" ] ||
@@ -57,6 +57,6 @@ wait_ping a 10.77.0.2
 read -r secs ok < <(tcp_copy a 10.77.0.2 $((50 << 20)))
 log "50 MB with offload=off: $secs s, sha256 match: $ok"
 [ "$ok" = yes ] || fail "the file arrived corrupted or incomplete with offload=off"
-off_a=$(status a | grep -o "status: offload.*")
+off_a=$(datapath a)
 [ "$(field "$off_a" tso_reads)" -eq 0 ] || fail "offload=off still read TSO super-packets"
 log "ok"

@@ -20,5 +20,5 @@ log "10 % loss each way: $got/500 answered, RTT p50 $p50 ms, p99 $p99 ms ($dropp
 [ "$dropped" -gt 50 ] || fail "the loss was not applied ($dropped dropped)"
 rec=$(( $(peer_field a fec_recovered) + $(peer_field b fec_recovered) ))
 [ "$rec" -gt 0 ] || fail "FEC recovered nothing, so the loss was not really repaired"
-status a | grep "status: peer" | sed 's/.*\(lost .*\)/    a: \1/'
+log "a: $(recovery a)"
 log "ok: FEC rebuilt $rec packets"

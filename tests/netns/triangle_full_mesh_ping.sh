@@ -15,7 +15,7 @@ for n in a b c; do
 	done
 done
 for n in a b c; do
-	est=$(status "$n" | grep -c "status: peer .* established yes")
+	est=$(established "$n")
 	[ "$est" -eq 2 ] || fail "$n has $est established sessions, expected 2"
 done
 # A destination no peer owns is answered at once with ICMP unreachable.
