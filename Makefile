@@ -8,7 +8,7 @@ ASAN     ?= build-asan
 FUZZ     ?= build-fuzz
 FUZZ_SECS ?= 10
 
-.PHONY: all deps build debug test unit unit-asan fuzz netns check demo format format-check clean
+.PHONY: all deps build debug test unit unit-asan fuzz netns layering check demo format format-check clean
 
 all: build
 
@@ -38,13 +38,19 @@ fuzz:
 netns: build
 	@./tests/netns/run.sh
 
+# Module and file order from the built objects (scripts/layering.py), and a
+# self-test showing the check fails on an upward call.
+layering: build
+	@python3 scripts/layering.py $(BUILD)
+	@./tests/layering/selftest.sh >/dev/null && echo "layering: selftest passed"
+
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 format-check:
 	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
-check: deps format-check unit unit-asan fuzz netns
+check: deps format-check layering unit unit-asan fuzz netns
 	@echo "check: all passed"
 
 demo: deps build

@@ -66,8 +66,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	p->persistent_keepalive = pc->persistent_keepalive;
 	if (p->persistent_keepalive)
 		schedule(dev, 0);
-	p->queue = calloc(YIP_QUEUE_LEN, dev->pkt_max);
-	if (p->queue == NULL || fec_peer_init(p) != 0) {
+	if (datapath_init(p) != 0 || protect_init(p) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -155,10 +154,8 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(&p->prev, sizeof(p->prev));
 		sodium_memzero(&p->cur, sizeof(p->cur));
 		sodium_memzero(&p->next, sizeof(p->next));
-		if (p->queue)
-			sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->pkt_max);
-		free(p->queue);
-		fec_peer_free(p);
+		datapath_free(p);
+		protect_free(p);
 	}
 	if (dev->txsym)
 		sodium_memzero(dev->txsym, dev->sym_cap);
@@ -176,11 +173,7 @@ void yip_device_free(struct yip_device *dev)
 
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
 {
-	/* Only handshakes come here, after a DH; a scan is cheap next to that. */
-	for (size_t i = 0; i < dev->n_peers; i++)
-		if (sodium_memcmp(dev->peers[i].public_key, pub, YIP_KEY_LEN) == 0)
-			return &dev->peers[i];
-	return NULL;
+	return index_key_find(dev, pub);
 }
 
 void yip_device_info(const struct yip_device *dev, struct yip_device_info *out)
@@ -248,87 +241,55 @@ bool yip_peer_established(const struct yip_peer *p, uint64_t now)
 void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                    const uint8_t *d, size_t len)
 {
+	struct yip_peer *p;
+
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
-		rx_init(dev, now, src, d, len);
+		handshake_rx_init(dev, now, src, d, len);
 		break;
 	case WIRE_RESP:
-		rx_resp(dev, now, src, d, len);
+		p = handshake_rx_resp(dev, now, src, d, len);
+		if (p != NULL)
+			datapath_established(p, now);
 		break;
 	case WIRE_DATA:
-		rx_data(dev, now, src, d, len);
-		break;
 	case WIRE_REPAIR:
-		rx_repair(dev, now, src, d, len);
-		break;
 	case WIRE_REPORT:
-		rx_report(dev, now, src, d, len);
+		datapath_rx(dev, now, src, d, len);
 		break;
 	default:
 		yip_device_drop(dev, YIP_DROP_MALFORMED);
 	}
 }
 
-static uint64_t min64(uint64_t a, uint64_t b)
+const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len)
 {
-	return a < b ? a : b;
-}
+	int t = wire_classify(d, len);
+	struct yip_keypair *kp;
+	struct wire_hdr h;
+	struct yip_peer *p;
 
-/* Expires keys past their lifetime; returns the next expiry. */
-static uint64_t expire_keys(struct yip_peer *p, uint64_t now)
-{
-	struct yip_keypair *kps[] = {&p->prev, &p->cur, &p->next};
-	uint64_t next = UINT64_MAX;
-
-	if (p->prev.valid && now >= p->prev_retire)
-		kp_clear(p->dev, &p->prev);
-	else if (p->prev.valid)
-		next = p->prev_retire;
-	for (size_t i = 0; i < 3; i++) {
-		if (!kps[i]->valid)
-			continue;
-		if (now - kps[i]->created >= p->dev->t.reject_after)
-			kp_clear(p->dev, kps[i]);
-		else
-			next = min64(next, kps[i]->created + p->dev->t.reject_after);
-	}
-	return next;
-}
-
-static uint64_t handshake_timers(struct yip_peer *p, uint64_t now)
-{
-	const struct yip_timing *t = &p->dev->t;
-
-	if (!p->hs_pending)
-		return UINT64_MAX;
-	if (now - p->hs_first >= t->rekey_attempt) {
-		char ep[YIP_ADDRSTRLEN];
-
-		yip_sockaddr_format(&p->endpoint, ep, sizeof(ep));
-		log_warn("peer at %s: no handshake answer for %llu s, giving up until new traffic",
-		         ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
-		hs_abandon(p);
-		queue_drop_all(p, YIP_DROP_HANDSHAKE_TIMEOUT);
-		return UINT64_MAX;
-	}
-	if (now >= p->hs_next)
-		hs_send_init(p, now);
-	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
+	if ((t != WIRE_DATA && t != WIRE_REPAIR && t != WIRE_REPORT) || !wire_hdr_get(&h, d, len))
+		return NULL;
+	p = index_find(dev, h.receiver);
+	kp = p ? session_for_index(p, h.receiver) : NULL;
+	return kp != NULL ? &kp->recv : NULL;
 }
 
 static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 {
 	const struct yip_timing *t = &p->dev->t;
-	uint64_t next = expire_keys(p, now);
+	uint64_t next = session_timers(p, now);
+	bool gave_up;
 
 	/* Rekey a session that is old and still in use. */
 	if (p->cur.valid && !p->hs_pending) {
-		uint64_t due = p->cur.created + rekey_age(p);
+		uint64_t due = p->cur.created + session_rekey_age(p);
 		bool active = (p->last_tx_data && now - p->last_tx_data < t->rekey_after) ||
 		              (p->last_rx_data && now - p->last_rx_data < t->rekey_after);
 
 		if (now >= due && active)
-			hs_start(p, now);
+			handshake_start(p, now);
 		else if (now < due)
 			next = min64(next, due);
 	}
@@ -336,7 +297,7 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 	if (p->first_unanswered != 0) {
 		if (now - p->first_unanswered >= t->dead_after) {
 			p->first_unanswered = 0;
-			hs_start(p, now);
+			handshake_start(p, now);
 		} else {
 			next = min64(next, p->first_unanswered + t->dead_after);
 		}
@@ -344,7 +305,7 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 	/* Passive keepalive: the peer sent data and we had nothing to say back. */
 	if (p->last_rx_data > p->last_tx && session_usable(p, now)) {
 		if (now - p->last_rx_data >= t->keepalive)
-			send_data(p, now, (const uint8_t *)"", 0);
+			datapath_send(p, now, (const uint8_t *)"", 0);
 		else
 			next = min64(next, p->last_rx_data + t->keepalive);
 	}
@@ -353,17 +314,20 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 		uint64_t every = p->persistent_keepalive * YIP_NS_PER_S;
 
 		if (!session_usable(p, now)) {
-			hs_start(p, now); /* the handshake timers take it from here */
+			handshake_start(p, now); /* the handshake timers take it from here */
 		} else {
 			if (now - p->last_tx >= every)
-				send_data(p, now, (const uint8_t *)"", 0);
+				datapath_send(p, now, (const uint8_t *)"", 0);
 			next = min64(next, p->last_tx + every);
 		}
 	}
-	next = min64(next, fec_tx_timers(p, now));
-	next = min64(next, fec_rx_timers(p, now));
+	next = min64(next, protect_timers(p, now));
+	next = min64(next, recover_timers(p, now));
 	next = min64(next, report_timers(p, now));
-	return min64(next, handshake_timers(p, now));
+	next = min64(next, handshake_timers(p, now, &gave_up));
+	if (gave_up)
+		datapath_queue_drop(p, YIP_DROP_HANDSHAKE_TIMEOUT);
+	return next;
 }
 
 uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)

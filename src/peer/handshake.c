@@ -1,12 +1,14 @@
 /*
  * The handshake around Noise IK: sending and retrying Inits, answering them,
- * and turning a finished handshake into session keys.
+ * and turning a finished handshake into session keys. What a completed
+ * handshake lets the data path do (send what waited) is the caller's job.
  */
 #include "peer/internal.h"
 
 #include <sodium.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 static void peer_name(const struct yip_peer *p, char out[9])
@@ -48,7 +50,7 @@ static void keys_split(struct yip_keypair *kp, struct noise_hs *hs, enum yip_cip
 	sodium_memzero(recv, sizeof(recv));
 }
 
-void hs_abandon(struct yip_peer *p)
+void handshake_abandon(struct yip_peer *p)
 {
 	if (!p->hs_pending)
 		return;
@@ -71,31 +73,30 @@ static uint64_t retry_delay(const struct yip_timing *t, unsigned tries)
 	return d - d / 5 + (uint64_t)randombytes_uniform(1000) * (d / 5) * 2 / 1000;
 }
 
-void hs_send_init(struct yip_peer *p, uint64_t now)
+static void send_init(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
-	uint8_t payload[WIRE_INIT_PAYLOAD];
-	uint8_t *d;
+	struct wire_init_payload pl = {.ciphers = (uint8_t)dev->ciphers};
+	uint8_t payload[WIRE_INIT_PAYLOAD], *d, *msg1;
 
-	hs_abandon(p);
+	handshake_abandon(p);
 	if (!p->has_endpoint || index_add(dev, p, &p->hs_index) != 0)
 		return;
 	noise_hs_init(&p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
-	yip_tai64n(payload, dev->io.wall_ns(dev->io.ctx));
-	payload[YIP_TAI64N_LEN] = (uint8_t)dev->ciphers;
+	yip_tai64n(pl.tai64n, frame_wall(dev));
+	wire_init_payload_put(payload, &pl);
 
-	d = dev->io.udp_buf(dev->io.ctx);
-	wire_put32(d, WIRE_INIT);
-	wire_put32(d + 4, p->hs_index);
-	if (noise_write_msg1(&p->hs, payload, sizeof(payload), d + WIRE_INIT_MSG1, WIRE_MSG1_LEN) !=
+	d = frame_buf(dev);
+	msg1 = wire_init_put(d, p->hs_index);
+	if (noise_write_msg1(&p->hs, payload, sizeof(payload), msg1, WIRE_MSG1_LEN) !=
 	    WIRE_MSG1_LEN) {
 		index_del(dev, p->hs_index);
 		noise_hs_wipe(&p->hs);
 		return;
 	}
 	wire_mac1_put(d, WIRE_INIT_LEN, p->mac1_key);
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_INIT_LEN, 0);
+	frame_send_raw(dev, &p->endpoint, WIRE_INIT_LEN);
 
 	p->hs_pending = true;
 	p->last_tx = now;
@@ -104,15 +105,36 @@ void hs_send_init(struct yip_peer *p, uint64_t now)
 	schedule(dev, p->hs_next);
 }
 
-/* Begins a handshake series unless one is already running. */
-void hs_start(struct yip_peer *p, uint64_t now)
+void handshake_start(struct yip_peer *p, uint64_t now)
 {
 	if (p->hs_pending || !p->has_endpoint)
 		return;
 	p->hs_first = now;
 	p->hs_tries = 0;
-	hs_send_init(p, now);
+	send_init(p, now);
 	schedule(p->dev, now + p->dev->t.rekey_attempt);
+}
+
+uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
+{
+	const struct yip_timing *t = &p->dev->t;
+
+	*gave_up = false;
+	if (!p->hs_pending)
+		return UINT64_MAX;
+	if (now - p->hs_first >= t->rekey_attempt) {
+		char ep[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&p->endpoint, ep, sizeof(ep));
+		log_warn("peer at %s: no handshake answer for %llu s, giving up until new traffic",
+		         ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
+		handshake_abandon(p);
+		*gave_up = true;
+		return UINT64_MAX;
+	}
+	if (now >= p->hs_next)
+		send_init(p, now);
+	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
 }
 
 /*
@@ -121,29 +143,33 @@ void hs_start(struct yip_peer *p, uint64_t now)
  * before the second DH, then the timestamp against replays. Only then does
  * any per-peer state change.
  */
-void rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
-             size_t len)
+void handshake_rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                       const uint8_t *d, size_t len)
 {
-	const uint8_t *msg1 = d + WIRE_INIT_MSG1;
-	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen;
+	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD], *out;
+	struct wire_init_payload pl;
+	struct wire_init m;
 	struct noise_hs hs;
 	struct yip_keypair *kp;
 	struct yip_peer *p;
-	uint8_t *out;
 	char name[9];
 	int cipher;
 
+	if (!wire_init_get(&m, d, len)) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+		return;
+	}
 	if (!wire_mac1_ok(d, len, dev->mac1_key)) {
 		yip_device_drop(dev, YIP_DROP_BAD_MAC1);
 		return;
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
 	              dev->public_key, NULL);
-	if (noise_read_msg1_static(&hs, msg1, WIRE_MSG1_LEN, rs) != 0) {
+	if (noise_read_msg1_static(&hs, m.msg1, WIRE_MSG1_LEN, rs) != 0) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	p = yip_device_peer(dev, rs);
+	p = index_key_find(dev, rs);
 	if (p == NULL) {
 		yip_device_drop(dev, YIP_DROP_UNKNOWN_PEER);
 		goto out;
@@ -154,102 +180,110 @@ void rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src
 		yip_device_drop(dev, YIP_DROP_GLARE);
 		goto out;
 	}
-	if (noise_read_msg1_payload(&hs, msg1, WIRE_MSG1_LEN, payload, sizeof(payload)) !=
-	    sizeof(payload)) {
+	if (noise_read_msg1_payload(&hs, m.msg1, WIRE_MSG1_LEN, payload, sizeof(payload)) !=
+	        sizeof(payload) ||
+	    !wire_init_payload_get(&pl, payload, sizeof(payload))) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	if (memcmp(payload, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+	if (memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
 		yip_device_drop(dev, YIP_DROP_STALE_INIT);
 		goto out;
 	}
-	cipher = cipher_choose(dev->ciphers, payload[YIP_TAI64N_LEN]);
+	cipher = cipher_choose(dev->ciphers, pl.ciphers);
 	if (cipher < 0) {
 		peer_name(p, name);
 		log_warn("peer %s: no data cipher in common (it offers 0x%02x, we allow 0x%02x); "
 		         "check 'cipher' on both sides",
-		         name, payload[YIP_TAI64N_LEN], dev->ciphers);
+		         name, pl.ciphers, dev->ciphers);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	memcpy(p->last_tai64n, payload, YIP_TAI64N_LEN);
-	hs_abandon(p);
+	memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+	handshake_abandon(p);
 
 	kp = &p->next;
-	kp_clear(dev, kp);
-	if (index_add(dev, p, &kp->local_index) != 0)
+	session_clear(dev, kp);
+	if (index_add(dev, p, &kp->local_index) != 0) {
+		/* No free index after many draws: the table is badly overfull. */
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
-	kp->remote_index = wire_get32(d + 4);
+	}
+	kp->remote_index = m.sender;
 	kp->initiator = false;
 
-	out = dev->io.udp_buf(dev->io.ctx);
-	wire_put32(out, WIRE_RESP);
-	wire_put32(out + 4, kp->local_index);
-	wire_put32(out + 8, kp->remote_index);
-	chosen = (uint8_t)cipher;
-	if (noise_write_msg2(&hs, &chosen, 1, out + WIRE_RESP_MSG2, WIRE_MSG2_LEN) !=
-	    WIRE_MSG2_LEN) {
+	out = frame_buf(dev);
+	wire_resp_payload_put(chosen, (uint8_t)cipher);
+	if (noise_write_msg2(&hs, chosen, sizeof(chosen),
+	                     wire_resp_put(out, kp->local_index, kp->remote_index),
+	                     WIRE_MSG2_LEN) != WIRE_MSG2_LEN) {
 		index_del(dev, kp->local_index);
 		sodium_memzero(kp, sizeof(*kp));
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
 	wire_mac1_put(out, WIRE_RESP_LEN, p->mac1_key);
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
-	kp_install(p, kp, now);
-	endpoint_update(p, src);
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, WIRE_RESP_LEN, 0);
+	session_install(p, kp, now, frame_wall(dev));
+	path_confirm(p, src);
+	frame_send_raw(dev, &p->endpoint, WIRE_RESP_LEN);
 	p->last_tx = now;
 	peer_name(p, name);
 	log_debug("peer %s: answered handshake (%s)", name, yip_cipher_name((unsigned)cipher));
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(payload, sizeof(payload));
+	sodium_memzero(&pl, sizeof(pl));
 }
 
 /* A Resp to our pending Init: the handshake is done and we switch at once. */
-void rx_resp(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
-             size_t len)
+struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
+                                   const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
-	uint32_t index = wire_get32(d + 8);
+	uint8_t payload[WIRE_RESP_PAYLOAD], cipher;
+	struct wire_resp m;
 	struct yip_peer *p;
 	struct noise_hs hs;
-	uint8_t cipher;
 	char name[9];
 
+	if (!wire_resp_get(&m, d, len)) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+		return NULL;
+	}
 	if (!wire_mac1_ok(d, len, dev->mac1_key)) {
 		yip_device_drop(dev, YIP_DROP_BAD_MAC1);
-		return;
+		return NULL;
 	}
-	p = index_find(dev, index);
-	if (p == NULL || !p->hs_pending || p->hs_index != index) {
+	p = index_find(dev, m.receiver);
+	if (p == NULL || !p->hs_pending || p->hs_index != m.receiver) {
 		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
-		return;
+		return NULL;
 	}
 	/* Work on a copy: a forged Resp must not spoil the pending handshake. */
 	hs = p->hs;
 	/* The responder must pick one of the ciphers we offered. */
-	if (noise_read_msg2(&hs, d + WIRE_RESP_MSG2, WIRE_MSG2_LEN, &cipher, 1) != 1 ||
+	if (noise_read_msg2(&hs, m.msg2, WIRE_MSG2_LEN, payload, sizeof(payload)) !=
+	        sizeof(payload) ||
+	    !wire_resp_payload_get(&cipher, payload, sizeof(payload)) ||
 	    cipher >= YIP_CIPHER_COUNT || !(dev->ciphers & YIP_CIPHER_BIT(cipher))) {
 		noise_hs_wipe(&hs);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
-		return;
+		return NULL;
 	}
-	fec_tx_flush(p, now); /* repairs for blocks sealed under the old keys go first */
-	kp_move(dev, &p->prev, &p->cur);
-	p->prev_retire = now + dev->t.prev_overlap;
-	schedule(dev, p->prev_retire);
-	kp_clear(dev, &p->next);
+	protect_flush(p, now); /* repairs for blocks sealed under the old keys go first */
+	session_retire_current(p, now);
+	session_clear(dev, &p->next);
 
 	p->cur.local_index = p->hs_index; /* the index now names the session */
-	p->cur.remote_index = wire_get32(d + 4);
+	p->cur.remote_index = m.sender;
 	p->cur.initiator = true;
 	keys_split(&p->cur, &hs, (enum yip_cipher)cipher);
 	noise_hs_wipe(&hs);
 	noise_hs_wipe(&p->hs);
 	p->hs_pending = false;
 	p->hs_index = 0;
-	kp_install(p, &p->cur, now);
-	endpoint_update(p, src);
+	session_install(p, &p->cur, now, frame_wall(dev));
+	path_confirm(p, src);
 	p->last_rx = now;
 
 	peer_name(p, name);
@@ -258,11 +292,5 @@ void rx_resp(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src
 		         (double)(now - p->hs_first) / 1e6, yip_cipher_name(cipher));
 	else
 		log_debug("peer %s: rekeyed", name);
-
-	/* Send what waited; an empty datagram otherwise, so the responder
-	 * learns we switched and can start sending under the new keys. */
-	if (p->queue_count > 0)
-		queue_flush(p, now);
-	else
-		send_data(p, now, (const uint8_t *)"", 0);
+	return p;
 }

@@ -1,8 +1,8 @@
 /*
  * ICMP and ICMPv6 "destination unreachable" for packets that match no
- * peer, written back to the device so the sender learns at once instead of
- * timing out. Rate-limited, and never sent about an ICMP error, a multicast
- * or broadcast destination, or an unspecified source.
+ * peer. The data path writes them back to the device, so the sender learns
+ * at once instead of timing out. Rate-limited, and never made about an ICMP
+ * error, a multicast or broadcast destination, or an unspecified source.
  *
  * The error's source is the unreachable destination itself: the kernel
  * would drop an incoming packet whose source is one of its own addresses,
@@ -47,21 +47,20 @@ static bool allowed(struct yip_device *dev, uint64_t now)
 	return dev->icmp_sent++ < ICMP_PER_SECOND;
 }
 
-static void unreach4(struct yip_device *dev, const uint8_t *pkt, size_t len)
+static size_t unreach4(uint8_t *o, const uint8_t *pkt, size_t len)
 {
-	uint8_t *o = dev->scratch;
 	size_t quote = len < ICMP4_QUOTE ? len : ICMP4_QUOTE, total = 28 + quote;
 	static const uint8_t zero4[4];
 
 	if (memcmp(pkt + 12, zero4, 4) == 0 || pkt[16] >= 224 ||
 	    memcmp(pkt + 16, "\xff\xff\xff\xff", 4) == 0)
-		return;
+		return 0;
 	/* Not about ICMP errors (types other than echo request/reply and the like). */
 	if (pkt[9] == 1 && len > (size_t)(pkt[0] & 15) * 4) {
 		uint8_t type = pkt[(pkt[0] & 15) * 4];
 
 		if (type != 0 && type != 8 && type != 13 && type != 15 && type != 17)
-			return;
+			return 0;
 	}
 	memset(o, 0, 28);
 	o[0] = 0x45;
@@ -75,20 +74,19 @@ static void unreach4(struct yip_device *dev, const uint8_t *pkt, size_t len)
 	o[21] = 0; /* network unreachable */
 	memcpy(o + 28, pkt, quote);
 	put16(o + 22, fold(sum16(o + 20, 8 + quote, 0)));
-	dev->io.tun_write(dev->io.ctx, o, total);
+	return total;
 }
 
-static void unreach6(struct yip_device *dev, const uint8_t *pkt, size_t len)
+static size_t unreach6(uint8_t *o, const uint8_t *pkt, size_t len)
 {
-	uint8_t *o = dev->scratch;
 	size_t quote = len < ICMP6_QUOTE ? len : ICMP6_QUOTE, plen = 8 + quote;
 	static const uint8_t zero16[16];
 	uint32_t sum;
 
 	if (memcmp(pkt + 8, zero16, 16) == 0 || pkt[24] == 0xff)
-		return;
+		return 0;
 	if (pkt[6] == 58 && len > 40 && pkt[40] < 128)
-		return; /* an ICMPv6 error itself */
+		return 0; /* an ICMPv6 error itself */
 	memset(o, 0, 48);
 	o[0] = 0x60;
 	put16(o + 4, (uint16_t)plen);
@@ -103,15 +101,17 @@ static void unreach6(struct yip_device *dev, const uint8_t *pkt, size_t len)
 	sum = sum16(o + 8, 32, 0);
 	sum += (uint32_t)plen + 58;
 	put16(o + 42, fold(sum16(o + 40, plen, sum)));
-	dev->io.tun_write(dev->io.ctx, o, 40 + plen);
+	return 40 + plen;
 }
 
-void icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len)
+size_t icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len,
+                        uint8_t *out)
 {
 	if (!allowed(dev, now))
-		return;
+		return 0;
 	if (len >= 20 && pkt[0] >> 4 == 4)
-		unreach4(dev, pkt, len);
-	else if (len >= 40 && pkt[0] >> 4 == 6)
-		unreach6(dev, pkt, len);
+		return unreach4(out, pkt, len);
+	if (len >= 40 && pkt[0] >> 4 == 6)
+		return unreach6(out, pkt, len);
+	return 0;
 }

@@ -1,9 +1,13 @@
 /*
- * Receiver-chosen session indices. Every session (and every handshake we
+ * The two ways a datagram finds its peer.
+ *
+ * Receiver-chosen session indices (data, Resps). Every session (and every handshake we
  * initiate) gets a random non-zero 32-bit index; the peer puts it in each
  * datagram it sends us, so a datagram finds its session in O(1) without
  * trial decryption. Open addressing with linear probing; deletion shifts
  * later entries back so no tombstones are needed.
+ *
+ * The static public key (Inits), known only after the first DH.
  */
 #include "peer/internal.h"
 
@@ -74,4 +78,13 @@ struct yip_peer *index_find(const struct yip_device *dev, uint32_t index)
 		return NULL;
 	i = slot_find(dev, index);
 	return dev->index[i].index == index ? dev->index[i].peer : NULL;
+}
+
+struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
+{
+	/* Only handshakes come here, after a DH; a scan is cheap next to that. */
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (sodium_memcmp(dev->peers[i].public_key, pub, YIP_KEY_LEN) == 0)
+			return &dev->peers[i];
+	return NULL;
 }

@@ -1,4 +1,23 @@
-/* Shared between the files of the peer module; not part of its interface. */
+/*
+ * The files of the peer module, bottom to top. Each file calls only the
+ * files listed above it; where a lower file needs something done above it,
+ * it returns what happened and its caller acts. The layering check
+ * (scripts/layering.sh, in make check) enforces the order.
+ *
+ *   index.c      a datagram finds its peer: session index or static key
+ *   session.c    key slots (previous, current, next) and their lifetimes
+ *   path.c       where a peer's datagrams go
+ *   icmp.c       ICMP unreachable replies (builds them; sends nothing)
+ *   frame.c      seal and send, open, deliver: the engine's only yip_io calls
+ *   protect.c    loss recovery, sending side: FEC blocks, ARQ history
+ *   recover.c    loss recovery, receiving side: reassembly, loss, NACKs
+ *   report.c     loss reports both ways; RTT
+ *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
+ *   datapath.c   TUN -> peer, peer -> TUN, the send queue
+ *   device.c     lifecycle, datagram dispatch, timers
+ *
+ * Not part of the module's interface (that is peer.h).
+ */
 #ifndef YIP_PEER_INTERNAL_H
 #define YIP_PEER_INTERNAL_H
 
@@ -11,72 +30,152 @@
 #define YIP_REKEY_AFTER_MESSAGES  (1ULL << 60)
 #define YIP_REJECT_AFTER_MESSAGES (UINT64_MAX - (1ULL << 13))
 
-/* index.c: receiver-chosen session indices -> peer. */
-int index_add(struct yip_device *dev, struct yip_peer *p, uint32_t *out);
-void index_del(struct yip_device *dev, uint32_t index);
-struct yip_peer *index_find(const struct yip_device *dev, uint32_t index);
-
-/* handshake.c */
-void hs_start(struct yip_peer *p, uint64_t now);
-void hs_send_init(struct yip_peer *p, uint64_t now);
-void hs_abandon(struct yip_peer *p);
-void rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
-             size_t len);
-void rx_resp(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
-             size_t len);
-
-/* data.c */
-void kp_clear(struct yip_device *dev, struct yip_keypair *kp);
-void kp_move(struct yip_device *dev, struct yip_keypair *dst, struct yip_keypair *src);
-void kp_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now);
-bool session_usable(const struct yip_peer *p, uint64_t now);
-void send_data(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
-uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
-                   const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len);
-bool deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
-struct yip_keypair *kp_for_index(struct yip_peer *p, uint32_t index);
-void rx_repair(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-               const uint8_t *d, size_t len);
-void rx_report(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-               const uint8_t *d, size_t len);
-
-/* icmp.c */
-void icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);
-
-/* fec_tx.c: blocks on the sending side. */
-int fec_peer_init(struct yip_peer *p);
-void fec_peer_free(struct yip_peer *p);
-void fec_tx_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
-                   size_t len);
-void fec_tx_flush(struct yip_peer *p, uint64_t now);
-uint64_t fec_tx_timers(struct yip_peer *p, uint64_t now);
-void fec_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter);
-
-/* fec_rx.c: reassembly, loss statistics and missing counters on the receiving side. */
-void fec_rx_source(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint8_t idx,
-                   uint16_t block, uint64_t counter, const uint8_t *pkt, size_t len);
-void fec_rx_repair(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint8_t idx,
-                   uint16_t block, const uint8_t *plain, size_t len);
-uint64_t fec_rx_timers(struct yip_peer *p, uint64_t now);
-void loss_observe(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint64_t counter,
-                  bool data);
-void miss_resolve(struct yip_peer *p, uint64_t counter);
-
-/* report.c: loss reports, the redundancy controller's input, NACKs and RTT. */
-uint64_t report_timers(struct yip_peer *p, uint64_t now);
-void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len);
-void queue_flush(struct yip_peer *p, uint64_t now);
-void queue_drop_all(struct yip_peer *p, enum yip_drop why);
-void rx_data(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src, const uint8_t *d,
-             size_t len);
-void endpoint_update(struct yip_peer *p, const union yip_sockaddr *src);
-uint64_t rekey_age(const struct yip_peer *p);
-void maybe_rekey(struct yip_peer *p, uint64_t now);
-
+/* Asks for yip_device_timers to run by `when`. */
 static inline void schedule(struct yip_device *dev, uint64_t when)
 {
 	if (when < dev->next_timer)
 		dev->next_timer = when;
 }
+
+static inline uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- index.c: session index -> peer, static key -> peer ---------------- */
+
+int index_add(struct yip_device *dev, struct yip_peer *p, uint32_t *out);
+void index_del(struct yip_device *dev, uint32_t index);
+struct yip_peer *index_find(const struct yip_device *dev, uint32_t index);
+struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
+
+/* ---- session.c: key slots and their lifetimes ------------------------------ */
+
+void session_clear(struct yip_device *dev, struct yip_keypair *kp);
+/* Marks freshly split keys usable; wall is the time of day, for yipctl. */
+void session_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now, uint64_t wall);
+/* current -> previous (kept prev_overlap for late datagrams); current empty. */
+void session_retire_current(struct yip_peer *p, uint64_t now);
+/* next -> current, the old current retired: the peer used our Resp's keys. */
+void session_promote(struct yip_peer *p, uint64_t now);
+struct yip_keypair *session_for_index(struct yip_peer *p, uint32_t index);
+bool session_usable(const struct yip_peer *p, uint64_t now);
+/* The age at which this side rekeys its current session. */
+uint64_t session_rekey_age(const struct yip_peer *p);
+/* True if the current session is due a rekey by age or message count. */
+bool session_rekey_due(const struct yip_peer *p, uint64_t now);
+/* Expires keys past their lifetime; returns the next expiry. */
+uint64_t session_timers(struct yip_peer *p, uint64_t now);
+
+/* ---- path.c: where a peer's datagrams go -------------------------------------- */
+
+/* An authenticated datagram came from src: send there from now on. */
+void path_confirm(struct yip_peer *p, const union yip_sockaddr *src);
+
+/* ---- icmp.c: destination unreachable, built into out (dev->scratch) ----------- */
+
+/* Returns the reply's length, 0 if none is due (rate limit, or not allowed). */
+size_t icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len,
+                        uint8_t *out);
+
+/* ---- frame.c: the engine's only yip_io calls ------------------------------------ */
+
+uint64_t frame_wall(struct yip_device *dev);
+/* A buffer for a handshake datagram, then sending it to `to`. */
+uint8_t *frame_buf(struct yip_device *dev);
+void frame_send_raw(struct yip_device *dev, const union yip_sockaddr *to, size_t len);
+/*
+ * Seals pre || pkt as a datagram of the given type under p's current keys
+ * and sends it. Returns the counter used. pre (at most 16 bytes) is copied
+ * in front of the packet.
+ */
+uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
+                    const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len);
+/* Where an IP packet's destination (dst) or source address lies, its family
+ * and its length from its header; NULL if it is not a well-formed IP packet. */
+const uint8_t *frame_inner_addr(const uint8_t *pkt, size_t len, bool dst, int *family,
+                                size_t *total);
+/* Writes a packet the engine made itself (ICMP) to the device. */
+void frame_tun_write(struct yip_device *dev, const uint8_t *pkt, size_t len);
+
+/* An authenticated Data, Repair or Report datagram, decrypted into dev->scratch. */
+struct frame_rx {
+	struct wire_hdr h;
+	struct yip_peer *p;
+	struct yip_keypair *kp; /* the keys it was opened with */
+	const uint8_t *plain;
+	size_t len;
+};
+
+/*
+ * Finds the session by index, checks age and replay window, authenticates
+ * and decrypts; then records what an authenticated datagram proves
+ * (replay window, liveness, the peer's address). False if dropped (counted).
+ */
+bool frame_open(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                const uint8_t *d, size_t len, struct frame_rx *rx);
+/* Checks a decrypted inner packet (allowed source, TAP learning) and writes
+ * it to the device. True if delivered; a refusal is counted. */
+bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
+
+/* ---- protect.c: loss recovery, sending side ------------------------------------- */
+
+int protect_init(struct yip_peer *p);
+void protect_free(struct yip_peer *p);
+/* Sends a packet (len > 0) of class cls, folded into its FEC block. */
+void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
+                    size_t len);
+/* Closes open blocks and sends every repair still owed (before a key change). */
+void protect_flush(struct yip_peer *p, uint64_t now);
+uint64_t protect_timers(struct yip_peer *p, uint64_t now);
+/* The peer misses the packet sent with this counter: send it again if kept. */
+void protect_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter);
+
+/* ---- recover.c: loss recovery, receiving side ------------------------------------ */
+
+void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
+void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
+uint64_t recover_timers(struct yip_peer *p, uint64_t now);
+/* Every authenticated datagram: gaps in the counters, report scheduling. */
+void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                     uint64_t counter, bool data);
+/* The packet sent with this counter arrived after all (late, rebuilt or resent). */
+void recover_resolve(struct yip_peer *p, uint64_t counter);
+/* Missing counters due a NACK now (at most max); *next: when the next one is due. */
+unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsigned max,
+                           uint64_t *next);
+
+/* ---- report.c: loss reports ----------------------------------------------------- */
+
+uint64_t report_timers(struct yip_peer *p, uint64_t now);
+void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len);
+
+/* ---- handshake.c: Noise IK ------------------------------------------------------- */
+
+/* Begins a handshake series unless one is already running. */
+void handshake_start(struct yip_peer *p, uint64_t now);
+void handshake_abandon(struct yip_peer *p);
+/* Retransmits and gives up; returns the next deadline. *gave_up: the series
+ * ended unanswered (what waited for it must be dropped). */
+uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up);
+void handshake_rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                       const uint8_t *d, size_t len);
+/* The peer whose handshake a valid Resp completed, or NULL (dropped, counted). */
+struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
+                                   const union yip_sockaddr *src, const uint8_t *d, size_t len);
+
+/* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
+
+int datapath_init(struct yip_peer *p);
+void datapath_free(struct yip_peer *p);
+/* Sends one inner packet under the current keys; len 0 is a keepalive. */
+void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
+/* A handshake we initiated completed: send what waited, or a keepalive so
+ * the responder learns we switched. */
+void datapath_established(struct yip_peer *p, uint64_t now);
+void datapath_queue_drop(struct yip_peer *p, enum yip_drop why);
+/* An authenticated-looking Data, Repair or Report datagram. */
+void datapath_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                 const uint8_t *d, size_t len);
 
 #endif

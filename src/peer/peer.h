@@ -24,9 +24,8 @@
 
 struct route_table;
 
-/* Bytes a datagram adds to the inner packet at most: the data header and tag,
- * plus, for a repair, its 2-byte prefix and the 10-byte symbol header. */
-#define YIP_DGRAM_OVERHEAD (WIRE_DATA_MIN + 2 + 10)
+/* Bytes a datagram adds to the inner packet at most (a repair's). */
+#define YIP_DGRAM_OVERHEAD WIRE_MAX_OVERHEAD
 
 /* Largest datagram yip sends or accepts: a repair of the largest TAP frame
  * (the MTU plus an Ethernet header and a VLAN tag). */
@@ -35,20 +34,25 @@ struct route_table;
 /* Packets held per peer while its handshake runs; the oldest is dropped. */
 #define YIP_QUEUE_LEN 16
 
-/* Why a datagram or packet was dropped. Every drop increments one counter. */
+/*
+ * Why a datagram or packet was dropped. Every drop increments exactly one
+ * counter. Not drops: keepalives (empty by design), and repair symbols that
+ * arrive for a block already complete, or twice (they had nothing to do).
+ */
 #define YIP_DROP_REASONS(X)                                                                        \
-	X(MALFORMED, "malformed")               /* unknown type, bad length or reserved bits */    \
-	X(TRUNCATED, "truncated")               /* larger than the receive buffer */               \
-	X(BAD_MAC1, "bad_mac1")                 /* handshake not addressed to our key */           \
-	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise decryption failed */                      \
-	X(UNKNOWN_PEER, "unknown_peer")         /* valid Init from a key not configured */         \
-	X(STALE_INIT, "stale_init")             /* Init timestamp not newer: replay */             \
-	X(GLARE, "glare")                       /* Init ignored: our own Init wins */              \
-	X(UNKNOWN_INDEX, "unknown_index")       /* no session with that receiver index */          \
-	X(REPLAY, "replay")                     /* data counter already seen or too old */         \
-	X(DECRYPT, "decrypt")                   /* data failed authentication */                   \
-	X(EXPIRED, "expired")                   /* data under keys past their lifetime */          \
-	X(BAD_INNER, "bad_inner")               /* decrypted payload is not an IP packet */        \
+	X(MALFORMED, "malformed") /* unknown type, bad length or reserved bits */                  \
+	X(TRUNCATED, "truncated") /* larger than the receive buffer */                             \
+	X(BAD_MAC1, "bad_mac1")   /* handshake not addressed to our key */                         \
+	X(HANDSHAKE_FAILED,                                                                        \
+	  "handshake_failed")             /* Noise failed, no common cipher, no free index */      \
+	X(UNKNOWN_PEER, "unknown_peer")   /* valid Init from a key not configured */               \
+	X(STALE_INIT, "stale_init")       /* Init timestamp not newer: replay */                   \
+	X(GLARE, "glare")                 /* Init ignored: our own Init wins */                    \
+	X(UNKNOWN_INDEX, "unknown_index") /* no session with that receiver index */                \
+	X(REPLAY, "replay")               /* data counter already seen or too old */               \
+	X(DECRYPT, "decrypt")             /* data failed authentication */                         \
+	X(EXPIRED, "expired")             /* data under keys past their lifetime */                \
+	X(BAD_INNER, "bad_inner")         /* decrypted payload is not an IP packet */              \
 	X(SOURCE_NOT_ALLOWED, "source_not_allowed") /* inner source outside allowed_ips */         \
 	X(NO_ROUTE, "no_route")                     /* TUN packet to no peer's allowed_ips */      \
 	X(NO_ENDPOINT, "no_endpoint")               /* peer has no known address */                \
@@ -140,12 +144,11 @@ struct yip_peer_stats {
 };
 
 /* Loss recovery (see docs/protocol.md, "Loss recovery"). */
-#define YIP_SYM_HDR       10   /* a symbol is counter u64 | length u16 | packet */
+#define YIP_SYM_HDR       WIRE_SYM_HDR
 #define YIP_RX_BLOCKS     64   /* FEC blocks being reassembled per peer */
 #define YIP_RX_SLOTS      1024 /* symbol buffers per peer for reassembly */
 #define YIP_RETX_SLOTS    1024 /* bulk packets kept per peer for ARQ */
 #define YIP_MISS_SLOTS    1024 /* missing counters tracked per peer for NACKs */
-#define YIP_MAX_NACKS     32   /* per report */
 #define YIP_ARQ_TRIES     3
 #define YIP_NACK_GRACE_NS (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
 

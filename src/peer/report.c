@@ -6,11 +6,7 @@
  * timestamp echo for its RTT. An idle link sends none. The sender turns the
  * reports into a smoothed loss rate and burst length, re-runs the control
  * law (fec/policy.c) for every class, and resends NACKed bulk packets.
- *
- * Report plaintext (little-endian):
- *   version u8 (1) | nacks u8 | 0 u16 | received u32 | span u32 | bursts u32
- *   | burst_sum u32 | recovered u32 | unrecovered u32 | ts_us u32
- *   | echo_ts_us u32 | echo_delay_us u32 | nack counter u64 * nacks
+ * The layout is struct wire_report (src/wire/wire.h).
  */
 #include "peer/internal.h"
 
@@ -22,48 +18,11 @@
 #define REPORT_FAST_NS (20 * YIP_NS_PER_MS)
 #define REPORT_SLOW_NS (100 * YIP_NS_PER_MS)
 #define LOSS_RECENT_NS (1 * YIP_NS_PER_S)
-#define MISS_TTL_NS    (1 * YIP_NS_PER_S)
-#define REPORT_FIXED   40
 #define LOG_EVERY_NS   (5 * YIP_NS_PER_S)
 
 static uint32_t now_us(uint64_t now)
 {
 	return (uint32_t)(now / 1000);
-}
-
-/* Collects the missing counters that are due a (first or repeated) NACK. */
-static unsigned nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, uint64_t *next)
-{
-	struct yip_fec *f = &p->fec;
-	uint64_t rto = (f->srtt ? f->srtt + f->srtt / 2 : 100 * YIP_NS_PER_MS) + YIP_NACK_GRACE_NS;
-	unsigned n = 0;
-
-	*next = 0;
-	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
-		struct yip_missing *m = &f->missing[i];
-
-		if (m->seen == 0)
-			continue;
-		if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
-			m->seen = 0;
-			continue;
-		}
-		if (now - m->seen < YIP_NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto)) {
-			uint64_t due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
-
-			if (*next == 0 || due < *next)
-				*next = due;
-			continue;
-		}
-		if (n == YIP_MAX_NACKS)
-			break;
-		out[n++] = m->counter;
-		m->nacks++;
-		m->last_nack = now;
-		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
-			*next = now + rto;
-	}
-	return n;
 }
 
 static void log_counters(struct yip_peer *p, uint64_t now)
@@ -86,29 +45,26 @@ static void log_counters(struct yip_peer *p, uint64_t now)
 static void report_send(struct yip_peer *p, uint64_t now)
 {
 	struct yip_fec *f = &p->fec;
-	uint8_t buf[REPORT_FIXED + 8 * YIP_MAX_NACKS];
-	uint64_t nacks[YIP_MAX_NACKS];
-	uint64_t next_nack;
-	unsigned n = nacks_due(p, now, nacks, &next_nack);
-	uint64_t span = f->highest - f->rep_highest;
+	uint64_t span = f->highest - f->rep_highest, next_nack;
+	struct wire_report r = {
+	    .received = f->rep_received,
+	    .span = (uint32_t)(span > UINT32_MAX ? UINT32_MAX : span),
+	    .bursts = f->rep_bursts,
+	    .burst_sum = f->rep_burst_sum,
+	    .recovered = f->rep_recovered,
+	    .unrecovered = f->rep_unrecovered,
+	    .ts_us = now_us(now),
+	};
+	uint8_t buf[WIRE_REPORT_MAX];
+	size_t len;
 
-	memset(buf, 0, REPORT_FIXED);
-	buf[0] = 1;
-	buf[1] = (uint8_t)n;
-	wire_put32(buf + 4, f->rep_received);
-	wire_put32(buf + 8, (uint32_t)(span > UINT32_MAX ? UINT32_MAX : span));
-	wire_put32(buf + 12, f->rep_bursts);
-	wire_put32(buf + 16, f->rep_burst_sum);
-	wire_put32(buf + 20, f->rep_recovered);
-	wire_put32(buf + 24, f->rep_unrecovered);
-	wire_put32(buf + 28, now_us(now));
 	if (f->peer_ts_at) {
-		wire_put32(buf + 32, f->peer_ts);
-		wire_put32(buf + 36, (uint32_t)((now - f->peer_ts_at) / 1000));
+		r.echo_ts_us = f->peer_ts;
+		r.echo_delay_us = (uint32_t)((now - f->peer_ts_at) / 1000);
 	}
-	for (unsigned i = 0; i < n; i++)
-		wire_put64(buf + REPORT_FIXED + 8 * i, nacks[i]);
-	seal_send(p, now, WIRE_REPORT, 0, 0, NULL, 0, buf, REPORT_FIXED + 8 * n);
+	r.n_nacks = (uint8_t)recover_nacks_due(p, now, r.nacks, WIRE_REPORT_MAX_NACKS, &next_nack);
+	len = wire_report_put(buf, &r);
+	frame_send(p, now, WIRE_REPORT, 0, 0, NULL, 0, buf, len);
 
 	f->rep_received = f->rep_bursts = f->rep_burst_sum = 0;
 	f->rep_recovered = f->rep_unrecovered = 0;
@@ -171,26 +127,19 @@ static void loss_sample(struct yip_fec *f, uint64_t now, uint32_t received, uint
 	f->acc_span = f->acc_received = 0;
 }
 
-void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *b, size_t len)
+void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len)
 {
 	struct yip_fec *f = &p->fec;
-	unsigned n;
-	uint32_t received, span, bursts, burst_sum, echo;
+	struct wire_report r;
 
-	if (len < REPORT_FIXED || b[0] != 1 || b[1] > YIP_MAX_NACKS ||
-	    len != REPORT_FIXED + 8 * (size_t)b[1]) {
+	if (!wire_report_get(&r, plain, len)) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPORT);
 		return;
 	}
-	n = b[1];
-	received = wire_get32(b + 4);
-	span = wire_get32(b + 8);
-	bursts = wire_get32(b + 12);
-	burst_sum = wire_get32(b + 16);
-	if (span > 0)
-		loss_sample(f, now, received, span);
-	if (bursts > 0) {
-		double mean = (double)burst_sum / bursts;
+	if (r.span > 0)
+		loss_sample(f, now, r.received, r.span);
+	if (r.bursts > 0) {
+		double mean = (double)r.burst_sum / r.bursts;
 
 		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
 	}
@@ -198,9 +147,8 @@ void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *b, size_t l
 		fec_policy((enum flow_class)c, f->loss, f->burst, &f->params[c]);
 
 	/* RTT from the echo of our own timestamp, minus the time it sat at the peer. */
-	echo = wire_get32(b + 32);
-	if (echo != 0) {
-		uint32_t rtt_us = now_us(now) - echo - wire_get32(b + 36);
+	if (r.echo_ts_us != 0) {
+		uint32_t rtt_us = now_us(now) - r.echo_ts_us - r.echo_delay_us;
 
 		if (rtt_us < 10 * 1000 * 1000) {
 			uint64_t rtt = (uint64_t)rtt_us * 1000;
@@ -208,8 +156,8 @@ void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *b, size_t l
 			f->srtt = f->srtt ? (f->srtt * 7 + rtt) / 8 : rtt;
 		}
 	}
-	f->peer_ts = wire_get32(b + 28);
+	f->peer_ts = r.ts_us;
 	f->peer_ts_at = now;
-	for (unsigned i = 0; i < n; i++)
-		fec_retransmit(p, now, wire_get64(b + REPORT_FIXED + 8 * i));
+	for (unsigned i = 0; i < r.n_nacks; i++)
+		protect_retransmit(p, now, r.nacks[i]);
 }

@@ -1,22 +1,39 @@
 /*
- * yip's datagram formats (see docs/protocol.md). Every datagram starts with a
- * type byte and three bytes whose meaning depends on the type (zero for
- * handshakes and reports). Multi-byte fields are little-endian.
+ * yip's wire format, all of it: every datagram and every plaintext layout
+ * inside one, with its constants, lengths, an encoder and a bounds-checked
+ * decoder. Nothing else in src/ reads or writes a datagram by offset.
+ * docs/protocol.md explains the fields; this header is the byte-level truth.
+ * Multi-byte fields are little-endian.
  *
- *   Init   (132 B): 1 0 0 0 | sender_index u32 | noise msg1 (e 32, s 48, ts 28) | mac1 16
- *   Resp   ( 76 B): 2 0 0 0 | sender_index u32 | receiver_index u32 | msg2 (e 32, 16) | mac1 16
- *   Data   (32+ B): 4 idx block16 | receiver_index u32 | counter u64 | AEAD(inner packet)
- *   Repair (34+ B): 5 idx block16 | receiver_index u32 | counter u64 | AEAD(k, r, symbol)
- *   Report (32+ B): 6 0 0 0 | receiver_index u32 | counter u64 | AEAD(loss report)
+ * Datagrams (the first byte is the type):
  *
- * The 16-byte header of Data, Repair and Report is the AEAD's associated data.
- * Data's idx is the packet's position in FEC block `block`, WIRE_FEC_NONE when
- * it is in no block, WIRE_FEC_ARQ for a retransmission.
+ *   Init   (133 B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29) | mac1 16
+ *   Resp   ( 77 B): 2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17) | mac1 16
+ *   Data   (32+ B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet)
+ *   Repair (34+ B): 5 idx block16 | receiver u32 | counter u64 | AEAD(repair prefix, symbol)
+ *   Report (32+ B): 6 0 0 0 | receiver u32 | counter u64 | AEAD(loss report)
+ *
+ * The 16-byte header of Data, Repair and Report (struct wire_hdr) is the
+ * AEAD's associated data. In Data, idx is the packet's position in FEC
+ * block `block`, WIRE_FEC_NONE when it is in no block, WIRE_FEC_ARQ for a
+ * retransmission (whose plaintext starts with the ARQ prefix). In Repair,
+ * idx is the repair symbol's index in its block.
+ *
+ * Plaintexts:
+ *
+ *   Init payload:  TAI64N timestamp 12 | ciphers offered u8 (bit set)
+ *   Resp payload:  cipher chosen u8
+ *   Repair:        k u8 | r u8 | symbol
+ *   Symbol:        counter u64 | length u16 | packet | zero padding to the block's symbol length
+ *   ARQ (Data):    original counter u64 | packet
+ *   Report:        version u8 (1) | nacks u8 | 0 u16 | received u32 | span u32 | bursts u32
+ *                  | burst_sum u32 | recovered u32 | unrecovered u32 | ts_us u32
+ *                  | echo_ts_us u32 | echo_delay_us u32 | nack counter u64 * nacks
  *
  * mac1 = BLAKE2b(outlen 16, key = BLAKE2b-256("yip-mac1-v1" || receiver static public key),
  *                message = every byte of the datagram before mac1).
- * It lets a receiver drop datagrams from anyone who does not know its public
- * key before doing any Diffie-Hellman work.
+ * It lets a receiver drop handshakes from anyone who does not know its
+ * public key before doing any Diffie-Hellman work.
  */
 #ifndef YIP_WIRE_WIRE_H
 #define YIP_WIRE_WIRE_H
@@ -28,6 +45,8 @@
 #include "crypto/crypto.h"
 #include "noise/noise.h"
 
+#define WIRE_WUR __attribute__((warn_unused_result))
+
 enum wire_type {
 	WIRE_INIT = 1,
 	WIRE_RESP = 2,
@@ -36,23 +55,22 @@ enum wire_type {
 	WIRE_REPORT = 6,
 };
 
+/* Data's idx for a packet in no FEC block, and for a retransmission. */
 #define WIRE_FEC_NONE 0xff
 #define WIRE_FEC_ARQ  0xfe
 
-#define WIRE_MAC_LEN      16
-#define WIRE_INIT_PAYLOAD (YIP_TAI64N_LEN + 1) /* timestamp, ciphers offered */
-#define WIRE_RESP_PAYLOAD 1                    /* the cipher chosen */
-#define WIRE_MSG1_LEN     (NOISE_MSG1_OVERHEAD + WIRE_INIT_PAYLOAD)
-#define WIRE_MSG2_LEN     (NOISE_MSG2_OVERHEAD + WIRE_RESP_PAYLOAD)
-#define WIRE_INIT_LEN     (4 + 4 + WIRE_MSG1_LEN + WIRE_MAC_LEN)
-#define WIRE_RESP_LEN     (4 + 4 + 4 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
-#define WIRE_DATA_HDR     16
-#define WIRE_DATA_MIN     (WIRE_DATA_HDR + YIP_AEAD_TAG)
-#define WIRE_OVERHEAD     WIRE_DATA_MIN /* bytes a data datagram adds to an inner packet */
+/* ---- byte order ---------------------------------------------------------- */
 
-/* Offsets inside the fixed-layout messages. */
-#define WIRE_INIT_MSG1 8
-#define WIRE_RESP_MSG2 12
+static inline void wire_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline uint16_t wire_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
 
 static inline void wire_put32(uint8_t *p, uint32_t v)
 {
@@ -78,12 +96,61 @@ static inline uint64_t wire_get64(const uint8_t *p)
 	return (uint64_t)wire_get32(p) | (uint64_t)wire_get32(p + 4) << 32;
 }
 
+/* ---- classification -------------------------------------------------------- */
+
 /*
  * Classifies a datagram by its first word and length. Returns the wire_type,
  * or 0 if the datagram is malformed (unknown type, non-zero reserved bytes,
- * wrong length for its type).
+ * wrong length for its type). The decoders below assume a datagram that
+ * passed this check only as far as they say.
  */
-int wire_classify(const uint8_t *d, size_t len);
+int wire_classify(const uint8_t *d, size_t len) WIRE_WUR;
+
+/* ---- handshakes ------------------------------------------------------------ */
+
+#define WIRE_MAC_LEN      16
+#define WIRE_INIT_PAYLOAD (YIP_TAI64N_LEN + 1) /* timestamp, ciphers offered */
+#define WIRE_RESP_PAYLOAD 1                    /* the cipher chosen */
+#define WIRE_MSG1_LEN     (NOISE_MSG1_OVERHEAD + WIRE_INIT_PAYLOAD)
+#define WIRE_MSG2_LEN     (NOISE_MSG2_OVERHEAD + WIRE_RESP_PAYLOAD)
+#define WIRE_INIT_MSG1    8  /* offset of the Noise message in an Init */
+#define WIRE_RESP_MSG2    12 /* ... and in a Resp */
+#define WIRE_INIT_LEN     (WIRE_INIT_MSG1 + WIRE_MSG1_LEN + WIRE_MAC_LEN)
+#define WIRE_RESP_LEN     (WIRE_RESP_MSG2 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
+
+_Static_assert(WIRE_INIT_LEN == 133, "Init is 133 bytes (docs/protocol.md)");
+_Static_assert(WIRE_RESP_LEN == 77, "Resp is 77 bytes (docs/protocol.md)");
+
+struct wire_init {
+	uint32_t sender;     /* the initiator's index for this handshake */
+	const uint8_t *msg1; /* WIRE_MSG1_LEN bytes */
+};
+
+struct wire_resp {
+	uint32_t sender;     /* the responder's index for the new session */
+	uint32_t receiver;   /* the initiator's index from the Init */
+	const uint8_t *msg2; /* WIRE_MSG2_LEN bytes */
+};
+
+/* Writes an Init's header into d (WIRE_INIT_LEN bytes); returns where the
+ * Noise message goes. mac1 is added last, by wire_mac1_put. */
+uint8_t *wire_init_put(uint8_t *d, uint32_t sender);
+bool wire_init_get(struct wire_init *m, const uint8_t *d, size_t len) WIRE_WUR;
+
+uint8_t *wire_resp_put(uint8_t *d, uint32_t sender, uint32_t receiver);
+bool wire_resp_get(struct wire_resp *m, const uint8_t *d, size_t len) WIRE_WUR;
+
+/* The plaintexts carried inside the Noise messages. */
+struct wire_init_payload {
+	uint8_t tai64n[YIP_TAI64N_LEN];
+	uint8_t ciphers; /* YIP_CIPHER_BIT set */
+};
+
+void wire_init_payload_put(uint8_t out[WIRE_INIT_PAYLOAD], const struct wire_init_payload *p);
+bool wire_init_payload_get(struct wire_init_payload *p, const uint8_t *in, size_t len) WIRE_WUR;
+
+void wire_resp_payload_put(uint8_t out[WIRE_RESP_PAYLOAD], uint8_t cipher);
+bool wire_resp_payload_get(uint8_t *cipher, const uint8_t *in, size_t len) WIRE_WUR;
 
 /* The mac1 key for messages sent to the owner of public key pub. */
 void wire_mac1_key(uint8_t key[YIP_KEY_LEN], const uint8_t pub[YIP_KEY_LEN]);
@@ -92,23 +159,115 @@ void wire_mac1_key(uint8_t key[YIP_KEY_LEN], const uint8_t pub[YIP_KEY_LEN]);
 void wire_mac1_put(uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
 
 /* Checks the mac1 in the last WIRE_MAC_LEN bytes of msg in constant time. */
-bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
+bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]) WIRE_WUR;
 
-/* Header of Data, Repair and Report: type, FEC index and block, receiver index, counter. */
+/* ---- Data, Repair and Report ------------------------------------------------ */
+
+#define WIRE_DATA_HDR 16 /* struct wire_hdr on the wire; the AEAD's associated data */
+#define WIRE_DATA_MIN (WIRE_DATA_HDR + YIP_AEAD_TAG)
+#define WIRE_OVERHEAD WIRE_DATA_MIN /* bytes a Data datagram adds to an inner packet */
+
+struct wire_hdr {
+	uint8_t type;
+	uint8_t idx;
+	uint16_t block;
+	uint32_t receiver; /* the receiver's session index */
+	uint64_t counter;  /* the AEAD nonce; strictly increasing per session */
+};
+
+void wire_hdr_put(uint8_t d[WIRE_DATA_HDR], const struct wire_hdr *h);
+
+/* Decodes the header of a Data, Repair or Report datagram of len bytes
+ * (false if len < WIRE_DATA_MIN). The type is not checked here. */
+bool wire_hdr_get(struct wire_hdr *h, const uint8_t *d, size_t len) WIRE_WUR;
+
+/* Kept for callers that build a header field by field. */
 static inline void wire_data_header(uint8_t *d, uint8_t type, uint8_t idx, uint16_t block,
                                     uint32_t receiver, uint64_t counter)
 {
-	d[0] = type;
-	d[1] = idx;
-	d[2] = (uint8_t)block;
-	d[3] = (uint8_t)(block >> 8);
-	wire_put32(d + 4, receiver);
-	wire_put64(d + 8, counter);
+	struct wire_hdr h = {type, idx, block, receiver, counter};
+
+	wire_hdr_put(d, &h);
 }
 
-static inline uint16_t wire_block(const uint8_t *d)
+/* The plaintext length of a sealed Data/Repair/Report datagram of len bytes. */
+static inline size_t wire_plain_len(size_t len)
 {
-	return (uint16_t)(d[2] | d[3] << 8);
+	return len < WIRE_DATA_MIN ? 0 : len - WIRE_DATA_MIN;
 }
+
+/* ---- loss recovery plaintexts ------------------------------------------------ */
+
+#define WIRE_SYM_HDR    10 /* counter u64 | length u16 */
+#define WIRE_REPAIR_PRE 2  /* k u8 | r u8 */
+#define WIRE_ARQ_PRE    8  /* original counter u64 */
+
+/* Bytes a datagram adds to the inner packet at most: a repair's header, tag,
+ * prefix and symbol header. */
+#define WIRE_MAX_OVERHEAD (WIRE_DATA_MIN + WIRE_REPAIR_PRE + WIRE_SYM_HDR)
+
+_Static_assert(WIRE_MAX_OVERHEAD == 44, "a repair adds 44 bytes (docs/protocol.md)");
+
+/* A symbol's header: which counter the packet was sent with, and its length. */
+struct wire_sym {
+	uint64_t counter;
+	uint16_t len;
+};
+
+void wire_sym_put(uint8_t out[WIRE_SYM_HDR], const struct wire_sym *s);
+
+/* Decodes the header of a symbol of symlen bytes; false unless the packet
+ * it names fits in the symbol. */
+bool wire_sym_get(struct wire_sym *s, const uint8_t *sym, size_t symlen) WIRE_WUR;
+
+/* A repair's plaintext: k sources and r repairs in its block, then the symbol. */
+struct wire_repair {
+	uint8_t k, r;
+	const uint8_t *sym; /* symlen bytes */
+	size_t symlen;
+};
+
+void wire_repair_put(uint8_t out[WIRE_REPAIR_PRE], uint8_t k, uint8_t r);
+
+/* False if the plaintext is shorter than a prefix and a symbol header. */
+bool wire_repair_get(struct wire_repair *m, const uint8_t *plain, size_t len) WIRE_WUR;
+
+/* A retransmission's plaintext: the counter it was first sent with, then the packet. */
+struct wire_arq {
+	uint64_t counter;
+	const uint8_t *pkt;
+	size_t len;
+};
+
+void wire_arq_put(uint8_t out[WIRE_ARQ_PRE], uint64_t counter);
+bool wire_arq_get(struct wire_arq *m, const uint8_t *plain, size_t len) WIRE_WUR;
+
+/* ---- loss reports ----------------------------------------------------------- */
+
+#define WIRE_REPORT_VERSION   1
+#define WIRE_REPORT_FIXED     40
+#define WIRE_REPORT_MAX_NACKS 32
+#define WIRE_REPORT_MAX       (WIRE_REPORT_FIXED + 8 * WIRE_REPORT_MAX_NACKS)
+
+struct wire_report {
+	uint32_t received;      /* datagrams received since the last report */
+	uint32_t span;          /* advance of the sender's counter over them */
+	uint32_t bursts;        /* loss runs seen */
+	uint32_t burst_sum;     /* datagrams in them */
+	uint32_t recovered;     /* packets FEC rebuilt */
+	uint32_t unrecovered;   /* packets of blocks FEC gave up */
+	uint32_t ts_us;         /* the reporter's clock, for the echo */
+	uint32_t echo_ts_us;    /* the peer's newest ts_us, 0 = none */
+	uint32_t echo_delay_us; /* how long that one waited here */
+	uint8_t n_nacks;
+	uint64_t nacks[WIRE_REPORT_MAX_NACKS]; /* counters still missing */
+};
+
+/* Encodes r into out (WIRE_REPORT_MAX bytes); returns its length. */
+size_t wire_report_put(uint8_t out[WIRE_REPORT_MAX], const struct wire_report *r);
+
+/* False unless len is exactly a version-1 report with at most
+ * WIRE_REPORT_MAX_NACKS counters. */
+bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len) WIRE_WUR;
 
 #endif

@@ -22,7 +22,7 @@ static uint8_t *rep_buf(const struct yip_peer *p, const struct yip_tx_block *b, 
 	return b->rep + (size_t)j * p->dev->sym_cap;
 }
 
-int fec_peer_init(struct yip_peer *p)
+int protect_init(struct yip_peer *p)
 {
 	struct yip_fec *f = &p->fec;
 	size_t cap = p->dev->sym_cap;
@@ -49,7 +49,7 @@ int fec_peer_init(struct yip_peer *p)
 	return 0;
 }
 
-void fec_peer_free(struct yip_peer *p)
+void protect_free(struct yip_peer *p)
 {
 	struct yip_fec *f = &p->fec;
 
@@ -65,11 +65,12 @@ void fec_peer_free(struct yip_peer *p)
 
 static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
 {
-	uint8_t pre[2] = {b->n, b->r};
+	uint8_t pre[WIRE_REPAIR_PRE];
 	unsigned j = b->sent++;
 
-	seal_send(p, now, WIRE_REPAIR, (uint8_t)j, b->id, pre, sizeof(pre), rep_buf(p, b, j),
-	          b->len);
+	wire_repair_put(pre, b->n, b->r);
+	frame_send(p, now, WIRE_REPAIR, (uint8_t)j, b->id, pre, sizeof(pre), rep_buf(p, b, j),
+	           b->len);
 	p->stats.repair_sent++;
 	p->stats.repair_bytes += WIRE_DATA_MIN + sizeof(pre) + b->len;
 }
@@ -133,8 +134,8 @@ static void retx_keep(struct yip_peer *p, uint64_t now, uint64_t counter, const 
 	memcpy(p->fec.retx_data + slot * p->dev->pkt_max, pkt, len);
 }
 
-void fec_tx_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
-                   size_t len)
+void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
+                    size_t len)
 {
 	struct yip_fec *f = &p->fec;
 	struct yip_tx_block *b = &f->tx[cls][0], *old = &f->tx[cls][1];
@@ -142,25 +143,23 @@ void fec_tx_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const 
 	uint64_t counter;
 
 	if (f->params[cls].r == 0 && !b->open) {
-		counter = seal_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
+		counter = frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
 	} else {
 		if (!b->open)
 			open_block(p, now, cls);
-		counter = seal_send(p, now, WIRE_DATA, b->n, b->id, NULL, 0, pkt, len);
+		counter = frame_send(p, now, WIRE_DATA, b->n, b->id, NULL, 0, pkt, len);
 		/* The symbol is counter | length | packet: the receiver learns from a
 		 * rebuilt symbol which counter it stands for and how long it was.
 		 * Assembled in one buffer because ISA-L folds a short vector (the
 		 * 10-byte header alone) byte by byte: the copy is cheaper. */
-		wire_put64(sym, counter);
-		sym[8] = (uint8_t)len;
-		sym[9] = (uint8_t)(len >> 8);
-		memcpy(sym + YIP_SYM_HDR, pkt, len);
+		wire_sym_put(sym, &(struct wire_sym){counter, (uint16_t)len});
+		memcpy(sym + WIRE_SYM_HDR, pkt, len);
 		for (unsigned j = 0; j < b->r; j++)
 			reps[j] = rep_buf(p, b, j);
-		fec_encode_add(b->r, b->n, sym, YIP_SYM_HDR + len, reps);
+		fec_encode_add(b->r, b->n, sym, WIRE_SYM_HDR + len, reps);
 		b->n++;
-		if (YIP_SYM_HDR + len > b->len)
-			b->len = (uint16_t)(YIP_SYM_HDR + len);
+		if (WIRE_SYM_HDR + len > b->len)
+			b->len = (uint16_t)(WIRE_SYM_HDR + len);
 		if (b->n >= b->k)
 			close_block(p, now, cls);
 	}
@@ -171,19 +170,19 @@ void fec_tx_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const 
 		retx_keep(p, now, counter, pkt, len, 0);
 }
 
-void fec_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter)
+void protect_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter)
 {
 	size_t slot = (size_t)(counter % YIP_RETX_SLOTS);
 	struct yip_retx *r = &p->fec.retx[slot];
-	uint8_t pre[8];
+	uint8_t pre[WIRE_ARQ_PRE];
 	uint64_t sent_as;
 
 	if (r->sent == 0 || r->counter != counter || now - r->sent > RETX_TTL ||
 	    r->tries >= YIP_ARQ_TRIES)
 		return;
-	wire_put64(pre, counter);
-	sent_as = seal_send(p, now, WIRE_DATA, WIRE_FEC_ARQ, 0, pre, sizeof(pre),
-	                    p->fec.retx_data + slot * p->dev->pkt_max, r->len);
+	wire_arq_put(pre, counter);
+	sent_as = frame_send(p, now, WIRE_DATA, WIRE_FEC_ARQ, 0, pre, sizeof(pre),
+	                     p->fec.retx_data + slot * p->dev->pkt_max, r->len);
 	p->stats.arq_sent++;
 	r->tries++;
 	/* Keep it under its new counter too: that one may be NACKed in turn. */
@@ -192,7 +191,7 @@ void fec_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter)
 		          r->tries);
 }
 
-void fec_tx_flush(struct yip_peer *p, uint64_t now)
+void protect_flush(struct yip_peer *p, uint64_t now)
 {
 	if (!session_usable(p, now))
 		return;
@@ -203,7 +202,7 @@ void fec_tx_flush(struct yip_peer *p, uint64_t now)
 	}
 }
 
-uint64_t fec_tx_timers(struct yip_peer *p, uint64_t now)
+uint64_t protect_timers(struct yip_peer *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 

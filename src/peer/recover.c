@@ -2,7 +2,7 @@
  * Loss recovery, receiving side: reassembly of FEC blocks, loss statistics
  * for the reports, and the table of missing counters that drives NACKs.
  *
- * A source is delivered the moment it arrives (rx_data) and a copy is kept
+ * A source is delivered the moment it arrives (datapath.c) and a copy is kept
  * in its block. Repairs say how many sources the block has (K); as soon as
  * K symbols of a block are in, the missing sources are rebuilt, checked
  * against the replay window of the keys they were sent under (a rebuilt
@@ -13,8 +13,11 @@
 
 #include <string.h>
 
-#define BLOCK_TTL_NS 500000000ULL /* an incomplete block is given up after this */
-#define MAX_GAP      256          /* larger jumps are not tracked counter by counter */
+#include "util/clock.h"
+
+#define BLOCK_TTL_NS 500000000ULL       /* an incomplete block is given up after this */
+#define MISS_TTL_NS  (1 * YIP_NS_PER_S) /* a missing counter is forgotten after this */
+#define MAX_GAP      256                /* larger jumps are not tracked counter by counter */
 
 static uint8_t *slot_buf(const struct yip_peer *p, uint16_t slot)
 {
@@ -48,8 +51,14 @@ static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
 	b->used = false;
 }
 
+/*
+ * Every symbol buffer is free or held by a block, and one block holds at
+ * most FEC_MAX_K + FEC_MAX_R: when none is free, another block holds some.
+ */
+_Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_SLOTS, "a block cannot hold every buffer");
+
 /* A free symbol buffer, evicting the oldest other block if there is none. */
-static int slot_take(struct yip_peer *p, const struct yip_rx_block *keep, uint16_t *slot)
+static uint16_t slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
 {
 	struct yip_fec *f = &p->fec;
 
@@ -63,12 +72,9 @@ static int slot_take(struct yip_peer *p, const struct yip_rx_block *keep, uint16
 			    (oldest == NULL || b->first < oldest->first))
 				oldest = b;
 		}
-		if (oldest == NULL)
-			return -1;
 		block_retire(p, oldest);
 	}
-	*slot = f->free_slots[--f->n_free];
-	return 0;
+	return f->free_slots[--f->n_free];
 }
 
 static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id,
@@ -108,11 +114,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 	for (unsigned i = 0; i < b->k; i++) {
 		have_src[i] = b->have_src & (1ULL << i);
 		if (!have_src[i]) {
-			if (slot_take(p, b, &b->slot_src[i]) != 0) {
-				b->done = true;
-				block_release(p, b);
-				return;
-			}
+			b->slot_src[i] = slot_take(p, b);
 			b->have_src |= 1ULL << i; /* owns the slot now; filled below */
 			b->src_len[i] = 0;
 		}
@@ -129,25 +131,22 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 		block_release(p, b);
 		return;
 	}
-	kp = kp_for_index(p, b->kp_index);
+	kp = session_for_index(p, b->kp_index);
 	for (unsigned i = 0; i < b->k; i++) {
-		uint64_t counter;
-		size_t len;
+		struct wire_sym sym;
 
 		if (have_src[i])
 			continue;
-		counter = wire_get64(src[i]);
-		len = (size_t)src[i][8] | (size_t)src[i][9] << 8;
-		if (len + YIP_SYM_HDR > b->len || kp == NULL) {
+		if (!wire_sym_get(&sym, src[i], b->len) || kp == NULL) {
 			yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 			continue;
 		}
-		if (!replay_update(&kp->replay, counter)) {
+		if (!replay_update(&kp->replay, sym.counter)) {
 			yip_device_drop(p->dev, YIP_DROP_FEC_DUPLICATE);
 			continue;
 		}
-		miss_resolve(p, counter);
-		if (deliver(p, now, src[i] + YIP_SYM_HDR, len)) {
+		recover_resolve(p, sym.counter);
+		if (frame_deliver(p, now, src[i] + WIRE_SYM_HDR, sym.len)) {
 			p->stats.fec_recovered++;
 			p->fec.rep_recovered++;
 		}
@@ -155,66 +154,63 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 	block_release(p, b);
 }
 
-void fec_rx_source(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint8_t idx,
-                   uint16_t block, uint64_t counter, const uint8_t *pkt, size_t len)
+void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	struct yip_rx_block *b = block_get(p, now, block, kp->local_index);
+	unsigned idx = rx->h.idx;
+	struct yip_rx_block *b = block_get(p, now, rx->h.block, rx->kp->local_index);
 	uint8_t *s;
 
 	if (b->done || (b->have_src & (1ULL << idx)) || (b->k && idx >= b->k))
 		return;
 	/* A peer with a larger MTU than ours may send packets our symbol
 	 * buffers cannot hold: deliver them (done), but keep no copy. */
-	if (YIP_SYM_HDR + len > p->dev->sym_cap)
+	if (WIRE_SYM_HDR + rx->len > p->dev->sym_cap)
 		return;
-	if (slot_take(p, b, &b->slot_src[idx]) != 0)
-		return;
+	b->slot_src[idx] = slot_take(p, b);
 	s = slot_buf(p, b->slot_src[idx]);
-	wire_put64(s, counter);
-	s[8] = (uint8_t)len;
-	s[9] = (uint8_t)(len >> 8);
-	memcpy(s + YIP_SYM_HDR, pkt, len);
-	b->src_len[idx] = (uint16_t)(YIP_SYM_HDR + len);
+	wire_sym_put(s, &(struct wire_sym){rx->h.counter, (uint16_t)rx->len});
+	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
+	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
 	b->have_src |= 1ULL << idx;
 	block_try(p, now, b);
 }
 
-void fec_rx_repair(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint8_t idx,
-                   uint16_t block, const uint8_t *plain, size_t len)
+void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	uint8_t k = plain[0], r = plain[1];
-	size_t sym = len - 2;
+	unsigned idx = rx->h.idx;
+	struct wire_repair m;
 	struct yip_rx_block *b;
 
-	if (k == 0 || k > FEC_MAX_K || r == 0 || r > FEC_MAX_R || idx >= r ||
-	    sym > p->dev->sym_cap) {
+	if (!wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
+	    m.r > FEC_MAX_R || idx >= m.r || m.symlen > p->dev->sym_cap) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
-	b = block_get(p, now, block, kp->local_index);
+	b = block_get(p, now, rx->h.block, rx->kp->local_index);
 	if (b->done)
-		return;
+		return; /* nothing left to rebuild: not a drop */
 	if (b->k == 0) {
 		/* Sources that claim a position past K would be inconsistent. */
-		if (b->have_src >> k) {
+		if (b->have_src >> m.k) {
 			yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 			return;
 		}
-		b->k = k;
-		b->r = r;
-		b->len = (uint16_t)sym;
-	} else if (b->k != k || b->r != r || b->len != sym) {
+		b->k = m.k;
+		b->r = m.r;
+		b->len = (uint16_t)m.symlen;
+	} else if (b->k != m.k || b->r != m.r || b->len != m.symlen) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
-	if (b->have_rep & (1U << idx) || slot_take(p, b, &b->slot_rep[idx]) != 0)
-		return;
-	memcpy(slot_buf(p, b->slot_rep[idx]), plain + 2, sym);
+	if (b->have_rep & (1U << idx))
+		return; /* a second copy of a symbol it has: nothing to do */
+	b->slot_rep[idx] = slot_take(p, b);
+	memcpy(slot_buf(p, b->slot_rep[idx]), m.sym, m.symlen);
 	b->have_rep |= (uint16_t)(1U << idx);
 	block_try(p, now, b);
 }
 
-uint64_t fec_rx_timers(struct yip_peer *p, uint64_t now)
+uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
@@ -243,7 +239,7 @@ static void miss_add(struct yip_peer *p, uint64_t now, uint64_t counter)
 	m->nacks = 0;
 }
 
-void miss_resolve(struct yip_peer *p, uint64_t counter)
+void recover_resolve(struct yip_peer *p, uint64_t counter)
 {
 	struct yip_missing *m = &p->fec.missing[counter % YIP_MISS_SLOTS];
 
@@ -257,8 +253,8 @@ void miss_resolve(struct yip_peer *p, uint64_t counter)
  * went missing in between (a loss run: its length feeds the burst
  * estimate); a counter below the highest is a late arrival.
  */
-void loss_observe(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint64_t counter,
-                  bool data)
+void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                     uint64_t counter, bool data)
 {
 	struct yip_fec *f = &p->fec;
 
@@ -297,11 +293,47 @@ void loss_observe(struct yip_peer *p, uint64_t now, struct yip_keypair *kp, uint
 		f->rep_received++;
 		if (p->stats.lost)
 			p->stats.lost--;
-		miss_resolve(p, counter);
+		recover_resolve(p, counter);
 	}
 	/* Data (not reports) asks for a report back; an idle link stays quiet. */
 	if (data && f->report_due == 0) {
 		f->report_due = now + 1; /* report_timers picks the real time */
 		schedule(p->dev, now);
 	}
+}
+
+/* Collects the missing counters that are due a (first or repeated) NACK. */
+unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsigned max,
+                           uint64_t *next)
+{
+	struct yip_fec *f = &p->fec;
+	uint64_t rto = (f->srtt ? f->srtt + f->srtt / 2 : 100 * YIP_NS_PER_MS) + YIP_NACK_GRACE_NS;
+	unsigned n = 0;
+
+	*next = 0;
+	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
+		struct yip_missing *m = &f->missing[i];
+
+		if (m->seen == 0)
+			continue;
+		if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
+			m->seen = 0;
+			continue;
+		}
+		if (now - m->seen < YIP_NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto)) {
+			uint64_t due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
+
+			if (*next == 0 || due < *next)
+				*next = due;
+			continue;
+		}
+		if (n == max)
+			break;
+		out[n++] = m->counter;
+		m->nacks++;
+		m->last_nack = now;
+		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
+			*next = now + rto;
+	}
+	return n;
 }

@@ -1,0 +1,251 @@
+/*
+ * The data path in both directions. Outbound: a packet from the device
+ * finds its peer (allowed_ips, or the MAC table in TAP mode), waits in the
+ * peer's queue while a handshake runs, and goes out through loss
+ * protection. Inbound: an authenticated datagram is delivered, fed to loss
+ * recovery, and may complete a key change that lets queued packets go.
+ */
+#include "peer/internal.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/if_ether.h>
+
+#include "mac/mac.h"
+#include "route/route.h"
+
+int datapath_init(struct yip_peer *p)
+{
+	p->queue = calloc(YIP_QUEUE_LEN, p->dev->pkt_max);
+	return p->queue != NULL ? 0 : -1;
+}
+
+void datapath_free(struct yip_peer *p)
+{
+	if (p->queue != NULL)
+		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * p->dev->pkt_max);
+	free(p->queue);
+	p->queue = NULL;
+}
+
+/* The traffic class of a packet, or of the IP packet inside a TAP frame. */
+static enum flow_class classify(struct yip_device *dev, const uint8_t *pkt, size_t len,
+                                uint64_t now)
+{
+	if (dev->macs != NULL) {
+		uint16_t type;
+
+		if (len < ETH_HLEN)
+			return FLOW_DEFAULT;
+		type = (uint16_t)(pkt[12] << 8 | pkt[13]);
+		if (type != ETH_P_IP && type != ETH_P_IPV6)
+			return FLOW_DEFAULT;
+		pkt += ETH_HLEN;
+		len -= ETH_HLEN;
+	}
+	return flow_classify(dev->flows, pkt, len, now);
+}
+
+void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	struct yip_device *dev = p->dev;
+
+	if (len == 0) {
+		frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, 0);
+		return;
+	}
+	if (dev->fec_off)
+		frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
+	else
+		protect_packet(p, now, classify(dev, pkt, len, now), pkt, len);
+	p->last_tx_data = now;
+	p->stats.tx_packets++;
+	p->stats.tx_bytes += len;
+	if (p->first_unanswered == 0) {
+		p->first_unanswered = now;
+		schedule(dev, now + dev->t.dead_after);
+	}
+}
+
+/* ---- the queue of packets waiting for a handshake ---------------------------- */
+
+static void queue_push(struct yip_peer *p, const uint8_t *pkt, size_t len)
+{
+	unsigned slot;
+
+	if (p->queue_count == YIP_QUEUE_LEN) {
+		p->queue_head = (p->queue_head + 1) % YIP_QUEUE_LEN;
+		p->queue_count--;
+		yip_device_drop(p->dev, YIP_DROP_QUEUE_FULL);
+	}
+	slot = (p->queue_head + p->queue_count) % YIP_QUEUE_LEN;
+	memcpy(p->queue + (size_t)slot * p->dev->pkt_max, pkt, len);
+	p->queue_len[slot] = (uint16_t)len;
+	p->queue_count++;
+}
+
+static void queue_flush(struct yip_peer *p, uint64_t now)
+{
+	while (p->queue_count > 0 && session_usable(p, now)) {
+		unsigned slot = p->queue_head;
+
+		datapath_send(p, now, p->queue + (size_t)slot * p->dev->pkt_max,
+		              p->queue_len[slot]);
+		p->queue_head = (slot + 1) % YIP_QUEUE_LEN;
+		p->queue_count--;
+	}
+}
+
+void datapath_queue_drop(struct yip_peer *p, enum yip_drop why)
+{
+	yip_device_drop_n(p->dev, why, p->queue_count);
+	p->queue_head = p->queue_count = 0;
+}
+
+void datapath_established(struct yip_peer *p, uint64_t now)
+{
+	if (p->queue_count > 0)
+		queue_flush(p, now);
+	else
+		datapath_send(p, now, (const uint8_t *)"", 0);
+}
+
+/* ---- outbound ----------------------------------------------------------------- */
+
+/* Sends to one peer now, or queues while its handshake runs. */
+static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	if (!p->has_endpoint) {
+		yip_device_drop(p->dev, YIP_DROP_NO_ENDPOINT);
+		return;
+	}
+	if (session_usable(p, now) && p->queue_count == 0) {
+		datapath_send(p, now, pkt, len);
+		if (session_rekey_due(p, now))
+			handshake_start(p, now);
+		return;
+	}
+	queue_push(p, pkt, len);
+	if (session_usable(p, now))
+		queue_flush(p, now);
+	else
+		handshake_start(p, now);
+}
+
+/*
+ * TAP mode: unicast to a learned MAC goes to the peer it was seen behind;
+ * broadcast, multicast and unknown unicast are flooded to every peer with a
+ * known endpoint. Frames from peers are only ever written to the device,
+ * never forwarded to other peers, so a full mesh has no loops.
+ */
+static void tx_frame(struct yip_device *dev, uint64_t now, const uint8_t *frame, size_t len)
+{
+	struct yip_peer *p;
+
+	if (len < ETH_HLEN) {
+		yip_device_drop(dev, YIP_DROP_BAD_INNER);
+		return;
+	}
+	p = (frame[0] & 1) ? NULL : mac_lookup(dev->macs, frame, now);
+	if (p != NULL) {
+		send_to_peer(p, now, frame, len);
+		return;
+	}
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (dev->peers[i].has_endpoint)
+			send_to_peer(&dev->peers[i], now, frame, len);
+}
+
+void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	const uint8_t *dst;
+	struct yip_peer *p;
+	size_t total, reply;
+	int family;
+
+	if (len > dev->pkt_max) {
+		yip_device_drop(dev, YIP_DROP_TOO_BIG);
+		return;
+	}
+	if (dev->macs != NULL) {
+		tx_frame(dev, now, pkt, len);
+		return;
+	}
+	dst = frame_inner_addr(pkt, len, true, &family, &total);
+	if (dst == NULL) {
+		yip_device_drop(dev, YIP_DROP_BAD_INNER);
+		return;
+	}
+	p = route_lookup(dev->routes, family, dst);
+	if (p == NULL) {
+		yip_device_drop(dev, YIP_DROP_NO_ROUTE);
+		reply = icmp_unreachable(dev, now, pkt, len, dev->scratch);
+		if (reply > 0)
+			frame_tun_write(dev, dev->scratch, reply);
+		return;
+	}
+	send_to_peer(p, now, pkt, len);
+}
+
+/* ---- inbound ------------------------------------------------------------------ */
+
+static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
+{
+	struct wire_arq arq;
+
+	if (rx->len == 0)
+		return; /* a keepalive */
+	if (rx->h.idx == WIRE_FEC_ARQ) {
+		if (!wire_arq_get(&arq, rx->plain, rx->len)) {
+			yip_device_drop(p->dev, YIP_DROP_BAD_INNER);
+			return;
+		}
+		recover_resolve(p, arq.counter);
+		if (frame_deliver(p, now, arq.pkt, arq.len))
+			p->stats.arq_recovered++;
+		return;
+	}
+	frame_deliver(p, now, rx->plain, rx->len);
+	if (rx->h.idx < FEC_MAX_K && !p->dev->fec_off)
+		recover_source(p, now, rx);
+}
+
+void datapath_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                 const uint8_t *d, size_t len)
+{
+	struct frame_rx rx;
+	struct yip_peer *p;
+
+	if (!frame_open(dev, now, src, d, len, &rx))
+		return;
+	p = rx.p;
+	if (rx.kp == &p->next) {
+		/* The peer used the keys we made answering its Init: they become
+		 * current. Repairs for blocks sealed under the old keys go first. */
+		protect_flush(p, now);
+		session_promote(p, now);
+		rx.kp = &p->cur;
+		queue_flush(p, now);
+	} else if (rx.kp == &p->cur && p->cur.initiator && session_rekey_due(p, now)) {
+		handshake_start(p, now);
+	}
+	recover_observe(p, now, rx.kp, rx.h.counter, rx.h.type != WIRE_REPORT);
+	switch (rx.h.type) {
+	case WIRE_DATA:
+		rx_data(p, now, &rx);
+		break;
+	case WIRE_REPAIR:
+		if (dev->fec_off)
+			yip_device_drop(dev, YIP_DROP_BAD_REPAIR);
+		else
+			recover_repair(p, now, &rx);
+		break;
+	case WIRE_REPORT:
+		report_receive(p, now, rx.plain, rx.len);
+		break;
+	default:
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+	}
+}

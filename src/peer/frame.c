@@ -1,0 +1,172 @@
+/*
+ * Frames: the engine's edge. Sealing and sending a datagram, opening one,
+ * and delivering an inner packet to the device all happen here, and
+ * nowhere else does the engine call struct yip_io.
+ */
+#include "peer/internal.h"
+
+#include <string.h>
+
+#include <linux/if_ether.h>
+
+#include "mac/mac.h"
+#include "route/route.h"
+
+uint64_t frame_wall(struct yip_device *dev)
+{
+	return dev->io.wall_ns(dev->io.ctx);
+}
+
+uint8_t *frame_buf(struct yip_device *dev)
+{
+	return dev->io.udp_buf(dev->io.ctx);
+}
+
+void frame_send_raw(struct yip_device *dev, const union yip_sockaddr *to, size_t len)
+{
+	dev->io.udp_send(dev->io.ctx, to, len, 0);
+}
+
+void frame_tun_write(struct yip_device *dev, const uint8_t *pkt, size_t len)
+{
+	dev->io.tun_write(dev->io.ctx, pkt, len);
+}
+
+uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
+                    const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_keypair *kp = &p->cur;
+	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
+	uint8_t *d = dev->io.udp_buf(dev->io.ctx), *body = d + WIRE_DATA_HDR;
+	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
+	uint32_t train;
+
+	wire_hdr_put(d, &h);
+	if (dev->io.seal_later != NULL) {
+		memcpy(body, pre, prelen);
+		memcpy(body + prelen, pkt, len);
+		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, &kp->send,
+		                   h.counter);
+	} else if (prelen == 0) {
+		/* Sealed straight from where the packet lies: no copy. */
+		yip_cipher_seal(body, &kp->send, h.counter, d, WIRE_DATA_HDR, pkt, len);
+	} else {
+		memcpy(body, pre, prelen);
+		memcpy(body + prelen, pkt, len);
+		yip_cipher_seal(body, &kp->send, h.counter, d, WIRE_DATA_HDR, body, prelen + len);
+	}
+	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag:
+	 * the I/O layer never puts two of them in one GSO train. */
+	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
+	dev->io.udp_send(dev->io.ctx, &p->endpoint, total, train);
+	p->last_tx = now;
+	p->stats.wire_bytes += total;
+	return h.counter;
+}
+
+const uint8_t *frame_inner_addr(const uint8_t *pkt, size_t len, bool dst, int *family,
+                                size_t *total)
+{
+	if (len >= 20 && pkt[0] >> 4 == 4) {
+		*family = AF_INET;
+		*total = (size_t)pkt[2] << 8 | pkt[3];
+		if ((pkt[0] & 0x0f) < 5 || *total < 20 || *total > len)
+			return NULL;
+		return pkt + (dst ? 16 : 12);
+	}
+	if (len >= 40 && pkt[0] >> 4 == 6) {
+		*family = AF_INET6;
+		*total = 40 + ((size_t)pkt[4] << 8 | pkt[5]);
+		if (*total > len)
+			return NULL;
+		return pkt + (dst ? 24 : 8);
+	}
+	return NULL;
+}
+
+bool frame_open(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                const uint8_t *d, size_t len, struct frame_rx *rx)
+{
+	struct yip_keypair *kp = NULL;
+	struct yip_peer *p = NULL;
+
+	if (!wire_hdr_get(&rx->h, d, len)) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+		return false;
+	}
+	p = index_find(dev, rx->h.receiver);
+	if (p != NULL)
+		kp = session_for_index(p, rx->h.receiver);
+	if (kp == NULL) {
+		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
+		return false;
+	}
+	if (now - kp->created >= dev->t.reject_after) {
+		yip_device_drop(dev, YIP_DROP_EXPIRED);
+		return false;
+	}
+	if (!replay_check(&kp->replay, rx->h.counter)) {
+		yip_device_drop(dev, YIP_DROP_REPLAY);
+		return false;
+	}
+	rx->len = wire_plain_len(len);
+	if (rx->len > YIP_MAX_DGRAM) {
+		yip_device_drop(dev, YIP_DROP_DECRYPT);
+		return false;
+	}
+	if (dev->pre.plain != NULL && dev->pre.len == rx->len &&
+	    yip_cipher_key_eq(dev->pre.key, &kp->recv)) {
+		/* Opened on a worker thread with these very keys. */
+		if (dev->pre.result != 0) {
+			yip_device_drop(dev, YIP_DROP_DECRYPT);
+			return false;
+		}
+		memcpy(dev->scratch, dev->pre.plain, rx->len);
+	} else if (yip_cipher_open(dev->scratch, &kp->recv, rx->h.counter, d, WIRE_DATA_HDR,
+	                           d + WIRE_DATA_HDR, len - WIRE_DATA_HDR) != 0) {
+		yip_device_drop(dev, YIP_DROP_DECRYPT);
+		return false;
+	}
+	replay_update(&kp->replay, rx->h.counter);
+	p->last_rx = now;
+	p->first_unanswered = 0;
+	path_confirm(p, src);
+	rx->p = p;
+	rx->kp = kp;
+	rx->plain = dev->scratch;
+	return true;
+}
+
+bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
+{
+	struct yip_device *dev = p->dev;
+	const uint8_t *src;
+	size_t total = len;
+	int family;
+
+	if (dev->macs != NULL) {
+		/* TAP: learn where the sender lives; a multicast source is forged. */
+		if (len < ETH_HLEN || (pkt[6] & 1)) {
+			yip_device_drop(dev, YIP_DROP_BAD_INNER);
+			return false;
+		}
+		mac_learn(dev->macs, pkt + 6, p, now);
+	} else {
+		src = frame_inner_addr(pkt, len, false, &family, &total);
+		if (src == NULL) {
+			yip_device_drop(dev, YIP_DROP_BAD_INNER);
+			return false;
+		}
+		if (route_lookup(dev->routes, family, src) != p) {
+			yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
+			return false;
+		}
+	}
+	p->last_rx_data = now;
+	p->stats.rx_packets++;
+	p->stats.rx_bytes += total;
+	schedule(dev, now + dev->t.keepalive);
+	dev->io.tun_write(dev->io.ctx, pkt, total);
+	return true;
+}
