@@ -42,7 +42,7 @@ topo_names() {
 #   clean link) by topo_linkem, stats in DIR/linkem.stats and its output in
 #   DIR/linkem.log, and waits with topo_wait_path. Without it nothing passes
 #   until the caller does that.
-#   Sets the names of topo_names PREFIX and IP_A, IP_B. Stops at the first
+#   Sets the variables of topo_names PREFIX, and IP_A and IP_B. Stops at the first
 #   error and returns non-zero with the reason in TOPO_ERR.
 topo_build() {
 	local mtu='' spec='' dir='' linkem=0 n dev
@@ -105,11 +105,11 @@ topo_linkem() {
 	done
 	if kill -0 "$LINKEM_PID" 2>/dev/null; then
 		TOPO_ERR="yip-linkem did not write its stats file $stats within 5 s"
-		kill -KILL "$LINKEM_PID" 2>/dev/null
+		kill -KILL "$LINKEM_PID" 2>/dev/null || true
 	else
 		TOPO_ERR=$(topo_linkem_exited)
 	fi
-	wait "$LINKEM_PID" 2>/dev/null
+	wait "$LINKEM_PID" 2>/dev/null || true
 	LINKEM_PID=
 	return 1
 }
