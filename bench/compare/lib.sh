@@ -2,7 +2,8 @@
 # bench/compare/lib.sh: topology, link emulation and process helpers shared by
 # run.sh and the contender files (contenders/*.sh). Sourced, not run.
 #
-# Topology, rebuilt for every contender:
+# Topology, rebuilt for every contender by topo_build (tests/lib/topology.sh,
+# shared with the network-namespace tests):
 #
 #   namespace A                namespace M                  namespace B
 #   $IF_A 198.18.0.1 ==veth== $IF_MA  [link emulator]  $IF_MB ==veth== $IF_B 198.18.0.2
@@ -24,15 +25,10 @@ YIPD=${YIPD:-$ROOT/build/yipd}
 LINKEM_BIN=${LINKEM_BIN:-$ROOT/build/yip-linkem}
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')}
 
+. "$ROOT/tests/lib/topology.sh"
 ID=${BENCH_ID:-$$}
 NSP="yb$ID"
-NS_A="${NSP}a"
-NS_M="${NSP}m"
-NS_B="${NSP}b"
-IF_A="a$NSP"
-IF_B="b$NSP"
-IF_MA="ma$NSP"
-IF_MB="mb$NSP"
+topo_names "$NSP" # NS_A, NS_M, NS_B; IF_A, IF_MA, IF_MB, IF_B
 UL_A=198.18.0.1
 UL_B=198.18.0.2
 TUN_A=198.19.0.1
@@ -43,6 +39,10 @@ TUN_LEN=24
 : "${RUN:?RUN must be set before sourcing lib.sh}"
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# The final cleanup in run.sh deletes the namespaces in $RUN/netns and stops
+# the processes in $RUN/pids.
+topo_track() { case $1 in ns) echo "$2" >>"$RUN/netns" ;; pid) echo "$2" >>"$RUN/pids" ;; esac; }
 
 in_a() { ip netns exec "$NS_A" "$@"; }
 in_b() { ip netns exec "$NS_B" "$@"; }
@@ -147,27 +147,11 @@ wait_listen() {
 
 # ------------------------------------------------------------------ topology
 
+# topo_up: the namespaces and veths (see the top), TCP settings in A and B,
+# and without yip-linkem a bridge in M. Fails with FAIL_REASON.
 topo_up() {
 	local n
-	for n in "$NS_A" "$NS_M" "$NS_B"; do
-		ip netns add "$n"
-		echo "$n" >>"$RUN/netns"
-		ip netns exec "$n" ip link set lo up
-	done
-	in_m sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ip link add "$IF_A" netns "$NS_A" type veth peer name "$IF_MA" netns "$NS_M"
-	ip link add "$IF_B" netns "$NS_B" type veth peer name "$IF_MB" netns "$NS_M"
-	in_a ip addr add "$UL_A/24" dev "$IF_A"
-	in_b ip addr add "$UL_B/24" dev "$IF_B"
-	# Impairments must apply per wire frame: no segmentation or coalescing offloads.
-	in_a ethtool -K "$IF_A" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
-	in_b ethtool -K "$IF_B" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
-	in_m ethtool -K "$IF_MA" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
-	in_m ethtool -K "$IF_MB" tso off gso off gro off tx-udp-segmentation off >/dev/null 2>&1
-	in_a ip link set "$IF_A" up
-	in_b ip link set "$IF_B" up
-	in_m ip link set "$IF_MA" up
-	in_m ip link set "$IF_MB" up
+	topo_build "$NSP" "$UL_A" "$UL_B" || { FAIL_REASON=$TOPO_ERR; return 1; }
 	for n in "$NS_A" "$NS_B"; do
 		# Same generous TCP buffers on both ends for every contender (the core
 		# rmem_max/wmem_max limits are global on this kernel; run.sh sets them).
@@ -204,7 +188,8 @@ set_cc() { # set_cc cubic|bbr: TCP congestion control in A and B
 
 # ------------------------------------------------------------------ link emulation
 
-LINKEM_PID=
+# LINKEM (run.sh: build/yip-linkem, or empty for the bridge) and LINKEM_PID
+# (the running emulator) are tests/lib/topology.sh's.
 
 link_stop() {
 	if [ -n "$LINKEM_PID" ]; then
@@ -231,10 +216,12 @@ link_set() {
 	local spec=$1 seed=${2:-1}
 	link_stop
 	if [ -n "$LINKEM" ]; then
-		local args=("$IF_MA" "$IF_MB" --seed "$seed" --stats "$WORK/linkem.stats")
+		local args=(--seed "$seed")
 		[ -n "$spec" ] && args+=(--both "$spec")
-		spawn "$NS_M" linkem "$LINKEM" "${args[@]}"
-		LINKEM_PID=$LAST_PID
+		topo_linkem "$WORK/linkem.stats" "$WORK/linkem.log" "${args[@]}" || {
+			FAIL_REASON=$TOPO_ERR
+			return 1
+		}
 	else
 		link_supported "$spec" || return 2
 		local loss=0 item
@@ -254,16 +241,10 @@ table bridge ybench {
 }
 NFT
 	fi
-	local i
-	for i in $(seq 1 50); do
-		ping_once "$NS_A" "$UL_B" && return 0
-		if [ -n "$LINKEM_PID" ] && ! kill -0 "$LINKEM_PID" 2>/dev/null; then
-			FAIL_REASON="yip-linkem exited: $(tail -n 1 "$WORK/linkem.log" 2>/dev/null)"
-			return 1
-		fi
-	done
-	FAIL_REASON="underlay does not pass a ping with link '$spec'"
-	return 1
+	topo_wait_path || {
+		FAIL_REASON="$TOPO_ERR (link '$spec')"
+		return 1
+	}
 }
 
 # pkg_version PKG: the installed Debian package version (empty if none).

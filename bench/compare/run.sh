@@ -290,10 +290,9 @@ run_contender() {
 	fi
 
 	trap 'down >/dev/null 2>&1; topo_down' EXIT
-	topo_up
 	FAIL_REASON=
 	local up_ok=1 up_t0 up_s=
-	if ! link_set "" 1; then
+	if ! topo_up || ! link_set "" 1; then
 		up_ok=0
 	else
 		up_t0=$(date +%s.%N)

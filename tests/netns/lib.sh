@@ -41,6 +41,11 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { echo "[$TEST] needs root (network namespaces, TUN)"; exit 1; }
 [ -x "$YIPD" ] || { echo "[$TEST] $YIPD not built (run make)"; exit 1; }
 
+# The A - M - B topology of linked_peers; it names its namespaces like ns.
+. "$ROOT/tests/lib/topology.sh"
+# Its namespaces and the emulator are removed and stopped by cleanup.
+topo_track() { case $1 in ns) NSS+=("$2") ;; pid) PIDS+=("$2") ;; esac; }
+
 ns() { echo "$NSP$1"; }            # ns a -> y1234a
 # in_ns NAME CMD...: runs CMD in namespace NAME. To start something in the
 # background that must be killed later, call ip netns exec directly, so $!
@@ -163,34 +168,12 @@ two_peers() {
 
 # linked_peers SPEC: like two_peers, but a and b reach each other through a
 # third namespace m where yip-linkem forwards frames with the impairments of
-# SPEC in both directions (see bench/linkem/README.md). Offloads are off on
-# every veth end so impairments apply to wire-sized frames.
-LINKEM=${LINKEM:-$ROOT/build/yip-linkem}
+# SPEC in both directions (see bench/linkem/README.md); tests/lib/topology.sh
+# builds it (offloads off, so impairments apply to wire-sized frames). Its
+# pid is LINKEM_PID, its counters $TMP/linkem.stats, its output $TMP/linkem.log.
 linked_peers() {
-	local spec=$1 i
 	[ -x "$LINKEM" ] || fail "$LINKEM not built"
-	make_ns a
-	make_ns m
-	make_ns b
-	ip link add "va$NSP" netns "$(ns a)" type veth peer name "ma$NSP" netns "$(ns m)"
-	ip link add "vb$NSP" netns "$(ns b)" type veth peer name "mb$NSP" netns "$(ns m)"
-	in_ns a ip addr add 198.18.0.1/24 dev "va$NSP"
-	in_ns b ip addr add 198.18.0.2/24 dev "vb$NSP"
-	for i in "a va$NSP" "b vb$NSP" "m ma$NSP" "m mb$NSP"; do
-		set -- $i
-		in_ns "$1" ip link set dev "$2" up
-		in_ns "$1" ethtool -K "$2" gro off gso off tso off tx-udp-segmentation off >/dev/null 2>&1 || true
-	done
-	# Not through in_ns: a backgrounded function is a subshell, and killing
-	# it would leave the emulator running (and writing into $TMP).
-	ip netns exec "$(ns m)" "$LINKEM" "ma$NSP" "mb$NSP" --both "$spec" --stats "$TMP/linkem.stats" \
-		>"$TMP/linkem.log" 2>&1 &
-	PIDS+=($!)
-	LINKEM_PID=$!
-	for i in $(seq 1 50); do
-		in_ns a ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1 && break
-		kill -0 "$LINKEM_PID" 2>/dev/null || fail "yip-linkem exited: $(cat "$TMP/linkem.log")"
-	done
+	topo_build --linkem "$1" --dir "$TMP" "$NSP" 198.18.0.1 198.18.0.2 || fail "$TOPO_ERR"
 	write_configs
 }
 

@@ -7,7 +7,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-LINKEM=${LINKEM:-$ROOT/build/yip-linkem}
+# The topology (A - M - B, veths, offloads off) and the emulator start.
+. "$ROOT/tests/lib/topology.sh"
 NAME=linkem_selftest
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -18,20 +19,16 @@ if [ ! -x "$LINKEM" ]; then
 	echo "$NAME: $LINKEM not built (run make, or set LINKEM=/path/to/yip-linkem)" >&2
 	exit 1
 fi
-for tool in ip ping python3; do
+for tool in ip ethtool ping python3; do
 	command -v "$tool" >/dev/null || {
 		echo "$NAME: $tool not found" >&2
 		exit 1
 	}
 done
 
-P="lk$$"
-NS_A=${P}a NS_M=${P}m NS_B=${P}b
-IP_A=10.201.0.1 IP_B=10.201.0.2
-MAC_A=02:00:00:5a:00:01 MAC_B=02:00:00:5b:00:01
+topo_names "lk$$" # NS_A, NS_M, NS_B, IF_A, IF_MA, IF_MB, IF_B: for cleanup
 PORT=9000
 TMP=$(mktemp -d "/tmp/$NAME.XXXXXX")
-LK_PID=""
 RX_PID=""
 PASS=0
 FAILED=0
@@ -39,8 +36,8 @@ FAILED=0
 cleanup() {
 	local rc=$?
 	trap - EXIT
-	for p in $LK_PID $RX_PID; do kill "$p" 2>/dev/null || true; done
-	for p in $LK_PID $RX_PID; do wait "$p" 2>/dev/null || true; done
+	for p in $LINKEM_PID $RX_PID; do kill "$p" 2>/dev/null || true; done
+	for p in $LINKEM_PID $RX_PID; do wait "$p" 2>/dev/null || true; done
 	for n in "$NS_A" "$NS_M" "$NS_B"; do ip netns del "$n" 2>/dev/null || true; done
 	rm -rf "$TMP"
 	exit "$rc"
@@ -66,26 +63,20 @@ in_ns() {
 	ip netns exec "$n" "$@"
 }
 
-# ---- topology: A (va) <-> (ma) M (mb) <-> (vb) B -----------------------------
-for n in "$NS_A" "$NS_M" "$NS_B"; do
-	ip netns add "$n"
-	ip -n "$n" link set dev lo up
-	# No IPv6 chatter (router solicitations, MLD) mixed into the measurements.
+# ---- topology: A ($IF_A) <-> ($IF_MA) M ($IF_MB) <-> ($IF_B) B -----------------
+topo_build "lk$$" 10.201.0.1 10.201.0.2 || {
+	echo "$NAME: $TOPO_ERR" >&2
+	exit 1
+}
+# No IPv6 chatter (router solicitations, MLD) mixed into the measurements
+# (topo_build turns IPv6 off in M; the emulator is not running yet).
+for n in "$NS_A" "$NS_B"; do
 	in_ns "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 done
-ip link add va address "$MAC_A" netns "$NS_A" type veth peer name ma netns "$NS_M"
-ip link add vb address "$MAC_B" netns "$NS_B" type veth peer name mb netns "$NS_M"
-ip -n "$NS_A" addr add "$IP_A/24" dev va
-ip -n "$NS_B" addr add "$IP_B/24" dev vb
-for x in "$NS_A va" "$NS_M ma" "$NS_M mb" "$NS_B vb"; do
-	read -r n dev <<<"$x"
-	ip -n "$n" link set dev "$dev" up
-	# Impairments apply per wire frame: no GSO/TSO super-frames, no GRO.
-	in_ns "$n" ethtool -K "$dev" gro off gso off tso off tx-udp-segmentation off >/dev/null 2>&1 || true
-done
 # Static neighbours: no ARP exchange (itself subject to loss) in the counts.
-ip -n "$NS_A" neigh replace "$IP_B" lladdr "$MAC_B" dev va nud permanent
-ip -n "$NS_B" neigh replace "$IP_A" lladdr "$MAC_A" dev vb nud permanent
+mac_of() { ip -n "$1" -br link show dev "$2" | awk '{ print $3 }'; }
+ip -n "$NS_A" neigh replace "$IP_B" lladdr "$(mac_of "$NS_B" "$IF_B")" dev "$IF_A" nud permanent
+ip -n "$NS_B" neigh replace "$IP_A" lladdr "$(mac_of "$NS_A" "$IF_A")" dev "$IF_B" nud permanent
 
 # ---- UDP helper: a paced sequence-numbered sender and a counting receiver ----
 cat >"$TMP/udp.py" <<'EOF'
@@ -153,34 +144,21 @@ EOF
 
 # ---- helpers ------------------------------------------------------------------
 LK_RCS=""
-# start_linkem ARGS...: runs the emulator in M, waits until it forwards.
+# start_linkem ARGS...: runs the emulator in M, waits until it is ready.
 start_linkem() {
-	rm -f "$TMP/stats"
-	# Not through in_ns: $! must be the emulator itself (ip netns exec execs it).
-	ip netns exec "$NS_M" "$LINKEM" ma mb --stats "$TMP/stats" "$@" >"$TMP/linkem.log" 2>&1 &
-	LK_PID=$!
-	local _
-	for _ in $(seq 1 100); do
-		[ -s "$TMP/stats" ] && return 0
-		if ! kill -0 "$LK_PID" 2>/dev/null; then
-			echo "# yip-linkem $* exited at start:"
-			sed 's/^/#   /' "$TMP/linkem.log"
-			LK_PID=""
-			return 1
-		fi
-		sleep 0.05
-	done
-	echo "# yip-linkem did not write its stats file"
+	topo_linkem "$TMP/stats" "$TMP/linkem.log" "$@" && return 0
+	echo "# yip-linkem $*: $TOPO_ERR"
+	sed 's/^/#   /' "$TMP/linkem.log"
 	return 1
 }
 # stop_linkem: SIGTERM, records the exit status.
 stop_linkem() {
-	[ -n "$LK_PID" ] || return 0
+	[ -n "$LINKEM_PID" ] || return 0
 	local rc=0
-	kill -TERM "$LK_PID"
-	wait "$LK_PID" || rc=$?
+	kill -TERM "$LINKEM_PID"
+	wait "$LINKEM_PID" || rc=$?
 	LK_RCS="$LK_RCS $rc"
-	LK_PID=""
+	LINKEM_PID=""
 }
 # stat_of DIR KEY: a counter from the stats file.
 stat_of() {
@@ -224,7 +202,7 @@ if start_linkem; then
 		bad "zero impairment: ping $PING_GOT/50 replies"
 		base=""
 	fi
-	kill -USR1 "$LK_PID"
+	kill -USR1 "$LINKEM_PID"
 	sleep 0.2
 	rx=$(stat_of a2b rx)
 	tx=$(stat_of b2a tx)
@@ -246,7 +224,7 @@ if start_linkem --a2b loss=10% --seed 1; then
 	got=$(val got "$TMP/loss.out")
 	check "${loss:-100} >= 9 && ${loss:-100} <= 11" \
 		"loss=10%: measured loss ${loss:-?}% over 10000 UDP packets (${got:-0} received)"
-	kill -USR1 "$LK_PID"
+	kill -USR1 "$LINKEM_PID"
 	sleep 0.2
 	rx=$(stat_of a2b rx)
 	lost=$(stat_of a2b lost)
@@ -317,9 +295,9 @@ fi
 codes_ok=1
 for rc in $LK_RCS; do [ "$rc" -eq 0 ] || codes_ok=0; done
 rc=0
-in_ns "$NS_M" "$LINKEM" ma mb --a2b loss=often >/dev/null 2>&1 || rc=$?
+in_ns "$NS_M" "$LINKEM" "$IF_MA" "$IF_MB" --a2b loss=often >/dev/null 2>&1 || rc=$?
 rc_missing=0
-in_ns "$NS_M" "$LINKEM" ma nosuchif >/dev/null 2>&1 || rc_missing=$?
+in_ns "$NS_M" "$LINKEM" "$IF_MA" nosuchif >/dev/null 2>&1 || rc_missing=$?
 if [ "$codes_ok" -eq 1 ] && [ -n "$LK_RCS" ] && [ "$rc" -eq 2 ] && [ "$rc_missing" -eq 1 ]; then
 	ok "exit codes: 0 on SIGTERM (x$(echo "$LK_RCS" | wc -w)), 2 on a bad SPEC, 1 on a missing interface"
 else
