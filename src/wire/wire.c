@@ -220,7 +220,8 @@ size_t wire_report_put(uint8_t out[WIRE_REPORT_MAX], const struct wire_report *r
 bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len)
 {
 	if (len < WIRE_REPORT_FIXED || in[0] != WIRE_REPORT_VERSION ||
-	    in[1] > WIRE_REPORT_MAX_NACKS || len != WIRE_REPORT_FIXED + 8 * (size_t)in[1])
+	    in[1] > WIRE_REPORT_MAX_NACKS || wire_get16(in + 2) != 0 ||
+	    len != WIRE_REPORT_FIXED + 8 * (size_t)in[1])
 		return false;
 	r->n_nacks = in[1];
 	r->received = wire_get32(in + 4);

@@ -266,8 +266,8 @@ struct wire_report {
 /* Encodes r into out (WIRE_REPORT_MAX bytes); returns its length. */
 size_t wire_report_put(uint8_t out[WIRE_REPORT_MAX], const struct wire_report *r);
 
-/* False unless len is exactly a version-1 report with at most
- * WIRE_REPORT_MAX_NACKS counters. */
+/* False unless len is exactly a version-1 report (reserved bytes zero) with
+ * at most WIRE_REPORT_MAX_NACKS counters. */
 bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len) WIRE_WUR;
 
 #endif
