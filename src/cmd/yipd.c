@@ -212,6 +212,14 @@ static void rekey_override(struct yip_timing *t)
 		log_warn("ignoring YIP_REKEY_INTERVAL_MS=%s (want milliseconds >= 100)", env);
 }
 
+/* offload= for the UDP socket: YIP_OFFLOAD=0 turns GSO/GRO off even when offload=on. */
+static bool udp_offload(const struct yip_config *cfg)
+{
+	const char *env = getenv("YIP_OFFLOAD");
+
+	return !cfg->offload_off && !(env != NULL && strcmp(env, "0") == 0);
+}
+
 /* io= from the configuration, unless YIP_IO in the environment says otherwise. */
 static enum yip_io_driver io_driver(const struct yip_config *cfg)
 {
@@ -260,7 +268,7 @@ static int run(const char *path)
 	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
 		goto fail;
 	if (yip_loop_init(&loop, tun_fd, cfg.device_kind == YIP_DEVICE_TAP, vnet, udp_fd, family,
-	                  !cfg.offload_off, err, sizeof(err)) != 0)
+	                  udp_offload(&cfg), err, sizeof(err)) != 0)
 		goto fail;
 	threads = worker_count(&cfg);
 	if (yip_loop_workers(&loop, threads) != 0) {
@@ -277,7 +285,8 @@ static int run(const char *path)
 	}
 	loop.device_name = ifname;
 	loop.port = port;
-	yip_loop_ctl(&loop, &cfg); /* control socket for yipctl; yip_loop_free removes it */
+	/* The control socket for yipctl; yip_loop_free removes it. */
+	yip_loop_ctl(&loop, &cfg, yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)));
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	driver = io_driver(&cfg);

@@ -25,12 +25,16 @@ enum { EV_UDP = 1, EV_TUN, EV_SIG, EV_CTL, EV_CTL_CLIENT };
 /* Seals what the engine queued for the workers, then sends the batch. */
 static void tx_flush(struct yip_loop *l)
 {
+	unsigned failed;
+
 	if (l->n_seal > 0) {
 		workers_run(&l->workers, l->seal_jobs, l->n_seal);
 		crypto_keys_clear(&l->seal_keys);
 		l->n_seal = 0;
 	}
-	udp_tx_flush(&l->tx, &l->dev->drops[YIP_DROP_SEND_FAILED]);
+	failed = udp_tx_flush(&l->tx);
+	if (failed > 0)
+		yip_device_drop_n(l->dev, YIP_DROP_SEND_FAILED, failed);
 }
 
 static uint8_t *io_udp_buf(void *ctx)
@@ -39,7 +43,7 @@ static uint8_t *io_udp_buf(void *ctx)
 
 	if (l->tx.count == UDP_BATCH)
 		tx_flush(l);
-	return udp_tx_buf(&l->tx, &l->dev->drops[YIP_DROP_SEND_FAILED]);
+	return udp_tx_buf(&l->tx);
 }
 
 static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
@@ -287,12 +291,12 @@ void yip_loop_free(struct yip_loop *l)
 	l->epfd = l->sigfd = -1;
 }
 
-int yip_loop_ctl(struct yip_loop *l, const struct yip_config *cfg)
+int yip_loop_ctl(struct yip_loop *l, const struct yip_config *cfg, const char *dir)
 {
 	const char *name = l->device_name ? l->device_name : "";
 	char err[256];
 
-	if (yip_ctl_server_open(&l->ctl, yip_ctl_dir(), name, err, sizeof(err)) != 0) {
+	if (yip_ctl_server_open(&l->ctl, dir, name, err, sizeof(err)) != 0) {
 		log_warn("control socket disabled: %s", err);
 		return -1;
 	}

@@ -130,12 +130,12 @@ int yip_loop_timeout(struct yip_loop *l);
 void yip_loop_io(struct yip_loop *l, struct yip_io *io);
 
 /*
- * Opens the control socket $YIP_CTL_DIR/<device_name>.sock (default
- * /run/yip) and serves it from the loop; device_name and port must be set.
- * Keeps a copy of what it needs from cfg (the peers' allowed IPs). On failure
- * logs a warning and returns -1: the daemon works without it.
+ * Opens the control socket dir/<device_name>.sock and serves it from the
+ * loop; device_name and port must be set. Keeps a copy of what it needs from
+ * cfg (the peers' allowed IPs). On failure logs a warning and returns -1:
+ * the daemon works without it.
  */
-int yip_loop_ctl(struct yip_loop *l, const struct yip_config *cfg);
+int yip_loop_ctl(struct yip_loop *l, const struct yip_config *cfg, const char *dir);
 
 /* Runs until SIGINT or SIGTERM. Returns 0. */
 int yip_loop_run(struct yip_loop *l, struct yip_device *dev);
