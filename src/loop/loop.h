@@ -29,7 +29,7 @@ struct yip_loop;
 
 struct yip_loop_config {
 	int tun_fd;
-	bool tap;  /* the device is a TAP: Ethernet frames, no MSS clamping or AQM marks */
+	bool tap;  /* the device is a TAP: Ethernet frames, never clamped or CE-marked */
 	bool vnet; /* the TUN carries virtio-net headers (see tun_open): TSO in, GRO out */
 	int udp_fd;
 	int udp_family;   /* of the UDP socket: AF_INET or AF_INET6 */
