@@ -183,7 +183,7 @@ static int ask(const char *path, const char *device, const char *request, char *
 
 int main(int argc, char **argv)
 {
-	const char *cmd = NULL, *pos[2] = {NULL, NULL}, *dir = yip_ctl_dir();
+	const char *cmd = NULL, *pos[2] = {NULL, NULL}, *dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV));
 	enum yip_ctl_view view = YIP_CTL_VIEW_SHOW;
 	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char request[YIP_CTL_MAX_REQUEST], err[256];

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "crypto/crypto.h"
+#include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "peer/peer.h"
 #include "tun/tun.h"
@@ -212,6 +213,14 @@ static void rekey_override(struct yip_timing *t)
 		log_warn("ignoring YIP_REKEY_INTERVAL_MS=%s (want milliseconds >= 100)", env);
 }
 
+/* offload= for the UDP socket: YIP_OFFLOAD=0 turns GSO/GRO off even when offload=on. */
+static bool udp_offload(const struct yip_config *cfg)
+{
+	const char *env = getenv("YIP_OFFLOAD");
+
+	return !cfg->offload_off && !(env != NULL && strcmp(env, "0") == 0);
+}
+
 /* io= from the configuration, unless YIP_IO in the environment says otherwise. */
 static enum yip_io_driver io_driver(const struct yip_config *cfg)
 {
@@ -234,15 +243,14 @@ static int run(const char *path)
 	struct yip_config cfg;
 	struct yip_timing timing;
 	struct yip_device dev;
-	struct yip_loop loop;
+	struct yip_loop *loop;
+	struct yip_loop_config lc;
 	struct yip_io io;
 	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN];
 	uint8_t self[YIP_ADDR_LEN];
 	uint16_t port;
-	int tun_fd = -1, udp_fd = -1, family, rc = EXIT_RUNTIME;
+	int tun_fd = -1, udp_fd = -1, rc = EXIT_RUNTIME;
 	bool vnet = false;
-	unsigned threads;
-	enum yip_io_driver driver;
 
 	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s\n", err);
@@ -252,52 +260,49 @@ static int run(const char *path)
 	                  &port, err, sizeof(err));
 	if (udp_fd < 0)
 		goto fail;
-	family = cfg.listen.sa.sa_family == AF_INET ? AF_INET : AF_INET6;
 	if (cfg.mtu == 0)
 		cfg.mtu = auto_mtu(&cfg);
 	tun_fd = tun_open(cfg.device, cfg.device_kind == YIP_DEVICE_TAP, !cfg.offload_off, false,
 	                  &vnet, ifname, err, sizeof(err));
 	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
 		goto fail;
-	if (yip_loop_init(&loop, tun_fd, cfg.device_kind == YIP_DEVICE_TAP, vnet, udp_fd, family,
-	                  !cfg.offload_off, err, sizeof(err)) != 0)
+	lc = (struct yip_loop_config){
+	    .tun_fd = tun_fd,
+	    .tap = cfg.device_kind == YIP_DEVICE_TAP,
+	    .vnet = vnet,
+	    .udp_fd = udp_fd,
+	    .udp_family = cfg.listen.sa.sa_family == AF_INET ? AF_INET : AF_INET6,
+	    .udp_offload = udp_offload(&cfg),
+	    .device_name = ifname,
+	    .port = port,
+	    .io = io_driver(&cfg),
+	    .workers = worker_count(&cfg),
+	    /* The control socket for yipctl; yip_loop_free removes it. */
+	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
+	    .config = &cfg,
+	};
+	loop = yip_loop_init(&lc, err, sizeof(err));
+	if (loop == NULL)
 		goto fail;
-	threads = worker_count(&cfg);
-	if (yip_loop_workers(&loop, threads) != 0) {
-		snprintf(err, sizeof(err), "cannot start %u worker threads", threads);
-		yip_loop_free(&loop);
-		goto fail;
-	}
-	yip_loop_io(&loop, &io);
+	yip_loop_io(loop, &io);
 	yip_timing_default(&timing);
 	rekey_override(&timing);
 	if (yip_device_init(&dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
-		yip_loop_free(&loop);
+		yip_loop_free(loop);
 		goto fail;
 	}
-	loop.device_name = ifname;
-	loop.port = port;
-	yip_loop_ctl(&loop, &cfg); /* control socket for yipctl; yip_loop_free removes it */
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
-	driver = io_driver(&cfg);
-	loop.io_name = driver == YIP_IO_EPOLL   ? "epoll"
-	               : driver == YIP_IO_URING ? "uring"
-	                                        : "uring-busy";
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "
 	         "workers %u, io %s",
 	         YIP_VERSION, ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s",
-	         threads, loop.io_name);
+	         lc.workers, yip_loop_io_name(lc.io));
 	yip_config_free(&cfg);
 
-	if (driver == YIP_IO_EPOLL)
-		rc = yip_loop_run(&loop, &dev);
-	else
-		rc = yip_loop_run_uring(&loop, &dev, driver == YIP_IO_URING_BUSY);
-	rc = rc == 0 ? 0 : EXIT_RUNTIME;
-	yip_loop_status(&loop);
+	rc = yip_loop_run(loop, &dev) == 0 ? 0 : EXIT_RUNTIME;
+	yip_loop_status(loop);
 	yip_device_free(&dev);
-	yip_loop_free(&loop);
+	yip_loop_free(loop);
 	close(tun_fd);
 	close(udp_fd);
 	return rc;

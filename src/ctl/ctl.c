@@ -444,11 +444,9 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 
 /* ---- Paths ---- */
 
-const char *yip_ctl_dir(void)
+const char *yip_ctl_dir(const char *override)
 {
-	const char *d = getenv(YIP_CTL_DIR_ENV);
-
-	return d && *d ? d : YIP_CTL_DEFAULT_DIR;
+	return override != NULL && *override != '\0' ? override : YIP_CTL_DEFAULT_DIR;
 }
 
 int yip_ctl_socket_path(char *out, size_t outlen, const char *dir, const char *device)

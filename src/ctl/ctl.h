@@ -29,7 +29,7 @@
 #include "peer/peer.h"
 
 #define YIP_CTL_DEFAULT_DIR "/run/yip"
-#define YIP_CTL_DIR_ENV     "YIP_CTL_DIR" /* overrides the directory (tests) */
+#define YIP_CTL_DIR_ENV     "YIP_CTL_DIR" /* overrides the directory (tests); read in src/cmd */
 #define YIP_CTL_SUFFIX      ".sock"
 #define YIP_CTL_MAX_REQUEST 256         /* bytes of a request line, newline included */
 #define YIP_CTL_REQUEST_MS  1000        /* a client has this long to send its request */
@@ -170,8 +170,9 @@ void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes);
 
 /* ---- Socket paths ---- */
 
-/* $YIP_CTL_DIR if set and not empty, else YIP_CTL_DEFAULT_DIR. */
-const char *yip_ctl_dir(void);
+/* The socket directory: override (the value of $YIP_CTL_DIR, which the
+ * programs read) if not NULL and not empty, else YIP_CTL_DEFAULT_DIR. */
+const char *yip_ctl_dir(const char *override);
 
 /*
  * Writes dir/device.sock. Returns 0, or -1 if device is not a valid

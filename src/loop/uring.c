@@ -4,11 +4,11 @@
  * Receives are kept armed in the ring: UDP_SLOTS recvmsg on the UDP socket
  * and TUN_SLOTS reads on the TUN, each with buffers of its own, so one
  * io_uring_enter both re-arms what completed and waits for the next
- * completion. Signals and the control socket stay on the epoll set, which
- * the ring watches with a poll; sends keep the synchronous sendmmsg path of
- * yip_loop_flush. Everything is allocated once here; nothing per packet.
+ * completion. Signals and the control socket are on the loop's epoll set,
+ * which the ring watches with a poll; sends keep the synchronous sendmmsg
+ * path of yip_loop_flush. Everything is allocated once here; nothing per packet.
  */
-#include "loop/loop.h"
+#include "loop/internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -210,15 +210,18 @@ static void complete(struct uring *u, const struct io_uring_cqe *cqe, uint64_t n
 	if (res < 0 || (res == 0 && k != K_UDP)) {
 		failed(u, s, res);
 	} else if (k == K_EPOLL) {
+		struct epoll_event evs[8];
+
 		succeeded(u, s);
-		if (!yip_loop_epoll(l, 0)) {
+		/* Signals and the control socket; nothing else is in the set. */
+		if (yip_loop_wait(l, 0, evs, 8) < 0) {
 			stop(u, l->stopped ? 0 : 1);
 			return;
 		}
 	} else if (k == K_UDP) {
 		succeeded(u, s);
 		if (s->msg.msg_flags & MSG_TRUNC)
-			yip_device_drop(l->dev, YIP_DROP_TRUNCATED);
+			yip_loop_udp_truncated(l);
 		else if (res > 0) {
 			uint16_t seg;
 			uint64_t stamp;
@@ -374,12 +377,6 @@ static int setup(struct uring *u, struct yip_loop *l, bool busy)
 			s->buf = u->tun_bufs + (size_t)(i - 1 - UDP_SLOTS) * TUN_BUF;
 		}
 	}
-	/* From here on the ring receives; epoll keeps only signals and control. */
-	if ((epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->udp_fd, NULL) != 0 && errno != ENOENT) ||
-	    (epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->tun_fd, NULL) != 0 && errno != ENOENT)) {
-		log_err("io=uring: cannot take the sockets off epoll: %s", strerror(errno));
-		return -1;
-	}
 	for (unsigned i = 0; i < N_SLOTS; i++)
 		if (arm(u, &u->slots[i]) != 0)
 			return -1;
@@ -438,12 +435,11 @@ static void teardown(struct uring *u)
 	}
 }
 
-int yip_loop_run_uring(struct yip_loop *l, struct yip_device *dev, bool busy)
+int yip_loop_run_uring(struct yip_loop *l, bool busy)
 {
 	struct uring *u = calloc(1, sizeof(*u));
 	int rc = 1;
 
-	l->dev = dev;
 	if (u == NULL) {
 		log_err("io=uring: out of memory");
 		return 1;

@@ -44,7 +44,8 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 
 	wire_hdr_put(d, &h);
 	if (dev->io.seal_later != NULL) {
-		memcpy(body, pre, prelen);
+		if (prelen > 0)
+			memcpy(body, pre, prelen);
 		memcpy(body + prelen, pkt, len);
 		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, &kp->send,
 		                   h.counter);

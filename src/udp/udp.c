@@ -88,13 +88,6 @@ int udp_open(const union yip_sockaddr *listen, bool port_given, uint16_t default
 	return fd;
 }
 
-static bool want_offload(bool offload)
-{
-	const char *env = getenv("YIP_OFFLOAD");
-
-	return offload && !(env != NULL && strcmp(env, "0") == 0);
-}
-
 int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size, bool rx, bool offload)
 {
 	int one = 1;
@@ -102,9 +95,8 @@ int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size, boo
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
 	b->family = family;
-	offload = want_offload(offload);
 	/* Receive timestamps let the loop see how long datagrams waited in the
-	 * socket: a standing queue there is congestion (see loop.c, CoDel). */
+	 * socket: a standing queue there is congestion (see src/loop/shape.c, CoDel). */
 	if (rx)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	if (rx && offload && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0) {
@@ -182,11 +174,9 @@ int udp_recv(struct udp_batch *b)
 	return n;
 }
 
-uint8_t *udp_tx_buf(struct udp_batch *b, uint64_t *failed)
+uint8_t *udp_tx_buf(struct udp_batch *b)
 {
-	if (b->count == UDP_BATCH)
-		udp_tx_flush(b, failed);
-	return udp_batch_buf(b, b->count);
+	return b->count == UDP_BATCH ? NULL : udp_batch_buf(b, b->count);
 }
 
 bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train)
@@ -280,12 +270,12 @@ static unsigned build_messages(struct udp_batch *b)
 	return m;
 }
 
-void udp_tx_flush(struct udp_batch *b, uint64_t *failed)
+unsigned udp_tx_flush(struct udp_batch *b)
 {
-	unsigned done = 0, m;
+	unsigned done = 0, failed = 0, m;
 
 	if (b->count == 0)
-		return;
+		return 0;
 	m = build_messages(b);
 	while (done < m) {
 		int n = sendmmsg(b->fd, b->msgs + done, m - done, MSG_DONTWAIT);
@@ -295,13 +285,14 @@ void udp_tx_flush(struct udp_batch *b, uint64_t *failed)
 				continue;
 			/* Skip the message the kernel refused (unreachable, buffer
 			 * full) and count its datagrams; the rest still go. */
-			*failed += b->segs[done];
+			failed += b->segs[done];
 			done++;
 			continue;
 		}
 		done += (unsigned)n;
 	}
 	b->count = 0;
+	return failed;
 }
 
 unsigned udp_path_payload(const union yip_sockaddr *to)

@@ -75,15 +75,15 @@ int udp_recv(struct udp_batch *b);
  */
 void udp_msg_info(struct msghdr *h, uint16_t *seg, uint64_t *stamp);
 
-/* Send side: the buffer for the next datagram, flushing first if the batch is full. */
-uint8_t *udp_tx_buf(struct udp_batch *b, uint64_t *failed);
+/* Send side: the buffer for the next datagram; NULL if the batch is full (flush it first). */
+uint8_t *udp_tx_buf(struct udp_batch *b);
 
 /* Queues the datagram in the current buffer for to. Returns false if to cannot be
  * reached from this socket's family. */
 bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train);
 
-/* Sends everything queued; adds datagrams the kernel refused to *failed. */
-void udp_tx_flush(struct udp_batch *b, uint64_t *failed);
+/* Sends everything queued; returns how many datagrams the kernel refused. */
+unsigned udp_tx_flush(struct udp_batch *b);
 
 /*
  * The largest datagram payload that leaves for to without fragmentation, as

@@ -81,6 +81,9 @@ addr_of() { "$YIPD" --addr "$(pub_of "$1")"; }
 # start_yipd NAME [ENV=VALUE...]: runs yipd in namespace NAME with $TMP/NAME.conf.
 start_yipd() {
 	local n=$1; shift
+	# Emptied here, not by the background job's redirection, so that the wait
+	# below never reads the log of an earlier daemon of the same name.
+	: >"$TMP/$n.log"
 	# Each daemon gets its own control socket directory (see yipctl_of).
 	env "YIP_CTL_DIR=$TMP/ctl-$n" "$@" ip netns exec "$(ns "$n")" "$YIPD" -v "$TMP/$n.conf" \
 		>"$TMP/$n.log" 2>&1 &

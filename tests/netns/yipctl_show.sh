@@ -4,7 +4,9 @@
 # `yipctl show` lists the peer with a recent handshake, the JSON parses and
 # its counters grow with more traffic; peers, stats and show <peer> work; a
 # silent client or a garbage request cannot stall the daemon; a socket left
-# by a killed daemon is replaced and a clean exit removes the socket.
+# by a killed daemon is replaced and a clean exit removes the socket. SIGUSR1
+# and shutdown log the same text as yipctl show and stats, with or without a
+# control socket.
 . "$(dirname "$0")/lib.sh"
 
 YIPCTL=${YIPCTL:-$(dirname "$YIPD")/yipctl}
@@ -157,6 +159,39 @@ PY
 ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
 ctl_a show >/dev/null || fail "yipctl show after hostile clients"
 
+# status_lines NAME N: waits until NAME's log holds N status blocks (each
+# is the text of yipctl show, from its "public key" line, and of yipctl
+# stats, to its last data-path line); prints block N without the log prefix.
+status_lines() {
+	local i
+	for i in $(seq 1 50); do
+		[ "$(grep -c "status:     aqm_drops: " "$TMP/$1.log")" -ge "$2" ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c "status:     aqm_drops: " "$TMP/$1.log")" -ge "$2" ] ||
+		fail "$1 logged no status block $2"
+	awk -v n="$2" '/ status:   public key: /{b++} b==n && / status: /{sub(/^.* status: /, ""); print}' \
+		"$TMP/$1.log"
+}
+
+log "SIGUSR1 logs the text of yipctl show and yipctl stats"
+ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
+# Without the lines whose numbers move with traffic and time.
+want=$(ctl_a show | grep -Ev "latest handshake|transfer:|rtt:|loss:|recovery:|redundancy:|k/r:") ||
+	fail "yipctl show"
+want="$want
+$(ctl_a stats | grep -Ev '[0-9]$')" || fail "yipctl stats"
+kill -USR1 "$(pid_of a)"
+got=$(status_lines a 1)
+while IFS= read -r line; do
+	echo "$got" | grep -qxF -- "$line" || fail "status lacks '$line' of yipctl: $got"
+done <<<"$want"
+for line in "^peer: $(pub_of b)$" "^  latest handshake: .* ago$" "^  transfer: .* received, .* sent" \
+	"^    malformed: +[0-9]+$" "^    total: +[0-9]+$" "^    tso_segments: +[0-9]+$"; do
+	echo "$got" | grep -Eq -- "$line" || fail "status lacks a line like '$line': $got"
+done
+echo "    $(echo "$got" | wc -l) status lines, as yipctl show and stats print them"
+
 log "a socket left by a killed daemon is replaced; a clean exit removes it"
 kill -KILL "$(pid_of b)"
 wait "$(pid_of b)" 2>/dev/null || true
@@ -167,6 +202,23 @@ ctl_b show >/dev/null || fail "yipctl show on restarted b"
 kill -TERM "$(pid_of b)"
 wait "$(pid_of b)" 2>/dev/null || true
 [ ! -e "$CTL_B/yip0.sock" ] || fail "socket left after a clean exit"
+
+log "without a control socket, SIGUSR1 and shutdown still log the status"
+: >"$TMP/not-a-dir"
+start_yipd b YIP_CTL_DIR="$TMP/not-a-dir/ctl"
+grep -q "control socket disabled" "$TMP/b.log" || fail "b opened a control socket under a file"
+# From b: the restarted daemon starts the new session.
+ping_ok b 10.77.0.1 3 -i 0.1 >/dev/null
+kill -USR1 "$(pid_of b)"
+got=$(status_lines b 1)
+echo "$got" | grep -qx "interface: yip0" || fail "b's status: no interface line"
+echo "$got" | grep -qx "peer: $(pub_of a)" || fail "b's status: no peer line"
+echo "$got" | grep -Eq "^  transfer: .* received, .* sent" || fail "b's status: no transfer line"
+echo "$got" | grep -Eq "^    aqm: +[0-9]+$" || fail "b's status: no drop counters"
+kill -TERM "$(pid_of b)"
+wait "$(pid_of b)" 2>/dev/null || true
+got=$(status_lines b 2)
+echo "$got" | grep -qx "peer: $(pub_of a)" || fail "b's shutdown status: no peer line"
 
 log "several sockets: yipctl asks which device"
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$CTL_A/zz9.sock"

@@ -675,6 +675,10 @@ static void test_socket_path(void **state)
 	longdir[100] = '\0';
 	assert_int_equal(yip_ctl_socket_path(path, sizeof(path), longdir, "yip0"), -1);
 	assert_int_equal(yip_ctl_socket_path(path, 10, "/run/yip", "yip0"), -1);
+	/* The directory: the override ($YIP_CTL_DIR) unless unset or empty. */
+	assert_string_equal(yip_ctl_dir(NULL), YIP_CTL_DEFAULT_DIR);
+	assert_string_equal(yip_ctl_dir(""), YIP_CTL_DEFAULT_DIR);
+	assert_string_equal(yip_ctl_dir("/tmp/x"), "/tmp/x");
 }
 
 /* ---- The server over a real socket ---- */

@@ -114,20 +114,21 @@ static void recovery_layouts(void **state)
 
 static void report_layout(void **state)
 {
-	struct wire_report r = {
-	    .received = 1,
-	    .span = 2,
-	    .bursts = 3,
-	    .burst_sum = 4,
-	    .recovered = 5,
-	    .unrecovered = 6,
-	    .ts_us = 7,
-	    .echo_ts_us = 8,
-	    .echo_delay_us = 9,
-	    .n_nacks = 2,
-	    .nacks = {0x10, 0x0102030405060708ULL},
-	},
-	                  g;
+	struct wire_report r =
+	                       {
+	                           .received = 1,
+	                           .span = 2,
+	                           .bursts = 3,
+	                           .burst_sum = 4,
+	                           .recovered = 5,
+	                           .unrecovered = 6,
+	                           .ts_us = 7,
+	                           .echo_ts_us = 8,
+	                           .echo_delay_us = 9,
+	                           .n_nacks = 2,
+	                           .nacks = {0x10, 0x0102030405060708ULL},
+	                       },
+	                   g;
 	uint8_t b[WIRE_REPORT_MAX];
 	size_t len = wire_report_put(b, &r);
 
@@ -193,7 +194,7 @@ static void classify(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(header_layout),   cmocka_unit_test(handshake_layouts),
+	    cmocka_unit_test(header_layout),    cmocka_unit_test(handshake_layouts),
 	    cmocka_unit_test(recovery_layouts), cmocka_unit_test(report_layout),
 	    cmocka_unit_test(classify),
 	};

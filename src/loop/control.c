@@ -1,0 +1,137 @@
+/*
+ * The loop's side of the control protocol (src/ctl, docs/control.md): the
+ * control socket, and the status log of SIGUSR1 and shutdown, which shows
+ * the same snapshot as `yipctl show` and `yipctl stats`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop/internal.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+void loop_ctl_open(struct yip_loop *l, const char *dir)
+{
+	char err[256];
+
+	if (yip_ctl_server_open(&l->ctl, dir, l->ctl_cfg.device, err, sizeof(err)) != 0) {
+		log_warn("control socket disabled: %s", err);
+		return;
+	}
+	if (yip_ctl_server_watch(&l->ctl, l->epfd, LOOP_EV_CTL, LOOP_EV_CTL_CLIENT) != 0) {
+		log_warn("control socket disabled: %s", strerror(errno));
+		yip_ctl_server_close(&l->ctl);
+		return;
+	}
+	l->ctl_on = true;
+	log_info("control socket %s", l->ctl.path);
+}
+
+void loop_ctl_close(struct yip_loop *l)
+{
+	if (l->ctl_on)
+		yip_ctl_server_close(&l->ctl);
+	l->ctl_on = false;
+}
+
+/* A snapshot of the engine with the loop's own counters. */
+static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
+{
+	if (yip_ctl_snapshot_take(snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
+		return -1;
+	snap->datapath = (struct yip_ctl_datapath){
+	    .present = true,
+	    .io = l->io_name,
+	    .workers = l->workers.n_threads + 1,
+	    .tun_offload = l->vnet,
+	    .udp_gso = l->tx.gso,
+	    .udp_gro = l->rx.gro,
+	    .tso_reads = l->tso_reads,
+	    .tso_segments = l->tso_segments,
+	    .gro_coalesced = l->vnet ? l->gro.coalesced : 0,
+	    .udp_trains = l->tx.trains_sent,
+	    .udp_train_datagrams = l->tx.train_dgrams,
+	    .aqm_marks = l->shape.tx_marks + l->shape.rx_marks,
+	    .aqm_drops = l->shape.tx_drops + l->shape.rx_drops,
+	};
+	return 0;
+}
+
+/* Answers one control request from a fresh snapshot. */
+static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct yip_ctl_snapshot snap;
+	char *r;
+
+	if (snapshot(ctx, &snap) != 0)
+		return NULL;
+	r = yip_ctl_reply(&snap, line, len, out_len);
+	yip_ctl_snapshot_free(&snap);
+	return r;
+}
+
+void loop_ctl_event(struct yip_loop *l, uint32_t tag, uint32_t events)
+{
+	if (!l->ctl_on)
+		return;
+	if (tag == LOOP_EV_CTL)
+		yip_ctl_server_on_listen(&l->ctl, yip_now_mono());
+	else
+		yip_ctl_server_on_client(&l->ctl, yip_now_mono(), events, ctl_reply, l);
+}
+
+uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now)
+{
+	return l->ctl_on ? yip_ctl_server_expire(&l->ctl, now) : 0;
+}
+
+/* Writes the reply to request as view v to out; false with a message in err. */
+static bool render(FILE *out, const struct yip_ctl_snapshot *snap, const char *request,
+                   enum yip_ctl_view v, char *err, size_t errlen)
+{
+	size_t len;
+	char *reply = yip_ctl_reply(snap, request, strlen(request), &len);
+	int rc;
+
+	if (reply == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	rc = yip_ctl_render(out, v, reply, len, yip_now_wall() / YIP_NS_PER_S, err, errlen);
+	free(reply);
+	return rc == 0;
+}
+
+void yip_loop_status(struct yip_loop *l)
+{
+	struct yip_ctl_snapshot snap;
+	char *text = NULL, err[256] = "out of memory";
+	size_t size = 0;
+	FILE *out;
+	bool ok = false;
+
+	if (snapshot(l, &snap) != 0) {
+		log_warn("status: out of memory");
+		return;
+	}
+	out = open_memstream(&text, &size);
+	if (out != NULL) {
+		ok = render(out, &snap, "show", YIP_CTL_VIEW_SHOW, err, sizeof(err)) &&
+		     render(out, &snap, "stats", YIP_CTL_VIEW_STATS, err, sizeof(err));
+		if (fclose(out) != 0)
+			ok = false;
+	}
+	yip_ctl_snapshot_free(&snap);
+	if (!ok) {
+		log_warn("status: %s", err);
+		free(text);
+		return;
+	}
+	for (char *line = text, *end; *line != '\0'; line = end + (*end != '\0')) {
+		end = line + strcspn(line, "\n");
+		log_info("status: %.*s", (int)(end - line), line);
+	}
+	free(text);
+}

@@ -1,0 +1,138 @@
+/*
+ * The event loop's state and the functions its files share (see loop.h for
+ * which file calls which). Only src/loop includes this.
+ */
+#ifndef YIP_LOOP_INTERNAL_H
+#define YIP_LOOP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "ctl/ctl.h"
+#include "loop/loop.h"
+#include "loop/shape.h"
+#include "loop/workers.h"
+#include "offload/offload.h"
+#include "peer/peer.h"
+#include "udp/udp.h"
+
+/* Datagrams of one receive batch opened on the workers; the rest inline. */
+#define LOOP_OPEN_JOBS 512
+
+/*
+ * Tags (epoll data.u32) of the fds in the loop's epoll set. The loop's own
+ * come first; a driver that watches the TUN and the UDP socket there too
+ * uses the last two.
+ */
+enum { LOOP_EV_SIG = 1, LOOP_EV_CTL, LOOP_EV_CTL_CLIENT, LOOP_EV_UDP, LOOP_EV_TUN };
+
+struct yip_loop {
+	struct yip_device *dev; /* set by yip_loop_attach */
+	enum yip_io_driver io;
+	const char *io_name;
+	int epfd;
+	int sigfd;
+	int tun_fd;
+	int udp_fd;
+	bool tap;  /* the device is a TAP: Ethernet frames */
+	bool vnet; /* the TUN carries virtio-net headers: TSO in, GRO out */
+	struct udp_batch rx, tx;
+	struct shape shape;
+	uint64_t codel_tuned; /* when shape_set_rtt was last called */
+	/* Crypto on worker threads (workers > 1): seals queued per send batch,
+	 * opens per receive batch, one job per datagram in arrival order. */
+	struct workers workers;
+	bool threaded;
+	struct crypto_job seal_jobs[UDP_BATCH];
+	unsigned n_seal;
+	struct crypto_keys seal_keys, open_keys;
+	struct crypto_job *open_jobs; /* LOOP_OPEN_JOBS */
+	uint8_t *open_plain;          /* LOOP_OPEN_JOBS * YIP_MAX_DGRAM */
+	unsigned n_open, open_next;
+	uint8_t *segbuf; /* one segment of a TSO super-packet */
+	struct offload_gro gro;
+	uint64_t tso_reads, tso_segments; /* super-packets read, packets made of them */
+	uint64_t now;                     /* of the TUN read being segmented */
+	bool skip_segment;                /* AQM: drop the next TSO segment */
+	bool stopped;                     /* a stop signal arrived */
+	/* What yipctl shows (device name, port, allowed IPs), kept whether or
+	 * not the control socket could be opened: the status log needs it. */
+	struct yip_ctl_config ctl_cfg;
+	bool ctl_on; /* the control socket is open */
+	struct yip_ctl_server ctl;
+};
+
+/* ---- control.c ---- */
+
+/* Opens the control socket dir/<device>.sock and adds it to the epoll set;
+ * on failure logs a warning and leaves it off. */
+void loop_ctl_open(struct yip_loop *l, const char *dir);
+void loop_ctl_close(struct yip_loop *l);
+/* An event on the control socket (tag LOOP_EV_CTL or LOOP_EV_CTL_CLIENT). */
+void loop_ctl_event(struct yip_loop *l, uint32_t tag, uint32_t events);
+/* Drops a client past its deadline; returns the deadline still pending, or 0. */
+uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now);
+/* yip_loop_status is in control.c as well. */
+
+/* ---- loop.c: for the drivers ---- */
+
+/* Binds the engine to the loop (run.c, before the driver starts). */
+void yip_loop_attach(struct yip_loop *l, struct yip_device *dev);
+
+/*
+ * One read from the TUN (n bytes at buf, vnet header first if l->vnet).
+ * Small packets go to the engine at once; large ones are queued (copied,
+ * unless buf is yip_loop_tun_buf()'s) for yip_loop_tun_serve.
+ */
+void yip_loop_tun_read(struct yip_loop *l, uint64_t now, uint8_t *buf, size_t n);
+/* Where to read the next packet from the TUN: a free queue slot, or NULL if
+ * the queue is full (serve it first). */
+uint8_t *yip_loop_tun_buf(struct yip_loop *l);
+/* Hands queued reads to the engine, up to a budget; true if some remain. */
+bool yip_loop_tun_serve(struct yip_loop *l, uint64_t now);
+
+/*
+ * n messages received into b by recvmmsg at now: opens their datagrams on
+ * the workers (if there are any), hands each message on as
+ * yip_loop_udp_message does, then flushes.
+ */
+void yip_loop_udp_batch(struct yip_loop *l, uint64_t now, struct udp_batch *b, int n);
+/* One received UDP message: datagrams of seg bytes each (the last may be
+ * shorter; 0: one datagram), received by the kernel at stamp (ns since the
+ * epoch, 0 if unknown). */
+void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sockaddr *from,
+                          const uint8_t *buf, size_t len, size_t seg, uint64_t stamp);
+/* A received message was larger than its buffer. */
+void yip_loop_udp_truncated(struct yip_loop *l);
+
+/* Writes out what the receive path coalesced and sends what the engine queued. */
+void yip_loop_flush(struct yip_loop *l);
+
+/* Runs the engine's timers; returns the poll timeout in ms (-1: none due within 1 s -> 1000). */
+int yip_loop_timeout(struct yip_loop *l);
+
+/*
+ * Waits up to timeout ms on the epoll set and handles the loop's own events
+ * (signals, the control socket). The driver's events (LOOP_EV_UDP,
+ * LOOP_EV_TUN) are moved to the front of evs, of which there are max.
+ * Returns how many, or -1 when the loop must end (a stop signal, or
+ * epoll_wait failed; l->stopped tells which).
+ */
+int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int max);
+
+/* ---- The drivers ---- */
+
+/* epoll.c: the TUN and the UDP socket in the epoll set, read in bursts. */
+int yip_loop_run_epoll(struct yip_loop *l);
+
+/*
+ * uring.c: reads from the TUN and receives on the UDP socket are kept armed
+ * in the ring, so one io_uring_enter both re-arms them and waits; sends stay
+ * on sendmmsg. busy: never sleep in the kernel; spin on the completion queue
+ * instead (lowest latency, one core fully used). Returns 0 on a stop signal,
+ * 1 if the ring cannot be used.
+ */
+int yip_loop_run_uring(struct yip_loop *l, bool busy);
+
+#endif
