@@ -97,7 +97,8 @@ uint64_t seal_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, 
 
 	wire_data_header(d, type, idx, block, kp->remote_index, counter);
 	if (dev->io.seal_later != NULL) {
-		memcpy(d + WIRE_DATA_HDR, pre, prelen);
+		if (prelen > 0) /* pre is NULL without one: memcpy from NULL is undefined */
+			memcpy(d + WIRE_DATA_HDR, pre, prelen);
 		memcpy(d + WIRE_DATA_HDR + prelen, pkt, len);
 		dev->io.seal_later(dev->io.ctx, d, WIRE_DATA_HDR, prelen + len, &kp->send, counter);
 	} else if (prelen == 0) {
