@@ -33,14 +33,18 @@ static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fm
 	abort();
 }
 
-static void *zalloc(size_t len)
+static void *alloc(size_t len)
 {
 	void *p = aligned_alloc(64, (len + 63) & ~(size_t)63);
 
 	if (p == NULL)
 		fatal("out of memory");
-	memset(p, 0, len);
 	return p;
+}
+
+static void *zalloc(size_t len)
+{
+	return memset(alloc(len), 0, len);
 }
 
 /* ---- the engine's callbacks ---- */
@@ -143,7 +147,8 @@ int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const stru
 	n->discard = o->discard_overflow;
 	n->seal_later = o->seal_later;
 	n->preopen = o->preopen;
-	n->mem = zalloc((size_t)(n->out_cap + 1) * STRIDE);
+	/* Datagram buffers: not cleared, the engine writes every byte it sends. */
+	n->mem = alloc((size_t)(n->out_cap + 1) * STRIDE);
 	n->spare = n->mem + (size_t)n->out_cap * STRIDE;
 	n->out = zalloc(sizeof(*n->out) * n->out_cap);
 	for (unsigned i = 0; i < n->out_cap; i++)
