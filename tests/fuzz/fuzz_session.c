@@ -18,6 +18,9 @@
  *   [0] flags: 1 TAP, 2 fec=off, 4 ChaCha20-Poly1305 only, 8 seal_later,
  *       16 pre-opened datagrams, 32 B does not know A's endpoint,
  *       64 no handshake beforehand, 128 B's MTU is 1280
+ *   [1] more flags: 1 persistent keepalive (A every 25 s, B every 1 s),
+ *       2 no data cipher in common (A AES-256-GCM only, B ChaCha20-Poly1305
+ *       only; where the CPU has AES, else ignored)
  *   then operations, one selector byte each and their arguments (see op_*).
  *
  * Sealing uses only the public state of peer.h (cur/prev/next keys, remote
@@ -47,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define F_NO_EP      32
 #define F_NO_HS      64
 #define F_SMALL_MTU  128
+#define F2_KEEPALIVE 1
+#define F2_NO_CIPHER 2
 
 #define MAX_OPS     128
 #define MAX_PLAIN   (YIP_MAX_DGRAM - WIRE_DATA_MIN)
@@ -66,7 +71,12 @@ static struct {
 } history[HISTORY];
 static unsigned n_history;
 
-static uint8_t plain[YIP_MAX_DGRAM], dgram[YIP_MAX_DGRAM];
+static uint8_t plain[YIP_MAX_DGRAM];
+static uint8_t dgram[65536]; /* room for a datagram longer than any the loop receives */
+
+/* A third engine that knows B but is not known to it (op_stranger). */
+static struct pair_node C;
+static bool have_c;
 
 static uint16_t next16(struct reader *rd)
 {
@@ -147,6 +157,8 @@ static size_t make_packet(struct reader *rd, int from, uint8_t *out, size_t cap)
 			out[12] = 0x86, out[13] = 0xdd;
 		hdr = 14;
 	}
+	if (tap && kind == 0xff)
+		return next(rd) % 14; /* a runt: not even an Ethernet header */
 	if (len + hdr > cap)
 		len = cap - hdr;
 	p = out + hdr;
@@ -229,10 +241,14 @@ static uint64_t forge_counter(struct reader *rd, struct yip_keypair *kp)
 	uint8_t mode = next(rd);
 	uint64_t c;
 
-	switch (mode % 5) {
+	switch (mode % 6) {
 	case 0:
 	case 1: /* the next one */
 		return kp->send_counter++;
+	case 5: /* far ahead: where rekeying by count starts, or past the last usable counter */
+		c = (mode & 0x80 ? UINT64_MAX - (1ULL << 13) : 1ULL << 60) - next(rd);
+		kp->send_counter = c + 1;
+		return c;
 	case 2: /* a jump: datagrams lost in between */
 		c = kp->send_counter + 1 + next16(rd) % 5000;
 		kp->send_counter = c + 1;
@@ -514,18 +530,107 @@ static void op_pump(struct reader *rd, int from)
 	src->nout = 0;
 }
 
+/*
+ * One of A's recent datagrams again, maybe with a bit flipped; a flipped
+ * Init or Resp can get its mac1 recomputed, as anyone who knows B's public
+ * key can, so that Noise rather than mac1 turns it away.
+ */
 static void op_replay(struct reader *rd)
 {
 	uint8_t sel = next(rd), flip = next(rd);
 	unsigned i;
+	size_t len;
 
 	if (n_history == 0)
 		return;
 	i = sel % (n_history < HISTORY ? n_history : HISTORY);
-	memcpy(dgram, history[i].buf, history[i].len);
+	len = history[i].len;
+	memcpy(dgram, history[i].buf, len);
 	if (sel & 0x80)
-		dgram[flip % history[i].len] ^= 0x80;
-	pair_rx(B, now, &A->addr, dgram, history[i].len);
+		dgram[flip % len] ^= 0x80;
+	if ((sel & 0x40) &&
+	    (wire_classify(dgram, len) == WIRE_INIT || wire_classify(dgram, len) == WIRE_RESP))
+		wire_mac1_put(dgram, len, B->dev.mac1_key);
+	pair_rx(B, now, &A->addr, dgram, len);
+}
+
+/*
+ * Many sources from A, positions 0..63 of consecutive blocks, and no
+ * repair: every one is kept for reassembly until B's symbol buffers run out
+ * and it must give the oldest blocks up.
+ */
+static void op_flood(struct reader *rd)
+{
+	struct yip_keypair *kp = forge_keys(rd);
+	unsigned count = 1 + next(rd) * 4;
+	uint16_t block = forge_block(rd);
+	size_t len;
+
+	if (kp == NULL)
+		return;
+	len = make_packet(rd, 0, plain, MAX_PLAIN);
+	for (unsigned i = 0; i < count; i++) {
+		uint64_t c = kp->send_counter++;
+		uint16_t b = (uint16_t)(block + i / FEC_MAX_K);
+
+		wire_data_header(dgram, WIRE_DATA, (uint8_t)(i % FEC_MAX_K), b, kp->remote_index,
+		                 c);
+		yip_cipher_seal(dgram + WIRE_DATA_HDR, &kp->send, c, dgram, WIRE_DATA_HDR, plain,
+		                len);
+		pair_rx(B, now, &A->addr, dgram, WIRE_DATA_MIN + len);
+	}
+}
+
+/*
+ * A datagram with a live receiver index and a fresh counter but longer than
+ * any B could receive: it needs no key to get that far.
+ */
+static void op_long(struct reader *rd)
+{
+	struct yip_keypair *kp = forge_keys(rd);
+	size_t len = YIP_MAX_DGRAM + WIRE_DATA_MIN + 1 +
+	             next16(rd) % (sizeof(dgram) - YIP_MAX_DGRAM - WIRE_DATA_MIN);
+
+	if (kp == NULL)
+		return;
+	memset(dgram, 0, len);
+	wire_data_header(dgram, WIRE_DATA + next(rd) % 3, 0, 0, kp->remote_index,
+	                 forge_counter(rd, kp));
+	pair_rx(B, now, &A->addr, dgram, len);
+}
+
+/* An Init to B from a third engine whose key B does not know. */
+static void op_stranger(void)
+{
+	static const uint8_t key[YIP_KEY_LEN] = {7, 7, 7};
+	uint8_t pkt[28] = {0x45, 0, 0, 28, [8] = 64, 17, [12] = 10, 0, 0, 3, 10, 0, 0, 2};
+	char err[128];
+
+	if (!have_c) {
+		struct yip_cidr any = {.family = AF_INET, .plen = 0};
+		struct yip_peer_config pc = {.has_endpoint = true,
+		                             .endpoint = B->addr,
+		                             .allowed_ips = &any,
+		                             .n_allowed_ips = 1};
+		struct yip_config cfg = {.peers = &pc, .n_peers = 1};
+		const struct pair_opts o = {.out_cap = 4, .discard_overflow = true};
+
+		memcpy(cfg.private_key, key, YIP_KEY_LEN);
+		yip_key_public(cfg.public_key, key);
+		yip_key_public(pc.public_key, P.keys[1]);
+		if (pair_node_init(&C, &cfg, NULL, &o, err, sizeof(err)) != 0)
+			__builtin_trap();
+		C.addr = A->addr;
+		C.addr.in4.sin_port ^= 0x0200;
+		have_c = true;
+		yip_device_tx(&C.dev, now, pkt, sizeof(pkt));
+	} else {
+		/* Its next retransmission. */
+		yip_device_timers(&C.dev, C.dev.peers[0].hs_next);
+	}
+	for (unsigned i = 0; i < C.nout; i++)
+		pair_rx(B, now, &C.addr, C.out[i].buf, C.out[i].len);
+	pair_discard(&C);
 }
 
 static void op_time(struct reader *rd)
@@ -535,7 +640,8 @@ static void op_time(struct reader *rd)
 	uint8_t sel = next(rd);
 
 	now += (uint64_t)next(rd) * unit[sel % 4];
-	pair_timers(&P, now);
+	if (!(sel & 4)) /* else the next datagram finds the timers not yet run */
+		pair_timers(&P, now);
 }
 
 /* What yipctl and the loop read at any moment. */
@@ -551,6 +657,8 @@ static void op_status(void)
 		(void)yip_device_rtt_max(&P.n[i].dev);
 		(void)yip_device_mtu(&P.n[i].dev);
 	}
+	for (int d = 0; d <= YIP_DROP_COUNT; d++)
+		(void)yip_drop_name((enum yip_drop)d);
 }
 
 /* Unauthenticated bytes with a plausible type word. */
@@ -566,24 +674,33 @@ static void op_raw(struct reader *rd)
 
 /* ---- setup ---- */
 
-static bool start(uint8_t flags)
+static bool start(uint8_t flags, uint8_t flags2)
 {
 	static const uint8_t keys[2][YIP_KEY_LEN] = {{1, 2, 3}, {4, 5, 6}};
 	const unsigned chacha = YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305);
+	const unsigned aes = YIP_CIPHER_BIT(YIP_CIPHER_AES256_GCM);
+	/* (sodium_init first: it finds out what the CPU has) */
+	bool no_cipher = (flags2 & F2_NO_CIPHER) && yip_crypto_init() == 0 &&
+	                 yip_cipher_available(YIP_CIPHER_AES256_GCM);
 	struct pair_opts o = {
 	    .tap = flags & F_TAP,
 	    .fec_off = flags & F_FEC_OFF,
-	    .ciphers = {flags & F_CHACHA ? chacha : 0, flags & F_CHACHA ? chacha : 0},
+	    .ciphers = {no_cipher          ? aes
+	                : flags & F_CHACHA ? chacha
+	                                   : 0,
+	                flags & F_CHACHA || no_cipher ? chacha : 0},
 	    .seal_later = flags & F_SEAL_LATER,
 	    .preopen = flags & F_PREOPEN,
 	    .no_endpoint = {false, flags & F_NO_EP},
 	    .mtu = {0, flags & F_SMALL_MTU ? 1280 : 0},
+	    .keepalive = {flags2 & F2_KEEPALIVE ? 25 : 0, flags2 & F2_KEEPALIVE ? 1 : 0},
 	    .discard_overflow = true,
 	    .out_cap = 128,
 	    .keys = keys,
 	};
 	uint8_t pkt[64];
-	struct reader none = {NULL, 0};
+	static const uint8_t nothing;
+	struct reader none = {&nothing, 0};
 	char err[128];
 
 	if (pair_init(&P, &o, err, sizeof(err)) != 0)
@@ -593,7 +710,7 @@ static bool start(uint8_t flags)
 	tap = o.tap;
 	now = YIP_NS_PER_S;
 	n_history = 0;
-	if (flags & F_NO_HS)
+	if ((flags & F_NO_HS) || no_cipher)
 		return true;
 	/* A's first packet starts the handshake; its queued packet then goes as data. */
 	yip_device_tx(&A->dev, now, pkt, make_packet(&none, 0, pkt, sizeof(pkt)));
@@ -606,15 +723,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool quiet;
 	struct reader rd = {data, size};
+	uint8_t flags;
 
 	if (!quiet) {
 		yip_log_set_level(YIP_LOG_ERROR);
 		quiet = true;
 	}
-	if (!start(next(&rd)))
+	flags = next(&rd);
+	if (!start(flags, next(&rd)))
 		__builtin_trap(); /* the pair no longer completes a handshake */
 	for (unsigned ops = 0; ops < MAX_OPS && rd.n > 0; ops++) {
-		switch (next(&rd) % 16) {
+		switch (next(&rd) % 19) {
 		case 0:
 		case 1:
 		case 2:
@@ -654,10 +773,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 14:
 			op_status();
 			break;
+		case 16:
+			op_flood(&rd);
+			break;
+		case 17:
+			op_long(&rd);
+			break;
+		case 18:
+			op_stranger();
+			break;
 		default:
 			op_raw(&rd);
 			break;
 		}
+	}
+	if (have_c) {
+		pair_node_free(&C);
+		have_c = false;
 	}
 	pair_free(&P);
 	return 0;

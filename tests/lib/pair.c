@@ -221,6 +221,7 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen)
 	memset(&pc, 0, sizeof(pc));
 	yip_key_public(pc.public_key, p->keys[other]);
 	pc.has_endpoint = !o->no_endpoint[i];
+	pc.persistent_keepalive = o->keepalive[i];
 	set_v4(&pc.endpoint, underlay[other], PAIR_PORT);
 	inet_pton(AF_INET, inner[other], cidr.addr);
 	pc.allowed_ips = &cidr;
@@ -282,7 +283,10 @@ void pair_rx(struct pair_node *n, uint64_t now, const union yip_sockaddr *src, c
 	const struct yip_cipher_key *key;
 	struct yip_cipher_key copy;
 
-	key = n->preopen && len >= WIRE_DATA_MIN ? yip_device_rx_key(&n->dev, d, len) : NULL;
+	/* The loop opens nothing longer than its receive buffers hold (YIP_MAX_DGRAM). */
+	key = n->preopen && len >= WIRE_DATA_MIN && len <= YIP_MAX_DGRAM
+	          ? yip_device_rx_key(&n->dev, d, len)
+	          : NULL;
 	if (key == NULL) {
 		yip_device_rx(&n->dev, now, src, d, len);
 		return;

@@ -32,11 +32,12 @@
 #define PAIR_PORT 51820
 
 struct pair_opts {
-	unsigned mtu[2];     /* cfg.mtu of each node; 0: YIP_DEFAULT_MTU */
-	unsigned ciphers[2]; /* cfg.ciphers of each node (YIP_CIPHER_BIT set); 0: auto */
-	bool no_endpoint[2]; /* node i is not told where the other is */
-	bool tap;            /* both devices are TAP (Ethernet frames) rather than TUN */
-	bool fec_off;        /* fec=off on both */
+	unsigned mtu[2];       /* cfg.mtu of each node; 0: YIP_DEFAULT_MTU */
+	unsigned ciphers[2];   /* cfg.ciphers of each node (YIP_CIPHER_BIT set); 0: auto */
+	bool no_endpoint[2];   /* node i is not told where the other is */
+	unsigned keepalive[2]; /* persistent_keepalive of each node, seconds; 0: off */
+	bool tap;              /* both devices are TAP (Ethernet frames) rather than TUN */
+	bool fec_off;          /* fec=off on both */
 	/*
 	 * seal_later: the engines leave sealing data datagrams to the I/O
 	 * layer (struct yip_io.seal_later), as with worker threads; the pair
