@@ -7,8 +7,11 @@ BUILD    ?= build
 ASAN     ?= build-asan
 FUZZ     ?= build-fuzz
 FUZZ_SECS ?= 10
+COV      ?= build-cov
+COV_SECS ?= 60
 
-.PHONY: all deps build debug test unit unit-asan fuzz netns layering check demo format format-check clean
+.PHONY: all deps build debug test unit unit-asan fuzz fuzz-coverage netns layering check demo \
+	format format-check clean
 
 all: build
 
@@ -35,6 +38,11 @@ fuzz:
 	@cmake --build $(FUZZ) -j $(JOBS)
 	@./tests/fuzz/run.sh $(FUZZ)/fuzz $(FUZZ_SECS)
 
+# Line coverage of src/peer, src/fec and src/wire reached by the fuzz corpus, each
+# fuzzer's corpus grown for COV_SECS seconds first (not part of make check).
+fuzz-coverage:
+	@./tests/fuzz/coverage.sh $(COV) $(COV_SECS)
+
 netns: build
 	@./tests/netns/run.sh
 
@@ -57,7 +65,7 @@ demo: deps build
 	@./scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(COV)
 
 # Benchmark targets live beside the benchmarks.
 -include bench/bench.mk

@@ -6,6 +6,8 @@ set -euo pipefail
 pkgs=(
 	# build
 	build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+	# llvm-profdata-14 and llvm-cov-14 for make fuzz-coverage (clang only recommends them)
+	llvm-14
 	# libraries
 	libsodium-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev
 	# tests and demo

@@ -7,10 +7,11 @@
  *      and sealed as associated data; the header parsed and the rest opened;
  *   3. Reed-Solomon: ISA-L ec_encode_data as the floor, fec_encode_add per
  *      source symbol, fec_decode per block with sources lost;
- *   4. the engine: two struct yip_device back to back in memory. A's
- *      yip_device_tx of a 1400-byte UDP-in-IPv4 packet, the datagrams caught
- *      by A's io callbacks, then B's yip_device_rx delivering to its
- *      tun_write callback: egress alone, ingress alone, and both in one loop.
+ *   4. the engine: two struct yip_device back to back in memory (the pair of
+ *      tests/lib/pair.h). A's yip_device_tx of a 1400-byte UDP-in-IPv4
+ *      packet, the datagrams caught by A's io callbacks, then B's
+ *      yip_device_rx delivering to its tun_write callback: egress alone,
+ *      ingress alone, and both in one loop.
  *
  * Every figure is the median over --runs runs (31 by default) of a tight
  * loop timed with clock_gettime(CLOCK_MONOTONIC). Each loop is calibrated
@@ -48,6 +49,7 @@
 #include "crypto/crypto.h"
 #include "fec/fec.h"
 #include "fec/policy.h"
+#include "pair.h"
 #include "peer/peer.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -66,7 +68,6 @@ extern char **environ;
 #define PKT_LEN     1400 /* inner packet of the pipeline: IPv4 + UDP + payload */
 #define PIPE_BATCH  64   /* packets per egress batch (the daemon's UDP_BATCH) */
 #define PIPE_SLOTS  (PIPE_BATCH * 4 + 64)
-#define SLOT_STRIDE ((YIP_MAX_DGRAM + 63) & ~63)
 #define PKT_GAP_NS  1000 /* engine clock advance per packet: 1 Mpps */
 #define WARMUP_PKTS 1088 /* more than YIP_RETX_SLOTS: the ARQ ring is warm */
 
@@ -693,21 +694,10 @@ static const struct pipe_cfg pipe_cfgs[] = {
 #define P_FORCED 4
 #define P_LOSSY  5
 
-struct node {
-	struct yip_device dev;
-	union yip_sockaddr addr;
-	uint8_t *slots; /* PIPE_SLOTS datagrams of SLOT_STRIDE bytes */
-	size_t lens[PIPE_SLOTS];
-	unsigned nout;
-	int drop_idx;
-	uint64_t datagrams, wire_bytes, dropped;
-	uint64_t delivered, delivered_bytes;
-	uint64_t wall;
-};
-
 struct pipe {
 	const struct pipe_cfg *cfg;
-	struct node a, b;
+	struct pair pair;        /* A = pair.n[0] sends, B = pair.n[1] receives */
+	struct pair_node *a, *b; /* &pair.n[0], &pair.n[1] */
 	uint64_t now;
 	uint8_t *pkts; /* PIPE_BATCH packets of PKT_LEN bytes */
 	uint64_t sent;
@@ -716,101 +706,13 @@ struct pipe {
 	struct bench *egress, *ingress, *both;
 };
 
-static uint8_t *slot(const struct node *n, unsigned i)
+/* A's tx_drop in the lossy configuration: data datagrams at FEC index drop_idx never leave. */
+static bool drop_fec_idx(void *arg, const uint8_t *d, size_t len)
 {
-	return n->slots + (size_t)i * SLOT_STRIDE;
-}
+	const struct pipe_cfg *c = arg;
 
-static uint8_t *io_udp_buf(void *ctx)
-{
-	struct node *n = ctx;
-
-	if (n->nout >= PIPE_SLOTS)
-		die("more than %u datagrams in one batch", PIPE_SLOTS);
-	return slot(n, n->nout);
-}
-
-static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
-{
-	(void)train;
-	struct node *n = ctx;
-	const uint8_t *d = slot(n, n->nout);
-
-	(void)to;
-	n->datagrams++;
-	n->wire_bytes += len;
-	if (n->drop_idx >= 0 && d[0] == WIRE_DATA && d[1] == (uint8_t)n->drop_idx) {
-		n->dropped++;
-		return;
-	}
-	n->lens[n->nout++] = len;
-}
-
-static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
-{
-	struct node *n = ctx;
-
-	n->delivered++;
-	n->delivered_bytes += len + pkt[len - 1];
-}
-
-static uint64_t io_wall(void *ctx)
-{
-	struct node *n = ctx;
-
-	return n->wall += 1000;
-}
-
-static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
-{
-	memset(a, 0, sizeof(*a));
-	a->in4.sin_family = AF_INET;
-	a->in4.sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a->in4.sin_addr);
-}
-
-static void node_init(struct node *self, const uint8_t *priv, const uint8_t *peer_priv,
-                      const char *ip, const char *peer_ip, const char *allowed, bool fec_off)
-{
-	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
-	struct yip_io io = {self, io_udp_buf, io_udp_send, io_tun_write, io_wall, NULL};
-	struct yip_peer_config pc;
-	struct yip_config cfg;
-	struct yip_timing t;
-	char err[256];
-
-	self->wall = 1700000000ULL * YIP_NS_PER_S;
-	self->drop_idx = -1;
-	self->slots = xalloc((size_t)PIPE_SLOTS * SLOT_STRIDE);
-	set_v4(&self->addr, ip, 51820);
-	memset(&cfg, 0, sizeof(cfg));
-	memcpy(cfg.private_key, priv, YIP_KEY_LEN);
-	yip_key_public(cfg.public_key, priv);
-	cfg.mtu = YIP_DEFAULT_MTU;
-	cfg.fec_off = fec_off;
-	memset(&pc, 0, sizeof(pc));
-	yip_key_public(pc.public_key, peer_priv);
-	pc.has_endpoint = true;
-	set_v4(&pc.endpoint, peer_ip, 51820);
-	inet_pton(AF_INET, allowed, cidr.addr);
-	pc.allowed_ips = &cidr;
-	pc.n_allowed_ips = 1;
-	cfg.peers = &pc;
-	cfg.n_peers = 1;
-	yip_timing_default(&t);
-	t.rekey_after = 3600 * YIP_NS_PER_S; /* no rekey while measuring */
-	t.reject_after = 3 * t.rekey_after;
-	if (yip_device_init(&self->dev, &cfg, &io, &t, err, sizeof(err)) != 0)
-		die("yip_device_init: %s", err);
-}
-
-static void pump(struct node *src, struct node *dst, uint64_t now)
-{
-	unsigned n = src->nout;
-
-	for (unsigned i = 0; i < n; i++)
-		yip_device_rx(&dst->dev, now, &src->addr, slot(src, i), src->lens[i]);
-	src->nout = 0;
+	(void)len;
+	return d[0] == WIRE_DATA && d[1] == (uint8_t)c->drop_idx;
 }
 
 /* An IPv4/UDP packet of PKT_LEN bytes from 10.0.0.1 to 10.0.0.2 with random payload. */
@@ -834,7 +736,7 @@ static void make_packet(uint8_t *p, uint32_t seq)
 static __attribute__((noinline)) void pipe_egress_batch(struct pipe *p)
 {
 	for (unsigned j = 0; j < PIPE_BATCH; j++) {
-		yip_device_tx(&p->a.dev, p->now, p->pkts + (size_t)j * PKT_LEN, PKT_LEN);
+		yip_device_tx(&p->a->dev, p->now, p->pkts + (size_t)j * PKT_LEN, PKT_LEN);
 		p->now += PKT_GAP_NS;
 	}
 	p->sent += PIPE_BATCH;
@@ -842,11 +744,7 @@ static __attribute__((noinline)) void pipe_egress_batch(struct pipe *p)
 
 static __attribute__((noinline)) void pipe_ingress_batch(struct pipe *p)
 {
-	unsigned n = p->a.nout;
-
-	for (unsigned s = 0; s < n; s++)
-		yip_device_rx(&p->b.dev, p->now, &p->a.addr, slot(&p->a, s), p->a.lens[s]);
-	p->a.nout = 0;
+	pair_pump(&p->pair, 0, p->now, NULL, NULL);
 }
 
 /* Batches of PIPE_BATCH packets: all of A's egress, then all of B's ingress. */
@@ -868,15 +766,10 @@ static void pipe_split(struct pipe *p, unsigned npkts, uint64_t *egress, uint64_
 static void pipe_both(struct pipe *p, unsigned npkts)
 {
 	for (unsigned i = 0; i < npkts; i++) {
-		unsigned n;
-
-		yip_device_tx(&p->a.dev, p->now, p->pkts + (size_t)(i % PIPE_BATCH) * PKT_LEN,
+		yip_device_tx(&p->a->dev, p->now, p->pkts + (size_t)(i % PIPE_BATCH) * PKT_LEN,
 		              PKT_LEN);
 		p->now += PKT_GAP_NS;
-		n = p->a.nout;
-		for (unsigned s = 0; s < n; s++)
-			yip_device_rx(&p->b.dev, p->now, &p->a.addr, slot(&p->a, s), p->a.lens[s]);
-		p->a.nout = 0;
+		pair_pump(&p->pair, 0, p->now, NULL, NULL);
 	}
 	p->sent += npkts;
 }
@@ -884,7 +777,7 @@ static void pipe_both(struct pipe *p, unsigned npkts)
 static void pipe_params(struct pipe *p)
 {
 	const struct pipe_cfg *c = p->cfg;
-	struct yip_fec *f = &p->a.dev.peers[0].fec;
+	struct yip_fec *f = &p->a->dev.peers[0].fec;
 
 	if (c->mode == PARAMS_POLICY) {
 		f->loss = c->loss;
@@ -901,34 +794,39 @@ static void pipe_params(struct pipe *p)
 static struct pipe *pipe_new(const struct pipe_cfg *c)
 {
 	struct pipe *p = xalloc(sizeof(*p));
-	uint8_t ka[YIP_KEY_LEN], kb[YIP_KEY_LEN];
+	struct yip_timing t;
+	struct pair_opts o = {.fec_off = c->fec_off, .timing = &t, .out_cap = PIPE_SLOTS};
+	char err[256];
 
 	p->cfg = c;
 	p->now = YIP_NS_PER_S;
-	yip_key_generate(ka);
-	yip_key_generate(kb);
-	node_init(&p->a, ka, kb, "192.0.2.1", "192.0.2.2", "10.0.0.2", c->fec_off);
-	node_init(&p->b, kb, ka, "192.0.2.2", "192.0.2.1", "10.0.0.1", c->fec_off);
+	yip_timing_default(&t);
+	t.rekey_after = 3600 * YIP_NS_PER_S; /* no rekey while measuring */
+	t.reject_after = 3 * t.rekey_after;
+	if (pair_init(&p->pair, &o, err, sizeof(err)) != 0)
+		die("pair_init: %s", err);
+	p->a = &p->pair.n[0];
+	p->b = &p->pair.n[1];
 	p->pkts = xalloc((size_t)PIPE_BATCH * PKT_LEN);
 	for (unsigned j = 0; j < PIPE_BATCH; j++)
 		make_packet(p->pkts + (size_t)j * PKT_LEN, j);
 
 	/* Handshake: the first packet waits for it, then goes. */
-	yip_device_tx(&p->a.dev, p->now, p->pkts, PKT_LEN);
-	for (int i = 0; i < 10 && (p->a.nout || p->b.nout); i++) {
-		pump(&p->a, &p->b, p->now);
-		pump(&p->b, &p->a, p->now);
-	}
-	if (!yip_peer_established(&p->a.dev.peers[0], p->now) || p->b.delivered != 1)
+	yip_device_tx(&p->a->dev, p->now, p->pkts, PKT_LEN);
+	pair_settle(&p->pair, p->now);
+	if (!yip_peer_established(&p->a->dev.peers[0], p->now) || p->b->packets != 1)
 		die("%s: no session between the engines", c->name);
 	pipe_params(p);
-	p->a.drop_idx = c->drop_idx;
+	if (c->drop_idx >= 0) {
+		p->a->tx_drop = drop_fec_idx;
+		p->a->tx_drop_arg = (void *)c;
+	}
 	/* Not through pipe_*_batch(): callgrind counts only what runs inside those. */
 	pipe_both(p, WARMUP_PKTS);
 	/* Nothing but data may flow; B's loss reports would change A's parameters. */
-	if (p->b.nout != 0)
+	if (p->b->nout != 0)
 		die("%s: the receiver answered", c->name);
-	if (c->mode == PARAMS_FORCE && p->a.dev.peers[0].stats.repair_sent == 0)
+	if (c->mode == PARAMS_FORCE && p->a->dev.peers[0].stats.repair_sent == 0)
 		die("%s: no repair symbols sent", c->name);
 	return p;
 }
@@ -944,22 +842,19 @@ static uint64_t drops(const struct yip_device *dev)
 
 static void pipe_check(const struct pipe *p)
 {
-	uint64_t lag = p->sent + 1 - p->b.delivered; /* +1: the handshake's packet */
+	uint64_t lag = p->sent + 1 - p->b->packets; /* +1: the handshake's packet */
 
-	if (drops(&p->a.dev) || drops(&p->b.dev))
+	if (drops(&p->a->dev) || drops(&p->b->dev))
 		die("%s: the engines dropped datagrams", p->cfg->name);
 	/* With losses, the last blocks may still wait for their repairs. */
-	if (p->b.delivered > p->sent + 1 || lag > (p->cfg->drop_idx >= 0 ? 2u * PIPE_BATCH : 0u))
+	if (p->b->packets > p->sent + 1 || lag > (p->cfg->drop_idx >= 0 ? 2u * PIPE_BATCH : 0u))
 		die("%s: %llu packets sent, %llu delivered", p->cfg->name,
-		    (unsigned long long)p->sent + 1, (unsigned long long)p->b.delivered);
+		    (unsigned long long)p->sent + 1, (unsigned long long)p->b->packets);
 }
 
 static void pipe_free(struct pipe *p)
 {
-	yip_device_free(&p->a.dev);
-	yip_device_free(&p->b.dev);
-	free(p->a.slots);
-	free(p->b.slots);
+	pair_free(&p->pair);
 	free(p->pkts);
 	free(p);
 }
@@ -985,14 +880,14 @@ static void setup_pipeline(void)
 static void pipe_sample(struct pipe *p)
 {
 	for (unsigned attempt = 0;; attempt++) {
-		uint64_t eg = 0, in = 0, d0 = p->a.datagrams, b0 = p->a.wire_bytes;
+		uint64_t eg = 0, in = 0, d0 = p->a->datagrams, b0 = p->a->wire_bytes;
 		uint64_t w0 = run_delay_ns(), t0 = now_ns(), t;
 
 		pipe_split(p, opt.pipe_pkts, &eg, &in);
 		t = now_ns() - t0;
 		p->m_sent += opt.pipe_pkts;
-		p->m_datagrams += p->a.datagrams - d0;
-		p->m_wire += p->a.wire_bytes - b0;
+		p->m_datagrams += p->a->datagrams - d0;
+		p->m_wire += p->a->wire_bytes - b0;
 		if (run_done(attempt, t, run_delay_ns() - w0)) {
 			p->egress->ns[p->egress->n++] = (double)eg / opt.pipe_pkts;
 			p->ingress->ns[p->ingress->n++] = (double)in / opt.pipe_pkts;

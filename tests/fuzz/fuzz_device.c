@@ -1,86 +1,90 @@
 /*
- * Feeds arbitrary datagrams to an engine that has a live session, so every
- * parser on the receive path (type word, Init, Resp, Data, inner IP header)
- * sees hostile input. The first input byte chooses a valid prefix to start
- * from, so the fuzzer also reaches code behind the length/type checks.
+ * The engine's front door: arbitrary datagrams to engine A of a pair
+ * (tests/lib/pair.h) whose only peer B has no session with it yet: A has
+ * sent an Init and waits for the answer. Everything in front of
+ * authentication sees hostile input: the type word and length checks, Init
+ * (mac1, Noise e/es/s, the peer lookup, glare), Resp (mac1, the index
+ * lookup, Noise), and the header and index lookup of Data, Repair and
+ * Report. Nothing here ever authenticates as B, so no data is decrypted;
+ * what a peer with a live session can send is fuzz_session's job.
+ *
+ * The first byte chooses a mode (mod 6); the rest is:
+ *   0    the datagram as is
+ *   1-3  the datagram with its first word replaced: Init, Resp or Data type
+ *   4    pairs (offset, xor) applied to the Noise message of B's real Init to
+ *        A, mac1 then recomputed over it (anyone who knows A's public key
+ *        can), so Noise itself sees the damage rather than the mac1 check
+ *   5    the same on B's real Resp to A's pending Init
+ *
+ * The engine persists across inputs. A mutation that changes nothing is
+ * skipped, so no input completes a handshake: A stays in the same state.
  */
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "pair.h"
 #include "peer/peer.h"
 #include "util/clock.h"
+#include "wire/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint8_t out[4][YIP_MAX_DGRAM];
-static size_t out_len[4];
-static unsigned nout;
-static uint64_t wall = 1700000000ULL * YIP_NS_PER_S;
+/* Before A's first retransmit (1 s after its Init, less 20 % jitter). */
+#define NOW (YIP_NS_PER_S + YIP_NS_PER_S / 2)
 
-static uint8_t *f_buf(void *ctx)
-{
-	(void)ctx;
-	return out[nout & 3];
-}
-
-static void f_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
-{
-	(void)ctx;
-	(void)to;
-	(void)train;
-	out_len[nout & 3] = len;
-	nout++;
-}
-
-static void f_tun(void *ctx, const uint8_t *pkt, size_t len)
-{
-	(void)ctx;
-	(void)pkt;
-	(void)len;
-}
-
-static uint64_t f_wall(void *ctx)
-{
-	(void)ctx;
-	return wall += 1000;
-}
-
-static struct yip_device dev;
-static union yip_sockaddr from;
-static uint8_t init_msg[WIRE_INIT_LEN];
+static struct pair P;
+static struct pair_node *A;
+static uint8_t init_b[WIRE_INIT_LEN], resp_b[WIRE_RESP_LEN];
 
 static void setup(void)
 {
-	static const struct yip_io io = {NULL, f_buf, f_send, f_tun, f_wall, NULL};
-	uint8_t other[YIP_KEY_LEN];
-	struct yip_cidr c = {.family = AF_INET, .plen = 8, .addr = {10}};
-	struct yip_peer_config pc = {.has_endpoint = true, .allowed_ips = &c, .n_allowed_ips = 1};
-	struct yip_config cfg = {.mtu = 1420, .peers = &pc, .n_peers = 1};
-	struct yip_timing t;
-	uint8_t pkt[28] = {0x45, 0, 0, 28, [9] = 17, [12] = 10, 0, 0, 2, [16] = 10, 0, 0, 1};
+	uint8_t keys[2][YIP_KEY_LEN], pub[2][YIP_KEY_LEN];
+	struct pair_opts o = {.out_cap = 8, .discard_overflow = true, .keys = keys};
+	/* 10.0.0.1 -> 10.0.0.2 and back: UDP, header only. */
+	uint8_t ab[28] = {0x45, 0, 0, 28, [8] = 64, 17, [12] = 10, 0, 0, 1, 10, 0, 0, 2};
+	uint8_t ba[28] = {0x45, 0, 0, 28, [8] = 64, 17, [12] = 10, 0, 0, 2, 10, 0, 0, 1};
+	struct pair_node *b;
 	char err[128];
 
+	/* Fixed keys, A's public key the larger: A answers B's Init rather than
+	 * ignoring it for glare, so its payload and timestamp are reached. */
 	yip_crypto_init();
-	yip_timing_default(&t);
-	yip_key_generate(cfg.private_key);
-	yip_key_public(cfg.public_key, cfg.private_key);
-	yip_key_generate(other);
-	yip_key_public(pc.public_key, other);
-	pc.endpoint.in4.sin_family = AF_INET;
-	from = pc.endpoint;
-	if (yip_device_init(&dev, &cfg, &io, &t, err, sizeof(err)) != 0)
+	memset(keys[0], 0x11, YIP_KEY_LEN);
+	memset(keys[1], 0x22, YIP_KEY_LEN);
+	yip_key_public(pub[0], keys[0]);
+	yip_key_public(pub[1], keys[1]);
+	if (memcmp(pub[0], pub[1], YIP_KEY_LEN) < 0) {
+		memset(keys[0], 0x22, YIP_KEY_LEN);
+		memset(keys[1], 0x11, YIP_KEY_LEN);
+	}
+	if (pair_init(&P, &o, err, sizeof(err)) != 0)
 		__builtin_trap();
-	/* Start a handshake so an Init sits in out[0] and a pending state exists. */
-	yip_device_tx(&dev, YIP_NS_PER_S, pkt, sizeof(pkt));
-	memcpy(init_msg, out[0], sizeof(init_msg));
+	A = &P.n[0];
+	b = &P.n[1];
+	/* A's packet starts a handshake: its Init goes to B, B answers. */
+	yip_device_tx(&A->dev, YIP_NS_PER_S, ab, sizeof(ab));
+	pair_pump(&P, 0, YIP_NS_PER_S, NULL, NULL);
+	if (b->nout != 1 || b->out[0].len != WIRE_RESP_LEN)
+		__builtin_trap();
+	memcpy(resp_b, b->out[0].buf, WIRE_RESP_LEN);
+	/* B has only the next keys, which it may not send with: it starts its own. */
+	pair_discard(b);
+	yip_device_tx(&b->dev, YIP_NS_PER_S, ba, sizeof(ba));
+	if (b->nout != 1 || b->out[0].len != WIRE_INIT_LEN)
+		__builtin_trap();
+	memcpy(init_b, b->out[0].buf, WIRE_INIT_LEN);
+	pair_discard(b);
+	if (!A->dev.peers[0].hs_pending)
+		__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
 	uint8_t buf[YIP_MAX_DGRAM + 64];
-	size_t len;
+	const uint8_t *orig;
+	size_t len, from;
 
 	if (!ready) {
 		setup();
@@ -88,26 +92,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size == 0 || size > sizeof(buf))
 		return 0;
-	/* Mode byte: 0 raw; 1-3 overwrite the type word; 4 mutate a real Init. */
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		memcpy(buf, data + 1, size - 1);
 		len = size - 1;
 		break;
 	case 4:
-		memcpy(buf, init_msg, sizeof(init_msg));
+	case 5:
+		orig = data[0] % 6 == 4 ? init_b : resp_b;
+		len = data[0] % 6 == 4 ? WIRE_INIT_LEN : WIRE_RESP_LEN;
+		from = data[0] % 6 == 4 ? WIRE_INIT_MSG1 : WIRE_RESP_MSG2;
+		memcpy(buf, orig, len);
 		for (size_t i = 1; i + 1 < size; i += 2)
-			buf[data[i] % sizeof(init_msg)] ^= data[i + 1];
-		len = sizeof(init_msg);
+			buf[from + data[i] % (len - WIRE_MAC_LEN - from)] ^= data[i + 1];
+		if (memcmp(buf, orig, len) == 0)
+			return 0; /* still valid: it would change A's state for good */
+		wire_mac1_put(buf, len, A->dev.mac1_key);
 		break;
 	default:
 		memcpy(buf, data + 1, size - 1);
 		len = size - 1 < 4 ? 4 : size - 1;
 		memset(buf, 0, 4);
-		buf[0] = (uint8_t)(data[0] % 5 == 3 ? WIRE_DATA : data[0] % 5);
+		buf[0] = (uint8_t)(data[0] % 6 == 3 ? WIRE_DATA : data[0] % 6);
 		break;
 	}
-	yip_device_rx(&dev, 2 * YIP_NS_PER_S, &from, buf, len);
-	yip_device_timers(&dev, 3 * YIP_NS_PER_S);
+	pair_rx(A, NOW, &P.n[1].addr, buf, len);
+	yip_device_timers(&A->dev, NOW);
+	pair_discard(A);
 	return 0;
 }

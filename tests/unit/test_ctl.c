@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ctl/ctl.h"
+#include "pair.h"
 #include "util/clock.h"
 #include "util/hex.h"
 
@@ -365,35 +366,6 @@ static void test_json_no_peers_and_escaping(void **state)
 
 /* ---- A real engine ---- */
 
-static uint8_t *io_buf(void *ctx)
-{
-	static uint8_t buf[YIP_MAX_DGRAM];
-
-	(void)ctx;
-	return buf;
-}
-
-static void io_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
-{
-	(void)ctx;
-	(void)to;
-	(void)len;
-	(void)train;
-}
-
-static void io_tun(void *ctx, const uint8_t *pkt, size_t len)
-{
-	(void)ctx;
-	(void)pkt;
-	(void)len;
-}
-
-static uint64_t io_wall(void *ctx)
-{
-	(void)ctx;
-	return 1700000000ULL * YIP_NS_PER_S;
-}
-
 static void test_snapshot_from_engine(void **state)
 {
 	static const char text[] = "local_private=" KEY_A "\n"
@@ -401,12 +373,12 @@ static void test_snapshot_from_engine(void **state)
 	                           "public_key=" KEY_B "\n"
 	                           "endpoint=[2001:db8::1]:443\n"
 	                           "allowed_ips=10.9.0.2/32, 10.10.0.0/16\n";
-	struct yip_io io = {NULL, io_buf, io_send, io_tun, io_wall, NULL};
+	const struct pair_opts po = {0};
 	struct yip_ctl_snapshot s;
 	struct yip_ctl_config cc;
 	struct yip_config cfg;
-	struct yip_timing t;
-	struct yip_device dev;
+	struct pair_node node;
+	struct yip_device *dev = &node.dev;
 	struct yip_peer *p;
 	uint8_t pub_b[YIP_KEY_LEN];
 	char err[256], *r, ep[YIP_ADDRSTRLEN], ip[YIP_ADDRSTRLEN];
@@ -417,22 +389,21 @@ static void test_snapshot_from_engine(void **state)
 	assert_int_equal(yip_crypto_init(), 0);
 	if (yip_config_parse(text, sizeof(text) - 1, "t", false, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	yip_timing_default(&t);
-	if (yip_device_init(&dev, &cfg, &io, &t, err, sizeof(err)) != 0)
+	if (pair_node_init(&node, &cfg, NULL, &po, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(yip_ctl_config_init(&cc, &cfg, "yip3", 4242), 0);
 	yip_config_free(&cfg); /* the control copy must not depend on it */
 
 	yip_hex_decode(pub_b, YIP_KEY_LEN, KEY_B);
-	p = yip_device_peer(&dev, pub_b);
+	p = yip_device_peer(dev, pub_b);
 	assert_non_null(p);
 	p->stats.rx_bytes = 100;
 	p->stats.last_handshake_wall = 1700000000ULL * YIP_NS_PER_S + 999999999;
 	p->fec.srtt = 2500000; /* 2.5 ms */
 	p->fec.loss = 0.25;
-	dev.drops[YIP_DROP_DECRYPT] = 9;
+	dev->drops[YIP_DROP_DECRYPT] = 9;
 
-	assert_int_equal(yip_ctl_snapshot_take(&s, &cc, &dev, 1000), 0);
+	assert_int_equal(yip_ctl_snapshot_take(&s, &cc, dev, 1000), 0);
 	assert_string_equal(s.device, "yip3");
 	assert_int_equal(s.listen_port, 4242);
 	assert_int_equal(s.n_peers, 1);
@@ -463,11 +434,11 @@ static void test_snapshot_from_engine(void **state)
 
 	/* Without a control configuration: no allowed IPs, still a valid reply. */
 	yip_ctl_snapshot_free(&s);
-	assert_int_equal(yip_ctl_snapshot_take(&s, NULL, &dev, 1000), 0);
+	assert_int_equal(yip_ctl_snapshot_take(&s, NULL, dev, 1000), 0);
 	assert_int_equal(s.peers[0].n_allowed_ips, 0);
 	yip_ctl_snapshot_free(&s);
 	yip_ctl_config_free(&cc);
-	yip_device_free(&dev);
+	pair_node_free(&node);
 }
 
 /* ---- Rendering ---- */

@@ -1,6 +1,7 @@
 /*
- * Two engines wired back to back in memory: handshake, data both ways,
- * rekey without loss, replayed Init, glare, roaming and garbage.
+ * Two engines wired back to back in memory (tests/lib/pair.h): handshake,
+ * data both ways, rekey without loss, replayed Init, glare, roaming and
+ * garbage, and loss recovery under random and bursty loss.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,64 +12,14 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "pair.h"
 #include "peer/peer.h"
 #include "util/clock.h"
 #include "wire/wire.h"
 
 #define MAXQ 64
 
-struct dgram {
-	union yip_sockaddr to;
-	size_t len;
-	uint8_t buf[YIP_MAX_DGRAM];
-};
-
-struct node {
-	struct yip_device dev;
-	union yip_sockaddr addr;
-	struct dgram out[MAXQ];
-	unsigned nout;
-	uint8_t delivered[MAXQ][1500];
-	size_t delivered_len[MAXQ];
-	unsigned ndelivered;
-	uint64_t wall;
-};
-
-static uint8_t *t_udp_buf(void *ctx)
-{
-	struct node *n = ctx;
-
-	assert_true(n->nout < MAXQ);
-	return n->out[n->nout].buf;
-}
-
-static void t_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
-{
-	(void)train;
-	struct node *n = ctx;
-
-	n->out[n->nout].to = *to;
-	n->out[n->nout].len = len;
-	n->nout++;
-}
-
-static void t_tun_write(void *ctx, const uint8_t *pkt, size_t len)
-{
-	struct node *n = ctx;
-
-	assert_true(n->ndelivered < MAXQ && len <= 1500);
-	memcpy(n->delivered[n->ndelivered], pkt, len);
-	n->delivered_len[n->ndelivered++] = len;
-}
-
-static uint64_t t_wall(void *ctx)
-{
-	struct node *n = ctx;
-
-	return n->wall += 1000; /* strictly increasing */
-}
-
-static struct yip_timing timing = {
+static const struct yip_timing timing = {
     .rekey_after = 2 * YIP_NS_PER_S,
     .reject_after = 6 * YIP_NS_PER_S,
     .rekey_attempt = 90 * YIP_NS_PER_S,
@@ -79,10 +30,12 @@ static struct yip_timing timing = {
     .prev_overlap = 15 * YIP_NS_PER_S,
 };
 
-static struct node A, B;
-static unsigned node_mtu = 1420;
+static struct pair P;
+static struct pair_node *A, *B;  /* P.n[0] and P.n[1] */
 static unsigned node_ciphers[2]; /* cfg.ciphers of A and B; 0 = auto */
-static uint8_t keyA[32], keyB[32];
+
+/* Random loss for pair_pump; one generator for the whole run, so it is repeatable. */
+static struct pair_loss loss = {.state = 12345};
 
 static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
 {
@@ -92,56 +45,16 @@ static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
 	inet_pton(AF_INET, ip, &a->in4.sin_addr);
 }
 
-static void node_init(struct node *self, struct node *other, const uint8_t *priv,
-                      const uint8_t *other_priv, const char *ip, const char *other_ip,
-                      const char *allowed, bool with_endpoint)
-{
-	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
-	struct yip_peer_config pc;
-	struct yip_config cfg;
-	struct yip_io io = {self, t_udp_buf, t_udp_send, t_tun_write, t_wall, NULL};
-	char err[256];
-
-	(void)other;
-	memset(self, 0, sizeof(*self));
-	self->wall = 1700000000ULL * YIP_NS_PER_S;
-	set_v4(&self->addr, ip, 51820);
-	memset(&cfg, 0, sizeof(cfg));
-	memcpy(cfg.private_key, priv, 32);
-	yip_key_public(cfg.public_key, priv);
-	cfg.mtu = node_mtu;
-	cfg.ciphers = node_ciphers[self == &A ? 0 : 1];
-	memset(&pc, 0, sizeof(pc));
-	yip_key_public(pc.public_key, other_priv);
-	pc.has_endpoint = with_endpoint;
-	set_v4(&pc.endpoint, other_ip, 51820);
-	inet_pton(AF_INET, allowed, cidr.addr);
-	pc.allowed_ips = &cidr;
-	pc.n_allowed_ips = 1;
-	cfg.peers = &pc;
-	cfg.n_peers = 1;
-	assert_int_equal(yip_device_init(&self->dev, &cfg, &io, &timing, err, sizeof(err)), 0);
-}
-
-/* Delivers everything src has queued to dst (optionally dropping all). */
-static unsigned pump(struct node *src, struct node *dst, uint64_t now, bool drop)
-{
-	unsigned n = src->nout;
-	struct dgram tmp[MAXQ];
-
-	memcpy(tmp, src->out, sizeof(tmp[0]) * n);
-	src->nout = 0;
-	for (unsigned i = 0; i < n && !drop; i++)
-		yip_device_rx(&dst->dev, now, &src->addr, tmp[i].buf, tmp[i].len);
-	return n;
-}
-
 static void settle(uint64_t now)
 {
-	for (int i = 0; i < 10 && (A.nout || B.nout); i++) {
-		pump(&A, &B, now, false);
-		pump(&B, &A, now, false);
-	}
+	pair_settle(&P, now);
+}
+
+/* Delivers what node `from` sent, dropping each datagram with the given probability. */
+static void pump_lossy(int from, uint64_t now, unsigned percent)
+{
+	loss.percent = percent;
+	pair_pump(&P, from, now, pair_keep_lossy, &loss);
 }
 
 /* A minimal IPv4 packet from src to dst with a one-byte marker payload. */
@@ -158,22 +71,30 @@ static size_t ip4(uint8_t *p, const char *src, const char *dst, uint8_t marker)
 	return 21;
 }
 
+/* A (10.0.0.1, 192.0.2.1) and B (10.0.0.2, 192.0.2.2) with fresh keys, MTU 1420. */
 static int setup(void **state)
 {
+	const struct pair_opts o = {
+	    .ciphers = {node_ciphers[0], node_ciphers[1]},
+	    .timing = &timing,
+	    .out_cap = MAXQ,
+	    .keep_cap = MAXQ,
+	    .keep_len = 1500,
+	};
+	char err[256];
+
 	(void)state;
-	yip_crypto_init();
-	yip_key_generate(keyA);
-	yip_key_generate(keyB);
-	node_init(&A, &B, keyA, keyB, "192.0.2.1", "192.0.2.2", "10.0.0.2", true);
-	node_init(&B, &A, keyB, keyA, "192.0.2.2", "192.0.2.1", "10.0.0.1", true);
+	if (pair_init(&P, &o, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	A = &P.n[0];
+	B = &P.n[1];
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	yip_device_free(&A.dev);
-	yip_device_free(&B.dev);
+	pair_free(&P);
 	return 0;
 }
 
@@ -182,10 +103,10 @@ static void ping(uint64_t now, uint8_t marker)
 	uint8_t pkt[64];
 	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", marker);
 
-	yip_device_tx(&A.dev, now, pkt, len);
+	yip_device_tx(&A->dev, now, pkt, len);
 	settle(now);
 	len = ip4(pkt, "10.0.0.2", "10.0.0.1", marker);
-	yip_device_tx(&B.dev, now, pkt, len);
+	yip_device_tx(&B->dev, now, pkt, len);
 	settle(now);
 }
 
@@ -195,12 +116,12 @@ static void test_handshake_and_data(void **state)
 
 	(void)state;
 	ping(now, 7);
-	assert_int_equal(B.ndelivered, 1);
-	assert_int_equal(B.delivered[0][20], 7);
-	assert_int_equal(A.ndelivered, 1);
-	assert_true(yip_peer_established(&A.dev.peers[0], now));
-	assert_true(yip_peer_established(&B.dev.peers[0], now));
-	assert_int_equal(A.dev.peers[0].stats.handshakes, 1);
+	assert_int_equal(B->ndelivered, 1);
+	assert_int_equal(B->delivered[0].buf[20], 7);
+	assert_int_equal(A->ndelivered, 1);
+	assert_true(yip_peer_established(&A->dev.peers[0], now));
+	assert_true(yip_peer_established(&B->dev.peers[0], now));
+	assert_int_equal(A->dev.peers[0].stats.handshakes, 1);
 }
 
 /*
@@ -239,24 +160,24 @@ static void test_cipher_negotiation(void **state)
 		setup(NULL);
 		ping(now, (uint8_t)i);
 		if (cases[i].want < 0) {
-			assert_int_equal(B.ndelivered, 0);
-			assert_false(yip_peer_established(&A.dev.peers[0], now));
-			assert_int_equal(B.dev.drops[YIP_DROP_HANDSHAKE_FAILED], 1);
+			assert_int_equal(B->ndelivered, 0);
+			assert_false(yip_peer_established(&A->dev.peers[0], now));
+			assert_int_equal(B->dev.drops[YIP_DROP_HANDSHAKE_FAILED], 1);
 			continue;
 		}
-		assert_int_equal(B.ndelivered, 1);
-		assert_int_equal(A.ndelivered, 1);
-		assert_int_equal(A.dev.peers[0].cur.send.cipher, cases[i].want);
-		assert_int_equal(A.dev.peers[0].cur.recv.cipher, cases[i].want);
-		assert_int_equal(B.dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(B->ndelivered, 1);
+		assert_int_equal(A->ndelivered, 1);
+		assert_int_equal(A->dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0].cur.recv.cipher, cases[i].want);
+		assert_int_equal(B->dev.peers[0].cur.send.cipher, cases[i].want);
 		/* A rekey (A initiated, so it rekeys first) chooses the same. */
 		now += timing.rekey_after + YIP_NS_PER_S;
-		yip_device_timers(&A.dev, now);
+		yip_device_timers(&A->dev, now);
 		settle(now);
 		ping(now, 99);
-		assert_int_equal(B.ndelivered, 2);
-		assert_int_equal(A.dev.peers[0].stats.handshakes, 2);
-		assert_int_equal(A.dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(B->ndelivered, 2);
+		assert_int_equal(A->dev.peers[0].stats.handshakes, 2);
+		assert_int_equal(A->dev.peers[0].cur.send.cipher, cases[i].want);
 	}
 	node_ciphers[0] = node_ciphers[1] = 0;
 }
@@ -269,21 +190,22 @@ static void test_rekey_without_loss(void **state)
 	(void)state;
 	/* 20 s of traffic every 50 ms with a 2 s rekey interval. */
 	for (int i = 0; i < 400; i++, now += 50 * YIP_NS_PER_MS) {
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
 		settle(now);
 		ping(now, (uint8_t)i);
 		sent++;
-		A.ndelivered = B.ndelivered = 0;
-		assert_int_equal(A.dev.drops[YIP_DROP_NO_ROUTE], 0);
+		pair_forget(A);
+		pair_forget(B);
+		assert_int_equal(A->dev.drops[YIP_DROP_NO_ROUTE], 0);
 	}
-	assert_true(A.dev.peers[0].stats.handshakes >= 8);
+	assert_true(A->dev.peers[0].stats.handshakes >= 8);
 	for (int d = 0; d < YIP_DROP_COUNT; d++) {
-		assert_int_equal(A.dev.drops[d], 0);
-		assert_int_equal(B.dev.drops[d], 0);
+		assert_int_equal(A->dev.drops[d], 0);
+		assert_int_equal(B->dev.drops[d], 0);
 	}
-	assert_int_equal(A.dev.peers[0].stats.rx_packets, sent);
-	assert_int_equal(B.dev.peers[0].stats.rx_packets, sent);
+	assert_int_equal(A->dev.peers[0].stats.rx_packets, sent);
+	assert_int_equal(B->dev.peers[0].stats.rx_packets, sent);
 }
 
 static void test_replayed_init_refused(void **state)
@@ -295,24 +217,24 @@ static void test_replayed_init_refused(void **state)
 	uint64_t hs_before;
 
 	(void)state;
-	yip_device_tx(&A.dev, now, pkt, len);
-	assert_int_equal(A.nout, 1);
-	assert_int_equal(A.out[0].len, WIRE_INIT_LEN);
-	memcpy(init, A.out[0].buf, WIRE_INIT_LEN);
+	yip_device_tx(&A->dev, now, pkt, len);
+	assert_int_equal(A->nout, 1);
+	assert_int_equal(A->out[0].len, WIRE_INIT_LEN);
+	memcpy(init, A->out[0].buf, WIRE_INIT_LEN);
 	settle(now);
 	ping(now, 2);
-	hs_before = B.dev.peers[0].stats.handshakes;
+	hs_before = B->dev.peers[0].stats.handshakes;
 
 	/* The captured Init, replayed from another address. */
 	set_v4(&evil, "198.51.100.9", 4444);
-	yip_device_rx(&B.dev, now + 1, &evil, init, sizeof(init));
-	assert_int_equal(B.nout, 0);
-	assert_int_equal(B.dev.drops[YIP_DROP_STALE_INIT], 1);
-	assert_int_equal(B.dev.peers[0].stats.handshakes, hs_before);
-	assert_true(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &A.addr));
-	B.ndelivered = 0;
+	yip_device_rx(&B->dev, now + 1, &evil, init, sizeof(init));
+	assert_int_equal(B->nout, 0);
+	assert_int_equal(B->dev.drops[YIP_DROP_STALE_INIT], 1);
+	assert_int_equal(B->dev.peers[0].stats.handshakes, hs_before);
+	assert_true(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &A->addr));
+	pair_forget(B);
 	ping(now + 2, 3);
-	assert_int_equal(B.ndelivered, 1);
+	assert_int_equal(B->ndelivered, 1);
 }
 
 static void test_glare(void **state)
@@ -324,15 +246,15 @@ static void test_glare(void **state)
 	(void)state;
 	/* Both send at once: each emits an Init before seeing the other's. */
 	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
-	yip_device_tx(&A.dev, now, pkt, len);
+	yip_device_tx(&A->dev, now, pkt, len);
 	len = ip4(pkt, "10.0.0.2", "10.0.0.1", 2);
-	yip_device_tx(&B.dev, now, pkt, len);
+	yip_device_tx(&B->dev, now, pkt, len);
 	settle(now);
-	assert_int_equal(A.dev.drops[YIP_DROP_GLARE] + B.dev.drops[YIP_DROP_GLARE], 1);
-	assert_int_equal(A.ndelivered, 1);
-	assert_int_equal(B.ndelivered, 1);
-	assert_int_equal(A.dev.peers[0].stats.handshakes, 1);
-	assert_int_equal(B.dev.peers[0].stats.handshakes, 1);
+	assert_int_equal(A->dev.drops[YIP_DROP_GLARE] + B->dev.drops[YIP_DROP_GLARE], 1);
+	assert_int_equal(A->ndelivered, 1);
+	assert_int_equal(B->ndelivered, 1);
+	assert_int_equal(A->dev.peers[0].stats.handshakes, 1);
+	assert_int_equal(B->dev.peers[0].stats.handshakes, 1);
 }
 
 static void test_roaming_and_spoofing(void **state)
@@ -346,31 +268,31 @@ static void test_roaming_and_spoofing(void **state)
 	ping(now, 1);
 	/* A moves: B follows only after a datagram authenticates. */
 	set_v4(&moved, "203.0.113.7", 40000);
-	A.addr = moved;
+	A->addr = moved;
 	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 9);
-	yip_device_tx(&A.dev, now, pkt, len);
+	yip_device_tx(&A->dev, now, pkt, len);
 	/* A forged copy with a flipped byte from a third address must not move it. */
 	{
 		union yip_sockaddr evil;
 		uint8_t bad[YIP_MAX_DGRAM];
-		size_t blen = A.out[0].len;
+		size_t blen = A->out[0].len;
 
-		memcpy(bad, A.out[0].buf, blen);
+		memcpy(bad, A->out[0].buf, blen);
 		bad[blen - 1] ^= 1;
 		set_v4(&evil, "198.51.100.9", 4444);
-		yip_device_rx(&B.dev, now, &evil, bad, blen);
-		assert_int_equal(B.dev.drops[YIP_DROP_DECRYPT], 1);
-		assert_false(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &evil));
+		yip_device_rx(&B->dev, now, &evil, bad, blen);
+		assert_int_equal(B->dev.drops[YIP_DROP_DECRYPT], 1);
+		assert_false(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &evil));
 	}
 	settle(now);
-	assert_true(yip_sockaddr_eq(&B.dev.peers[0].endpoint, &moved));
+	assert_true(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &moved));
 	/* Inner source outside allowed_ips is dropped. */
 	len = ip4(pkt, "10.0.0.99", "10.0.0.2", 5);
-	yip_device_tx(&A.dev, now, pkt, len);
-	B.ndelivered = 0;
+	yip_device_tx(&A->dev, now, pkt, len);
+	pair_forget(B);
 	settle(now);
-	assert_int_equal(B.ndelivered, 0);
-	assert_int_equal(B.dev.drops[YIP_DROP_SOURCE_NOT_ALLOWED], 1);
+	assert_int_equal(B->ndelivered, 0);
+	assert_int_equal(B->dev.drops[YIP_DROP_SOURCE_NOT_ALLOWED], 1);
 }
 
 static void test_replayed_data_and_garbage(void **state)
@@ -382,28 +304,28 @@ static void test_replayed_data_and_garbage(void **state)
 	(void)state;
 	ping(now, 1);
 	len = ip4(pkt, "10.0.0.1", "10.0.0.2", 4);
-	yip_device_tx(&A.dev, now, pkt, len);
-	clen = A.out[0].len;
-	memcpy(copy, A.out[0].buf, clen);
-	B.ndelivered = 0;
+	yip_device_tx(&A->dev, now, pkt, len);
+	clen = A->out[0].len;
+	memcpy(copy, A->out[0].buf, clen);
+	pair_forget(B);
 	settle(now);
-	assert_int_equal(B.ndelivered, 1);
-	yip_device_rx(&B.dev, now, &A.addr, copy, clen);
-	assert_int_equal(B.ndelivered, 1);
-	assert_int_equal(B.dev.drops[YIP_DROP_REPLAY], 1);
+	assert_int_equal(B->ndelivered, 1);
+	yip_device_rx(&B->dev, now, &A->addr, copy, clen);
+	assert_int_equal(B->ndelivered, 1);
+	assert_int_equal(B->dev.drops[YIP_DROP_REPLAY], 1);
 
 	for (size_t n = 0; n < sizeof(junk); n += 7) {
 		for (size_t i = 0; i < n; i++)
 			junk[i] = (uint8_t)(i * 31 + n);
 		if (n >= 4)
 			junk[0] = (uint8_t)(n % 5), junk[1] = junk[2] = junk[3] = 0;
-		yip_device_rx(&B.dev, now, &A.addr, junk, n);
+		yip_device_rx(&B->dev, now, &A->addr, junk, n);
 	}
-	assert_int_equal(B.ndelivered, 1);
-	assert_true(B.dev.drops[YIP_DROP_MALFORMED] > 0);
-	B.ndelivered = 0;
+	assert_int_equal(B->ndelivered, 1);
+	assert_true(B->dev.drops[YIP_DROP_MALFORMED] > 0);
+	pair_forget(B);
 	ping(now, 5);
-	assert_int_equal(B.ndelivered, 1);
+	assert_int_equal(B->ndelivered, 1);
 }
 
 static void test_handshake_retry_and_give_up(void **state)
@@ -414,16 +336,16 @@ static void test_handshake_retry_and_give_up(void **state)
 	unsigned inits = 0;
 
 	(void)state;
-	yip_device_tx(&A.dev, now, pkt, len);
-	inits += pump(&A, &B, now, true);
+	yip_device_tx(&A->dev, now, pkt, len);
+	inits += pair_discard(A);
 	for (uint64_t t = now; t < now + 100 * YIP_NS_PER_S; t += 100 * YIP_NS_PER_MS) {
-		yip_device_timers(&A.dev, t);
-		inits += pump(&A, &B, t, true);
+		yip_device_timers(&A->dev, t);
+		inits += pair_discard(A);
 	}
 	/* Backoff 1,2,4,8,8,... s with jitter over 90 s: between 10 and 20 tries. */
 	assert_in_range(inits, 10, 20);
-	assert_false(A.dev.peers[0].hs_pending);
-	assert_int_equal(A.dev.drops[YIP_DROP_HANDSHAKE_TIMEOUT], 1);
+	assert_false(A->dev.peers[0].hs_pending);
+	assert_int_equal(A->dev.drops[YIP_DROP_HANDSHAKE_TIMEOUT], 1);
 }
 
 /* A UDP packet of len bytes (len >= 28) from a to b carrying a 32-bit sequence number. */
@@ -442,26 +364,6 @@ static size_t udp4(uint8_t *p, const char *src, const char *dst, size_t len, uin
 	return len;
 }
 
-static uint32_t rng = 12345;
-static bool lose(unsigned percent)
-{
-	rng = rng * 1103515245 + 12345;
-	return (rng >> 16) % 100 < percent;
-}
-
-/* Delivers queued datagrams, dropping each with the given probability. */
-static void pump_lossy(struct node *src, struct node *dst, uint64_t now, unsigned percent)
-{
-	unsigned n = src->nout;
-	static struct dgram tmp[MAXQ];
-
-	memcpy(tmp, src->out, sizeof(tmp[0]) * n);
-	src->nout = 0;
-	for (unsigned i = 0; i < n; i++)
-		if (!lose(percent))
-			yip_device_rx(&dst->dev, now, &src->addr, tmp[i].buf, tmp[i].len);
-}
-
 /*
  * 10 % random loss each way on a steady stream of 1200-byte packets: after
  * the loss reports have raised the redundancy, FEC (and ARQ for what it
@@ -470,10 +372,10 @@ static void pump_lossy(struct node *src, struct node *dst, uint64_t now, unsigne
 /* One millisecond-or-less step of the lossy link: timers, then both directions. */
 static void lossy_step(uint64_t now)
 {
-	yip_device_timers(&A.dev, now);
-	yip_device_timers(&B.dev, now);
-	pump_lossy(&A, &B, now, 10);
-	pump_lossy(&B, &A, now, 10);
+	yip_device_timers(&A->dev, now);
+	yip_device_timers(&B->dev, now);
+	pump_lossy(0, now, 10);
+	pump_lossy(1, now, 10);
 }
 
 /* Counts B's deliveries by sequence number: new ones at or after first. */
@@ -481,16 +383,16 @@ static unsigned count_new(bool *seen, uint32_t total, uint32_t first)
 {
 	unsigned fresh = 0;
 
-	for (unsigned j = 0; j < B.ndelivered; j++) {
+	for (unsigned j = 0; j < B->ndelivered; j++) {
 		uint32_t seq;
 
-		memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
+		memcpy(&seq, B->delivered[j].buf + 28, sizeof(seq));
 		assert_true(seq < total);
 		if (!seen[seq] && seq >= first)
 			fresh++;
 		seen[seq] = true;
 	}
-	B.ndelivered = 0;
+	pair_forget(B);
 	return fresh;
 }
 
@@ -503,9 +405,9 @@ static void test_fec_under_loss(void **state)
 
 	(void)state;
 	ping(now, 1);
-	B.ndelivered = 0;
+	pair_forget(B);
 	for (uint32_t i = 0; i < total; i++, now += 200 * 1000) {
-		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
 		lossy_step(now);
 		delivered += count_new(seen, total, late);
 	}
@@ -515,10 +417,10 @@ static void test_fec_under_loss(void **state)
 		delivered += count_new(seen, total, late);
 	}
 	print_message("delivered %u of %u after warm-up; fec %llu arq %llu lost %llu\n", delivered,
-	              total - late, (unsigned long long)B.dev.peers[0].stats.fec_recovered,
-	              (unsigned long long)B.dev.peers[0].stats.arq_recovered,
-	              (unsigned long long)B.dev.peers[0].stats.lost);
-	assert_true(B.dev.peers[0].stats.fec_recovered > 100);
+	              total - late, (unsigned long long)B->dev.peers[0].stats.fec_recovered,
+	              (unsigned long long)B->dev.peers[0].stats.arq_recovered,
+	              (unsigned long long)B->dev.peers[0].stats.lost);
+	assert_true(B->dev.peers[0].stats.fec_recovered > 100);
 	assert_true(delivered >= (total - late) * 995 / 1000);
 }
 
@@ -531,27 +433,27 @@ static void test_corrupt_repair_never_delivers(void **state)
 
 	(void)state;
 	ping(now, 1);
-	B.ndelivered = 0;
+	pair_forget(B);
 	/* Interactive traffic carries a repair right behind each packet. */
 	for (int i = 0; i < 8; i++) {
 		len = ip4(pkt, "10.0.0.1", "10.0.0.2", (uint8_t)i);
 		now += 50 * YIP_NS_PER_MS;
-		yip_device_tx(&A.dev, now, pkt, len);
+		yip_device_tx(&A->dev, now, pkt, len);
 		if (i < 7) {
 			settle(now);
 			continue;
 		}
 		/* The last one: lose the source, corrupt every repair. */
-		for (unsigned j = 1; j < A.nout; j++) {
-			assert_int_equal(A.out[j].buf[0], WIRE_REPAIR);
-			A.out[j].buf[A.out[j].len / 2] ^= 0x20;
-			yip_device_rx(&B.dev, now, &A.addr, A.out[j].buf, A.out[j].len);
+		for (unsigned j = 1; j < A->nout; j++) {
+			assert_int_equal(A->out[j].buf[0], WIRE_REPAIR);
+			A->out[j].buf[A->out[j].len / 2] ^= 0x20;
+			yip_device_rx(&B->dev, now, &A->addr, A->out[j].buf, A->out[j].len);
 		}
-		A.nout = 0;
+		A->nout = 0;
 	}
-	assert_int_equal(B.ndelivered, 7);
-	assert_true(B.dev.drops[YIP_DROP_DECRYPT] >= 1);
-	assert_int_equal(B.dev.peers[0].stats.fec_recovered, 0);
+	assert_int_equal(B->ndelivered, 7);
+	assert_true(B->dev.drops[YIP_DROP_DECRYPT] >= 1);
+	assert_int_equal(B->dev.peers[0].stats.fec_recovered, 0);
 }
 
 /* Sends n bulk packets of varying sizes A -> B at 5 kpps with loss, running timers. */
@@ -562,12 +464,12 @@ static void run_stream(uint32_t n, unsigned percent, uint64_t *now, bool vary)
 	for (uint32_t i = 0; i < n; i++, *now += 200 * 1000) {
 		size_t len = vary ? 100 + (i * 397) % 1300 : 1200;
 
-		yip_device_tx(&A.dev, *now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", len, i));
-		yip_device_timers(&A.dev, *now);
-		yip_device_timers(&B.dev, *now);
-		pump_lossy(&A, &B, *now, percent);
-		pump_lossy(&B, &A, *now, percent);
-		B.ndelivered = 0;
+		yip_device_tx(&A->dev, *now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", len, i));
+		yip_device_timers(&A->dev, *now);
+		yip_device_timers(&B->dev, *now);
+		pump_lossy(0, *now, percent);
+		pump_lossy(1, *now, percent);
+		pair_forget(B);
 	}
 }
 
@@ -579,7 +481,7 @@ static void run_stream(uint32_t n, unsigned percent, uint64_t *now, bool vary)
 static void test_loss_estimator(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
-	const struct yip_fec *f = &A.dev.peers[0].fec;
+	const struct yip_fec *f = &A->dev.peers[0].fec;
 
 	(void)state;
 	ping(now, 1);
@@ -596,37 +498,62 @@ static void test_loss_estimator(void **state)
 	assert_int_equal(f->params[FLOW_INTERACTIVE].r, 1); /* the floor stays */
 }
 
+/* Drops datagrams 0-3 of every 80 (arg counts them): 5 % loss in runs of 4. */
+static bool keep_burst(void *arg, const struct pair_dgram *d, unsigned i)
+{
+	unsigned *sent = arg;
+
+	(void)d;
+	(void)i;
+	return (*sent)++ % 80 >= 4;
+}
+
 /* Loss in runs of 4: the burst estimate sees it and the policy plans for it. */
 static void test_burst_estimate(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
 	uint8_t pkt[1500];
-	const struct yip_fec *f = &A.dev.peers[0].fec;
-	static struct dgram tmp[MAXQ];
+	const struct yip_fec *f = &A->dev.peers[0].fec;
 	unsigned sent = 0;
 
 	(void)state;
 	ping(now, 1);
 	for (uint32_t i = 0; i < 8000; i++, now += 200 * 1000) {
-		unsigned n;
-
-		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		n = A.nout;
-		memcpy(tmp, A.out, sizeof(tmp[0]) * n);
-		A.nout = 0;
-		/* Drop datagrams 0-3 of every 80 A sends: 5 % loss in runs of 4. */
-		for (unsigned j = 0; j < n; j++, sent++)
-			if (sent % 80 >= 4)
-				yip_device_rx(&B.dev, now, &A.addr, tmp[j].buf, tmp[j].len);
-		pump_lossy(&B, &A, now, 0);
-		B.ndelivered = 0;
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		pair_pump(&P, 0, now, keep_burst, &sent);
+		pump_lossy(1, now, 0);
+		pair_forget(B);
 	}
 	print_message("burst estimate %.2f, loss %.4f, bulk K/R %u/%u\n", f->burst, f->loss,
 	              f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
 	assert_true(f->burst > 3 && f->burst < 5);
 	assert_true(f->params[FLOW_BULK].r >= 8);
+}
+
+/* What test_arq_timing lets through, and when it saw the loss and the resend. */
+struct arq_watch {
+	uint32_t i; /* packet number */
+	uint64_t now, lost_at, resent_at;
+};
+
+static bool keep_arq(void *arg, const struct pair_dgram *dg, unsigned j)
+{
+	struct arq_watch *w = arg;
+	const uint8_t *d = dg->buf;
+
+	(void)j;
+	if (d[0] == WIRE_DATA && d[1] == WIRE_FEC_ARQ && w->resent_at == 0)
+		w->resent_at = w->now;
+	/* Lose packet 100 (and any repair of its block). */
+	if (w->i >= 100 && w->i < 140 && d[0] == WIRE_REPAIR)
+		return false;
+	if (d[0] == WIRE_DATA && d[1] != WIRE_FEC_ARQ && w->i == 100 && w->lost_at == 0) {
+		w->lost_at = w->now;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -635,55 +562,38 @@ static void test_burst_estimate(void **state)
  */
 static void test_arq_timing(void **state)
 {
-	uint64_t now = YIP_NS_PER_S, lost_at = 0, resent_at = 0;
+	uint64_t now = YIP_NS_PER_S;
 	uint8_t pkt[1500];
-	static struct dgram tmp[MAXQ];
-	struct yip_peer *a = &A.dev.peers[0], *b = &B.dev.peers[0];
+	struct arq_watch w = {0};
+	struct yip_peer *a = &A->dev.peers[0], *b = &B->dev.peers[0];
 
 	(void)state;
 	ping(now, 1);
 	/* A clean link: bulk packets carry no repairs, so a loss is ARQ's to fix. */
 	for (int i = 0; i < 64; i++, now += YIP_NS_PER_MS) { /* classify the flow as bulk */
-		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, 1000));
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, 1000));
 		settle(now);
-		B.ndelivered = 0;
+		pair_forget(B);
 	}
-	B.ndelivered = 0;
+	pair_forget(B);
 	for (uint32_t i = 0; i < 400; i++, now += YIP_NS_PER_MS / 4) {
-		unsigned n;
-
-		yip_device_tx(&A.dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		n = A.nout;
-		memcpy(tmp, A.out, sizeof(tmp[0]) * n);
-		A.nout = 0;
-		for (unsigned j = 0; j < n; j++) {
-			const uint8_t *d = tmp[j].buf;
-			uint32_t seq;
-
-			if (d[0] == WIRE_DATA && d[1] == WIRE_FEC_ARQ && resent_at == 0)
-				resent_at = now;
-			/* Lose packet 100 (and any repair of its block). */
-			if (i >= 100 && i < 140 && d[0] == WIRE_REPAIR)
-				continue;
-			if (d[0] == WIRE_DATA && d[1] != WIRE_FEC_ARQ && i == 100 && lost_at == 0) {
-				lost_at = now;
-				continue;
-			}
-			(void)seq;
-			yip_device_rx(&B.dev, now, &A.addr, d, tmp[j].len);
-		}
-		pump_lossy(&B, &A, now, 0);
-		B.ndelivered = 0;
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		w.i = i;
+		w.now = now;
+		pair_pump(&P, 0, now, keep_arq, &w);
+		pump_lossy(1, now, 0);
+		pair_forget(B);
 	}
-	assert_true(lost_at != 0);
-	assert_true(resent_at != 0);
+	assert_true(w.lost_at != 0);
+	assert_true(w.resent_at != 0);
 	print_message("lost at +0, resent at +%.1f ms; arq sent %llu, recovered %llu\n",
-	              (double)(resent_at - lost_at) / 1e6, (unsigned long long)a->stats.arq_sent,
+	              (double)(w.resent_at - w.lost_at) / 1e6,
+	              (unsigned long long)a->stats.arq_sent,
 	              (unsigned long long)b->stats.arq_recovered);
-	assert_true(resent_at - lost_at >= 8 * YIP_NS_PER_MS); /* not before the grace */
-	assert_true(resent_at - lost_at <= 60 * YIP_NS_PER_MS);
+	assert_true(w.resent_at - w.lost_at >= 8 * YIP_NS_PER_MS); /* not before the grace */
+	assert_true(w.resent_at - w.lost_at <= 60 * YIP_NS_PER_MS);
 	assert_int_equal(a->stats.arq_sent, 1);
 	assert_int_equal(b->stats.arq_recovered, 1);
 }
@@ -718,21 +628,21 @@ static unsigned stream_exact(uint32_t n, len_of_fn len_of, unsigned percent)
 		udp4(pkt, "10.0.0.1", "10.0.0.2", len, i);
 		for (size_t k = 32; k < len; k++)
 			pkt[k] = (uint8_t)(i * 7 + k);
-		yip_device_tx(&A.dev, now, pkt, len);
-		yip_device_timers(&A.dev, now);
-		yip_device_timers(&B.dev, now);
-		pump_lossy(&A, &B, now, percent);
-		pump_lossy(&B, &A, now, 0);
-		for (unsigned j = 0; j < B.ndelivered; j++) {
+		yip_device_tx(&A->dev, now, pkt, len);
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		pump_lossy(0, now, percent);
+		pump_lossy(1, now, 0);
+		for (unsigned j = 0; j < B->ndelivered; j++) {
 			uint32_t seq;
 
-			memcpy(&seq, B.delivered[j] + 28, sizeof(seq));
-			assert_int_equal(B.delivered_len[j], len_of(seq));
-			for (size_t k = 32; k < B.delivered_len[j]; k++)
-				assert_int_equal(B.delivered[j][k], (uint8_t)(seq * 7 + k));
+			memcpy(&seq, B->delivered[j].buf + 28, sizeof(seq));
+			assert_int_equal(B->delivered[j].len, len_of(seq));
+			for (size_t k = 32; k < B->delivered[j].len; k++)
+				assert_int_equal(B->delivered[j].buf[k], (uint8_t)(seq * 7 + k));
 			checked++;
 		}
-		B.ndelivered = 0;
+		pair_forget(B);
 	}
 	return checked;
 }
@@ -740,9 +650,9 @@ static unsigned stream_exact(uint32_t n, len_of_fn len_of, unsigned percent)
 /* Forces A's redundancy as if the link had reported 10 % loss. */
 static void as_if_lossy(void)
 {
-	A.dev.peers[0].fec.loss = 0.10;
+	A->dev.peers[0].fec.loss = 0.10;
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, &A.dev.peers[0].fec.params[c]);
+		fec_policy((enum flow_class)c, 0.10, 1, &A->dev.peers[0].fec.params[c]);
 }
 
 /* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
@@ -752,12 +662,12 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
 
 	(void)state;
 	ping(YIP_NS_PER_S, 1);
-	B.ndelivered = 0;
+	pair_forget(B);
 	as_if_lossy();
 	checked = stream_exact(3000, len_mixed, 10);
 	print_message("checked %u packets byte for byte; fec rebuilt %llu\n", checked,
-	              (unsigned long long)B.dev.peers[0].stats.fec_recovered);
-	assert_true(B.dev.peers[0].stats.fec_recovered > 100);
+	              (unsigned long long)B->dev.peers[0].stats.fec_recovered);
+	assert_true(B->dev.peers[0].stats.fec_recovered > 100);
 	assert_true(checked >= 2970);
 }
 
@@ -771,19 +681,19 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
 static void test_larger_peer_mtu(void **state)
 {
 	unsigned checked;
+	char err[256];
 
 	(void)state;
-	yip_device_free(&B.dev);
-	node_mtu = 1280;
-	node_init(&B, &A, keyB, keyA, "192.0.2.2", "192.0.2.1", "10.0.0.1", true);
-	node_mtu = 1420;
+	P.opts.mtu[1] = 1280;
+	if (pair_node_reset(&P, 1, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
 	ping(YIP_NS_PER_S, 1);
-	B.ndelivered = 0;
+	pair_forget(B);
 	as_if_lossy();
 	checked = stream_exact(2000, len_alternating, 10);
 	print_message("checked %u packets; fec rebuilt %llu, arq %llu\n", checked,
-	              (unsigned long long)B.dev.peers[0].stats.fec_recovered,
-	              (unsigned long long)B.dev.peers[0].stats.arq_recovered);
+	              (unsigned long long)B->dev.peers[0].stats.fec_recovered,
+	              (unsigned long long)B->dev.peers[0].stats.arq_recovered);
 	assert_true(checked >= 1900);
 }
 
