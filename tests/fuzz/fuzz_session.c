@@ -56,7 +56,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_OPS     128
 #define MAX_PLAIN   (YIP_MAX_DGRAM - WIRE_DATA_MIN)
 #define HISTORY     8 /* datagrams from A kept for replays */
-#define REPORT_HDR  40
 #define BLOCK_MAX_K 16
 
 static struct pair P;
@@ -324,8 +323,9 @@ static void op_data(struct reader *rd)
 		uint8_t sel = next(rd);
 		uint64_t orig = sel & 1 ? next64(rd) : counter - 1 - sel / 2;
 
-		wire_put64(plain, orig);
-		pre = sel == 0xff ? next(rd) % 8 : 8; /* too short, sometimes */
+		wire_arq_put(plain, orig);
+		pre =
+		    sel == 0xff ? next(rd) % WIRE_ARQ_PRE : WIRE_ARQ_PRE; /* too short, sometimes */
 	}
 	if (next(rd) & 1)
 		plen = pre + make_packet(rd, 0, plain + pre, MAX_PLAIN - pre);
@@ -351,20 +351,19 @@ static void op_repair(struct reader *rd)
 		r = (uint8_t)(1 + r % 4);
 		j = (uint8_t)(j % r);
 	}
-	memset(plain, 0, 2 + YIP_SYM_HDR);
-	plain[0] = k;
-	plain[1] = r;
+	memset(plain, 0, WIRE_REPAIR_PRE + WIRE_SYM_HDR);
+	wire_repair_put(plain, k, r);
 	if (body & 1) {
 		/* A symbol that is a packet: with K = R = 1 (parity) the repair is
 		 * the lost source itself, so this is what B rebuilds and delivers. */
-		size_t len =
-		    make_packet(rd, 0, plain + 2 + YIP_SYM_HDR, MAX_PLAIN - 2 - YIP_SYM_HDR);
-		uint16_t claim = body & 4 ? next16(rd) : (uint16_t)len;
+		const size_t hdr = WIRE_REPAIR_PRE + WIRE_SYM_HDR;
+		size_t len = make_packet(rd, 0, plain + hdr, MAX_PLAIN - hdr);
+		struct wire_sym sym;
 
-		wire_put64(plain + 2, body & 2 ? next64(rd) : counter - 1);
-		plain[10] = (uint8_t)claim;
-		plain[11] = (uint8_t)(claim >> 8);
-		plen = 2 + YIP_SYM_HDR + len;
+		sym.counter = body & 2 ? next64(rd) : counter - 1;
+		sym.len = body & 4 ? next16(rd) : (uint16_t)len; /* a length that lies, sometimes */
+		wire_sym_put(plain + WIRE_REPAIR_PRE, &sym);
+		plen = hdr + len;
 	} else {
 		plen = 2 + (size_t)next16(rd) % (MAX_PLAIN - 1);
 		memset(plain + 2, 0, plen - 2);
@@ -385,31 +384,42 @@ static void op_report(struct reader *rd)
 	if (kp == NULL)
 		return;
 	counter = forge_counter(rd, kp);
-	n = shape & 1 ? n : n % (YIP_MAX_NACKS + 1);
-	memset(plain, 0, REPORT_HDR);
-	plain[0] = shape & 2 ? next(rd) : 1;
+	n = shape & 1 ? n : n % (WIRE_REPORT_MAX_NACKS + 1);
+	{
+		struct wire_report r = {0};
+
+		/* One statement each: the input is read in a fixed order. */
+		r.received = next16(rd);
+		r.span = next16(rd);
+		r.bursts = next(rd);
+		r.burst_sum = next16(rd);
+		r.recovered = next(rd);
+		r.unrecovered = next(rd);
+		r.ts_us = now_us - next(rd);
+		if (shape & 4) { /* echo one of B's timestamps: an RTT sample */
+			r.echo_ts_us = now_us - next16(rd);
+			r.echo_delay_us = next16(rd);
+		} else if (shape & 8) {
+			r.echo_ts_us = next32(rd);
+			r.echo_delay_us = next32(rd);
+		}
+		r.n_nacks = n < WIRE_REPORT_MAX_NACKS ? n : WIRE_REPORT_MAX_NACKS;
+		wire_report_put(plain, &r);
+	}
+	/* Then the layout itself, bent: another version, more NACKs than fit. */
+	if (shape & 2)
+		plain[0] = next(rd);
 	plain[1] = n;
-	wire_put32(plain + 4, next16(rd));  /* received */
-	wire_put32(plain + 8, next16(rd));  /* span */
-	wire_put32(plain + 12, next(rd));   /* loss runs */
-	wire_put32(plain + 16, next16(rd)); /* their total length */
-	wire_put32(plain + 20, next(rd));
-	wire_put32(plain + 24, next(rd));
-	wire_put32(plain + 28, now_us - next(rd));
-	if (shape & 4) /* echo one of B's timestamps: an RTT sample */
-		wire_put32(plain + 32, now_us - next16(rd)), wire_put32(plain + 36, next16(rd));
-	else if (shape & 8)
-		wire_put32(plain + 32, next32(rd)), wire_put32(plain + 36, next32(rd));
-	for (unsigned i = 0; i < n && REPORT_HDR + 8 * (i + 1) <= MAX_PLAIN; i++) {
+	for (unsigned i = 0; i < n && WIRE_REPORT_FIXED + 8 * (i + 1) <= MAX_PLAIN; i++) {
 		uint8_t back = next(rd);
 		uint64_t c = back & 0x80 ? next64(rd) : bkp->send_counter - 1 - back;
 
-		wire_put64(plain + REPORT_HDR + 8 * i, c);
+		wire_put64(plain + WIRE_REPORT_FIXED + 8 * i, c);
 	}
-	plen = REPORT_HDR + 8 * (size_t)n;
+	plen = WIRE_REPORT_FIXED + 8 * (size_t)n;
 	if (shape & 16) {
 		/* A length that does not fit the count. */
-		size_t bad = (plen + next(rd)) % (REPORT_HDR + 8 * 256);
+		size_t bad = (plen + next(rd)) % (WIRE_REPORT_FIXED + 8 * 256);
 
 		if (bad > plen)
 			memset(plain + plen, 0, bad - plen);
@@ -427,8 +437,8 @@ static void op_report(struct reader *rd)
  */
 static void op_block(struct reader *rd)
 {
-	static uint8_t syms[BLOCK_MAX_K][YIP_SYM_HDR + YIP_DEFAULT_MTU + 32];
-	static uint8_t reps[FEC_MAX_R][YIP_SYM_HDR + YIP_DEFAULT_MTU + 32];
+	static uint8_t syms[BLOCK_MAX_K][WIRE_SYM_HDR + YIP_DEFAULT_MTU + 32];
+	static uint8_t reps[FEC_MAX_R][WIRE_SYM_HDR + YIP_DEFAULT_MTU + 32];
 	static size_t lens[BLOCK_MAX_K];
 	struct yip_keypair *kp = forge_keys(rd);
 	unsigned k = 1 + next(rd) % BLOCK_MAX_K, r = 1 + next(rd) % 4;
@@ -446,16 +456,14 @@ static void op_block(struct reader *rd)
 	}
 	for (unsigned i = 0; i < k; i++) {
 		uint64_t c = kp->send_counter++;
-		size_t len = make_packet(rd, 0, syms[i] + YIP_SYM_HDR, YIP_DEFAULT_MTU);
+		size_t len = make_packet(rd, 0, syms[i] + WIRE_SYM_HDR, YIP_DEFAULT_MTU);
 
-		wire_put64(syms[i], c);
-		syms[i][8] = (uint8_t)len;
-		syms[i][9] = (uint8_t)(len >> 8);
-		lens[i] = YIP_SYM_HDR + len;
+		wire_sym_put(syms[i], &(struct wire_sym){c, (uint16_t)len});
+		lens[i] = WIRE_SYM_HDR + len;
 		if (lens[i] > longest)
 			longest = lens[i];
 		if (arrive & (1u << i)) {
-			memcpy(plain, syms[i] + YIP_SYM_HDR, len);
+			memcpy(plain, syms[i] + WIRE_SYM_HDR, len);
 			wire_data_header(dgram, WIRE_DATA, (uint8_t)i, block, kp->remote_index, c);
 			yip_cipher_seal(dgram + WIRE_DATA_HDR, &kp->send, c, dgram, WIRE_DATA_HDR,
 			                plain, len);
@@ -470,13 +478,12 @@ static void op_block(struct reader *rd)
 
 		if (!(arrive & (1u << (16 + j))))
 			continue;
-		plain[0] = (uint8_t)k;
-		plain[1] = (uint8_t)r;
-		memcpy(plain + 2, reps[j], longest);
+		wire_repair_put(plain, (uint8_t)k, (uint8_t)r);
+		memcpy(plain + WIRE_REPAIR_PRE, reps[j], longest);
 		wire_data_header(dgram, WIRE_REPAIR, (uint8_t)j, block, kp->remote_index, c);
 		yip_cipher_seal(dgram + WIRE_DATA_HDR, &kp->send, c, dgram, WIRE_DATA_HDR, plain,
-		                2 + longest);
-		pair_rx(B, now, &A->addr, dgram, WIRE_DATA_MIN + 2 + longest);
+		                WIRE_REPAIR_PRE + longest);
+		pair_rx(B, now, &A->addr, dgram, WIRE_DATA_MIN + WIRE_REPAIR_PRE + longest);
 	}
 }
 

@@ -282,9 +282,10 @@ void pair_rx(struct pair_node *n, uint64_t now, const union yip_sockaddr *src, c
 {
 	const struct yip_cipher_key *key;
 	struct yip_cipher_key copy;
+	struct wire_hdr h;
 
 	/* The loop opens nothing longer than its receive buffers hold (YIP_MAX_DGRAM). */
-	key = n->preopen && len >= WIRE_DATA_MIN && len <= YIP_MAX_DGRAM
+	key = n->preopen && wire_hdr_get(&h, d, len) && len <= YIP_MAX_DGRAM
 	          ? yip_device_rx_key(&n->dev, d, len)
 	          : NULL;
 	if (key == NULL) {
@@ -297,7 +298,7 @@ void pair_rx(struct pair_node *n, uint64_t now, const union yip_sockaddr *src, c
 		struct yip_preopened pre = {
 		    .plain = n->plain,
 		    .len = len - WIRE_DATA_MIN,
-		    .result = yip_cipher_open(n->plain, &copy, wire_get64(d + 8), d, WIRE_DATA_HDR,
+		    .result = yip_cipher_open(n->plain, &copy, h.counter, d, WIRE_DATA_HDR,
 		                              d + WIRE_DATA_HDR, len - WIRE_DATA_HDR),
 		    .key = &copy,
 		};
