@@ -368,7 +368,7 @@ static void loop_yip_open(void *arg, uint64_t n)
 	x->bad += bad;
 }
 
-/* As open_datagram() does it: classify, read index and counter, open with the header as AD. */
+/* As frame_open() does it: classify, decode the header, open with it as AD. */
 static __attribute__((noinline)) void loop_frame_open(void *arg, uint64_t n)
 {
 	struct aead_arg *x = arg;
@@ -376,11 +376,14 @@ static __attribute__((noinline)) void loop_frame_open(void *arg, uint64_t n)
 	uint64_t bad = 0;
 
 	for (uint64_t i = 0; i < n; i++) {
-		if (wire_classify(x->d, dlen) != WIRE_DATA || wire_get32(x->d + 4) != RECEIVER) {
+		struct wire_hdr h;
+
+		if (wire_classify(x->d, dlen) != WIRE_DATA || !wire_hdr_get(&h, x->d, dlen) ||
+		    h.receiver != RECEIVER) {
 			bad++;
 			continue;
 		}
-		bad += yip_aead_open(x->out, x->key, wire_get64(x->d + 8), x->d, WIRE_DATA_HDR,
+		bad += yip_aead_open(x->out, x->key, h.counter, x->d, WIRE_DATA_HDR,
 		                     x->d + WIRE_DATA_HDR, dlen - WIRE_DATA_HDR) != 0;
 	}
 	x->bad += bad;
@@ -440,8 +443,8 @@ struct fec_arg {
 	unsigned k, r, lost;
 	uint8_t *mem;
 	uint8_t *src[FEC_MAX_K], *rep[FEC_MAX_R], *tails[FEC_MAX_R];
-	uint8_t hdr[YIP_SYM_HDR];
-	uint8_t *whole; /* header and packet in one buffer: YIP_SYM_HDR + SYM_LEN bytes */
+	uint8_t hdr[WIRE_SYM_HDR];
+	uint8_t *whole; /* header and packet in one buffer: WIRE_SYM_HDR + SYM_LEN bytes */
 	bool have_src[FEC_MAX_K], have_rep[FEC_MAX_R];
 	unsigned char *tbls; /* ISA-L tables of a Cauchy matrix, for ec_encode_data */
 	uint64_t bad;
@@ -463,12 +466,12 @@ static struct fec_arg *fec_arg_new(unsigned k, unsigned r, unsigned lost)
 	}
 	for (unsigned j = 0; j < r; j++) {
 		x->rep[j] = x->mem + (size_t)(k + j) * SYM_STRIDE;
-		x->tails[j] = x->rep[j] + YIP_SYM_HDR;
+		x->tails[j] = x->rep[j] + WIRE_SYM_HDR;
 		x->have_rep[j] = true;
 	}
 	randombytes_buf(x->hdr, sizeof(x->hdr));
-	x->whole = xalloc(YIP_SYM_HDR + SYM_LEN);
-	randombytes_buf(x->whole, YIP_SYM_HDR + SYM_LEN);
+	x->whole = xalloc(WIRE_SYM_HDR + SYM_LEN);
+	randombytes_buf(x->whole, WIRE_SYM_HDR + SYM_LEN);
 	x->tbls = xalloc((size_t)k * r * GF_TBL);
 	gf_gen_cauchy1_matrix(matrix, (int)(k + r), (int)k);
 	ec_init_tables((int)k, (int)r, matrix + (size_t)k * k, x->tbls);
@@ -529,9 +532,9 @@ static void loop_encode_add_engine(void *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		unsigned s = (unsigned)(i % x->k);
 
-		memcpy(x->whole, x->hdr, YIP_SYM_HDR);
-		memcpy(x->whole + YIP_SYM_HDR, x->src[s], SYM_LEN);
-		fec_encode_add(x->r, s, x->whole, YIP_SYM_HDR + SYM_LEN, x->rep);
+		memcpy(x->whole, x->hdr, WIRE_SYM_HDR);
+		memcpy(x->whole + WIRE_SYM_HDR, x->src[s], SYM_LEN);
+		fec_encode_add(x->r, s, x->whole, WIRE_SYM_HDR + SYM_LEN, x->rep);
 	}
 }
 
@@ -541,7 +544,8 @@ static void loop_encode_add_whole(void *arg, uint64_t n)
 	struct fec_arg *x = arg;
 
 	for (uint64_t i = 0; i < n; i++)
-		fec_encode_add(x->r, (unsigned)(i % x->k), x->whole, YIP_SYM_HDR + SYM_LEN, x->rep);
+		fec_encode_add(x->r, (unsigned)(i % x->k), x->whole, WIRE_SYM_HDR + SYM_LEN,
+		               x->rep);
 }
 
 static void loop_decode(void *arg, uint64_t n)
@@ -1253,7 +1257,7 @@ static void report_fec(void)
 	out("| K, R | ec_encode_data, per block | same, per source | fec_encode_add, per source "
 	    "| over floor | as the engine calls it (copy %d B + one call) | one call over %d B |\n"
 	    "|---|---:|---:|---:|---:|---:|---:|\n",
-	    SYM_LEN, YIP_SYM_HDR + SYM_LEN);
+	    SYM_LEN, WIRE_SYM_HDR + SYM_LEN);
 	for (unsigned c = 0; c < N_CODES; c++) {
 		const struct bench *isal = enc_bench[c][E_ISAL];
 		double per_src = isal->s.median / codes[c][0];

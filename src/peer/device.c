@@ -102,7 +102,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	}
 
 	/* A symbol (counter, length, packet) rounded up to 64 bytes. */
-	dev->sym_cap = (unsigned)((YIP_SYM_HDR + dev->pkt_max + 63) & ~63U);
+	dev->sym_cap = (unsigned)((WIRE_SYM_HDR + dev->pkt_max + 63) & ~63U);
 	dev->next_timer = UINT64_MAX;
 	memcpy(dev->private_key, cfg->private_key, YIP_KEY_LEN);
 	memcpy(dev->public_key, cfg->public_key, YIP_KEY_LEN);

@@ -144,7 +144,6 @@ struct yip_peer_stats {
 };
 
 /* Loss recovery (see docs/protocol.md, "Loss recovery"). */
-#define YIP_SYM_HDR       WIRE_SYM_HDR
 #define YIP_RX_BLOCKS     64   /* FEC blocks being reassembled per peer */
 #define YIP_RX_SLOTS      1024 /* symbol buffers per peer for reassembly */
 #define YIP_RETX_SLOTS    1024 /* bulk packets kept per peer for ARQ */
