@@ -1,5 +1,6 @@
 #include "wire/wire.h"
 
+#include <arpa/inet.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -21,6 +22,12 @@ int wire_classify(const uint8_t *d, size_t len)
 		return len >= WIRE_DATA_MIN + WIRE_REPAIR_PRE + WIRE_SYM_HDR ? WIRE_REPAIR : 0;
 	case WIRE_REPORT:
 		return zero && len >= WIRE_DATA_MIN ? WIRE_REPORT : 0;
+	case WIRE_CTRL:
+		return zero && len >= WIRE_DATA_MIN + 1 ? WIRE_CTRL : 0;
+	case WIRE_RELAY:
+		return d[1] <= WIRE_RELAY_FROM_SERVER && (d[2] | d[3]) == 0 && len > WIRE_RELAY_HDR
+		           ? WIRE_RELAY
+		           : 0;
 	default:
 		return 0;
 	}
@@ -235,5 +242,263 @@ bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len)
 	r->echo_delay_us = wire_get32(in + 36);
 	for (unsigned i = 0; i < r->n_nacks; i++)
 		r->nacks[i] = wire_get64(in + WIRE_REPORT_FIXED + 8 * i);
+	return true;
+}
+
+/* ---- control messages ----------------------------------------------------------- */
+
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+size_t wire_addr_put(uint8_t out[WIRE_ADDR_MAX], const union yip_sockaddr *a)
+{
+	if (a->sa.sa_family == AF_INET && a->in4.sin_port != 0) {
+		out[0] = 4;
+		wire_put16(out + 1, ntohs(a->in4.sin_port));
+		memcpy(out + 3, &a->in4.sin_addr, 4);
+		return 7;
+	}
+	if (a->sa.sa_family == AF_INET6 && a->in6.sin6_port != 0) {
+		const uint8_t *ip = a->in6.sin6_addr.s6_addr;
+
+		wire_put16(out + 1, ntohs(a->in6.sin6_port));
+		if (memcmp(ip, v4_mapped, sizeof(v4_mapped)) == 0) {
+			out[0] = 4;
+			memcpy(out + 3, ip + 12, 4);
+			return 7;
+		}
+		out[0] = 6;
+		memcpy(out + 3, ip, 16);
+		return 19;
+	}
+	return 0;
+}
+
+bool wire_addr_get(union yip_sockaddr *a, const uint8_t *in, size_t len, size_t *used)
+{
+	size_t need;
+	uint16_t port;
+
+	if (len < 3 || (in[0] != 4 && in[0] != 6))
+		return false;
+	need = in[0] == 4 ? 7 : 19;
+	port = wire_get16(in + 1);
+	/* One encoding per address: IPv4-mapped IPv6 goes as family 4. */
+	if (len < need || port == 0 ||
+	    (in[0] == 6 && memcmp(in + 3, v4_mapped, sizeof(v4_mapped)) == 0))
+		return false;
+	memset(a, 0, sizeof(*a));
+	if (in[0] == 4) {
+		a->in4.sin_family = AF_INET;
+		a->in4.sin_port = htons(port);
+		memcpy(&a->in4.sin_addr, in + 3, 4);
+	} else {
+		a->in6.sin6_family = AF_INET6;
+		a->in6.sin6_port = htons(port);
+		memcpy(&a->in6.sin6_addr, in + 3, 16);
+	}
+	*used = need;
+	return true;
+}
+
+/* What each kind carries, in wire order after the kind byte. */
+enum {
+	F_ID = 1 << 0,
+	F_KEY = 1 << 1,
+	F_FLAGS = 1 << 2,
+	F_TOKEN = 1 << 3,
+	F_RELAY_ID = 1 << 4,
+	F_ALT = 1 << 5,
+	F_NAT = 1 << 6,
+	F_ADDR = 1 << 7,
+	F_CANDS = 1 << 8,
+	F_NONCE = 1 << 9,
+	F_TS = 1 << 10,
+};
+
+static unsigned ctrl_fields(uint8_t kind)
+{
+	switch (kind) {
+	case WIRE_CTRL_REGISTER:
+		return F_FLAGS | F_NAT | F_CANDS;
+	case WIRE_CTRL_LOOKUP:
+	case WIRE_CTRL_ASK:
+	case WIRE_CTRL_UNKNOWN:
+		return F_ID | F_KEY;
+	case WIRE_CTRL_ANSWER:
+		return F_ID | F_KEY | F_FLAGS;
+	case WIRE_CTRL_WHOAMI:
+		return F_ID;
+	case WIRE_CTRL_REGISTERED:
+		return F_FLAGS | F_TOKEN | F_RELAY_ID | F_ALT | F_ADDR;
+	case WIRE_CTRL_INTRO:
+		return F_ID | F_KEY | F_RELAY_ID | F_NAT | F_CANDS;
+	case WIRE_CTRL_YOUARE:
+		return F_ID | F_ADDR;
+	case WIRE_CTRL_PROBE:
+	case WIRE_CTRL_PROBE_OK:
+		return F_NONCE | F_TS;
+	default:
+		return 0;
+	}
+}
+
+size_t wire_ctrl_put(uint8_t out[WIRE_CTRL_MAX], const struct wire_ctrl *c)
+{
+	unsigned f = ctrl_fields(c->kind);
+	size_t n = 0, a;
+
+	if (f == 0)
+		return 0;
+	out[n++] = c->kind;
+	if (f & F_ID) {
+		wire_put32(out + n, c->id);
+		n += 4;
+	}
+	if (f & F_KEY) {
+		memcpy(out + n, c->key, YIP_KEY_LEN);
+		n += YIP_KEY_LEN;
+	}
+	if (f & F_FLAGS)
+		out[n++] = c->flags;
+	if (f & F_TOKEN) {
+		wire_put64(out + n, c->token);
+		n += 8;
+	}
+	if (f & F_RELAY_ID) {
+		wire_put32(out + n, c->relay_id);
+		n += 4;
+	}
+	if (f & F_ALT) {
+		wire_put16(out + n, c->alt_port);
+		n += 2;
+	}
+	if (f & F_NAT)
+		out[n++] = c->nat;
+	if (f & F_ADDR) {
+		if ((a = wire_addr_put(out + n, &c->addr)) == 0)
+			return 0;
+		n += a;
+	}
+	if (f & F_CANDS) {
+		if (c->n_cands > WIRE_MAX_CANDS)
+			return 0;
+		out[n++] = c->n_cands;
+		for (unsigned i = 0; i < c->n_cands; i++) {
+			if ((a = wire_addr_put(out + n, &c->cands[i])) == 0)
+				return 0;
+			n += a;
+		}
+	}
+	if (f & F_NONCE) {
+		wire_put64(out + n, c->nonce);
+		n += 8;
+	}
+	if (f & F_TS) {
+		wire_put32(out + n, c->ts_us);
+		n += 4;
+	}
+	return n;
+}
+
+bool wire_ctrl_get(struct wire_ctrl *c, const uint8_t *in, size_t len)
+{
+	unsigned f;
+	size_t n = 1, used;
+
+	if (len < 1 || (f = ctrl_fields(in[0])) == 0)
+		return false;
+	memset(c, 0, sizeof(*c));
+	c->kind = in[0];
+#define NEED(k)                                                                                    \
+	do {                                                                                       \
+		if (len - n < (k))                                                                 \
+			return false;                                                              \
+	} while (0)
+	if (f & F_ID) {
+		NEED(4);
+		c->id = wire_get32(in + n);
+		n += 4;
+	}
+	if (f & F_KEY) {
+		NEED(YIP_KEY_LEN);
+		memcpy(c->key, in + n, YIP_KEY_LEN);
+		n += YIP_KEY_LEN;
+	}
+	if (f & F_FLAGS) {
+		NEED(1);
+		c->flags = in[n++];
+	}
+	if (f & F_TOKEN) {
+		NEED(8);
+		c->token = wire_get64(in + n);
+		n += 8;
+	}
+	if (f & F_RELAY_ID) {
+		NEED(4);
+		c->relay_id = wire_get32(in + n);
+		n += 4;
+	}
+	if (f & F_ALT) {
+		NEED(2);
+		c->alt_port = wire_get16(in + n);
+		n += 2;
+	}
+	if (f & F_NAT) {
+		NEED(1);
+		c->nat = in[n++];
+		if (c->nat >= WIRE_NAT_COUNT)
+			return false;
+	}
+	if (f & F_ADDR) {
+		if (!wire_addr_get(&c->addr, in + n, len - n, &used))
+			return false;
+		n += used;
+	}
+	if (f & F_CANDS) {
+		NEED(1);
+		c->n_cands = in[n++];
+		if (c->n_cands > WIRE_MAX_CANDS)
+			return false;
+		for (unsigned i = 0; i < c->n_cands; i++) {
+			if (!wire_addr_get(&c->cands[i], in + n, len - n, &used))
+				return false;
+			n += used;
+		}
+	}
+	if (f & F_NONCE) {
+		NEED(8);
+		c->nonce = wire_get64(in + n);
+		n += 8;
+	}
+	if (f & F_TS) {
+		NEED(4);
+		c->ts_us = wire_get32(in + n);
+		n += 4;
+	}
+#undef NEED
+	return n == len;
+}
+
+/* ---- relayed datagrams --------------------------------------------------------- */
+
+void wire_relay_put(uint8_t d[WIRE_RELAY_HDR], uint8_t dir, uint64_t token, uint32_t relay_id)
+{
+	d[0] = WIRE_RELAY;
+	d[1] = dir;
+	d[2] = d[3] = 0;
+	wire_put64(d + 4, token);
+	wire_put32(d + 12, relay_id);
+}
+
+bool wire_relay_get(struct wire_relay *m, const uint8_t *d, size_t len)
+{
+	if (len <= WIRE_RELAY_HDR || d[0] != WIRE_RELAY || d[1] > WIRE_RELAY_FROM_SERVER ||
+	    (d[2] | d[3]) != 0)
+		return false;
+	m->dir = d[1];
+	m->token = wire_get64(d + 4);
+	m->relay_id = wire_get32(d + 12);
+	m->payload = d + WIRE_RELAY_HDR;
+	m->len = len - WIRE_RELAY_HDR;
 	return true;
 }

@@ -12,6 +12,8 @@
  *   Data   (32+ B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet)
  *   Repair (34+ B): 5 idx block16 | receiver u32 | counter u64 | AEAD(repair prefix, symbol)
  *   Report (32+ B): 6 0 0 0 | receiver u32 | counter u64 | AEAD(loss report)
+ *   Ctrl   (33+ B): 7 0 0 0 | receiver u32 | counter u64 | AEAD(control message)
+ *   Relay  (17+ B): 8 dir 0 0 | token u64 | relay id u32 | a whole datagram of another type
  *
  * The 16-byte header of Data, Repair and Report (struct wire_hdr) is the
  * AEAD's associated data. In Data, idx is the packet's position in FEC
@@ -42,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "addr/addr.h"
 #include "crypto/crypto.h"
 #include "noise/noise.h"
 
@@ -53,6 +56,8 @@ enum wire_type {
 	WIRE_DATA = 4,
 	WIRE_REPAIR = 5,
 	WIRE_REPORT = 6,
+	WIRE_CTRL = 7,  /* a sealed control message: node <-> rendezvous server, or paths */
+	WIRE_RELAY = 8, /* a datagram for another node, through a rendezvous server */
 };
 
 /* Data's idx for a packet in no FEC block, and for a retransmission. */
@@ -269,5 +274,116 @@ size_t wire_report_put(uint8_t out[WIRE_REPORT_MAX], const struct wire_report *r
 /* False unless len is exactly a version-1 report (reserved bytes zero) with
  * at most WIRE_REPORT_MAX_NACKS counters. */
 bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len) WIRE_WUR;
+
+/* ---- control messages (Ctrl) ------------------------------------------------ */
+
+/*
+ * A Ctrl datagram is sealed like a Report, under a session between a node
+ * and a rendezvous server, or between two peers (path probes). Its
+ * plaintext is one message: kind u8, then the kind's fields in the order of
+ * struct wire_ctrl below (only those the kind has). An address is
+ * family u8 (4 or 6) | port u16 | 4 or 16 bytes (IPv4-mapped IPv6 is sent as 4,
+ * and refused as 6, so every address has one encoding).
+ *
+ *   node -> server
+ *     REGISTER   flags u8 | nat u8 | n u8 | n addresses (local candidates)
+ *     LOOKUP     id u32 | key 32 (whom the node wants to reach)
+ *     ANSWER     id u32 | key 32 | flags u8 (WIRE_CTRL_ACCEPT: key is a peer of ours)
+ *     WHOAMI     id u32
+ *   server -> node
+ *     REGISTERED flags u8 | token u64 | relay id u32 | alt port u16 | address (reflexive)
+ *     ASK        id u32 | key 32 (a node that asks for us)
+ *     INTRO      id u32 | key 32 | relay id u32 | nat u8 | n u8 | n addresses (the peer's)
+ *     UNKNOWN    id u32 | key 32 (not registered, or it did not accept us)
+ *     YOUARE     id u32 | address (where the WHOAMI came from)
+ *   peer <-> peer
+ *     PROBE      nonce u64 | ts_us u32
+ *     PROBE_OK   nonce u64 | ts_us u32 (the PROBE's, echoed)
+ */
+enum wire_ctrl_kind {
+	WIRE_CTRL_REGISTER = 1,
+	WIRE_CTRL_LOOKUP = 2,
+	WIRE_CTRL_ANSWER = 3,
+	WIRE_CTRL_WHOAMI = 4,
+	WIRE_CTRL_REGISTERED = 16,
+	WIRE_CTRL_ASK = 17,
+	WIRE_CTRL_INTRO = 18,
+	WIRE_CTRL_UNKNOWN = 19,
+	WIRE_CTRL_YOUARE = 20,
+	WIRE_CTRL_PROBE = 32,
+	WIRE_CTRL_PROBE_OK = 33,
+};
+
+#define WIRE_CTRL_RELAY  0x01 /* REGISTER: relay for me; REGISTERED: relaying is on */
+#define WIRE_CTRL_ACCEPT 0x01 /* ANSWER */
+
+/* How a node's NAT maps its port (REGISTER, INTRO). */
+enum wire_nat {
+	WIRE_NAT_UNKNOWN = 0,
+	WIRE_NAT_NONE = 1, /* the node's own address is what servers see */
+	WIRE_NAT_EIM = 2,  /* one external port whatever the destination */
+	WIRE_NAT_APDM = 3, /* a new external port per destination ("symmetric") */
+	WIRE_NAT_COUNT
+};
+
+#define WIRE_ADDR_MAX  19 /* family, port, IPv6 address */
+#define WIRE_MAX_CANDS 8  /* addresses in one REGISTER or INTRO */
+#define WIRE_CTRL_MAX  (1 + 4 + YIP_KEY_LEN + 4 + 1 + 1 + WIRE_MAX_CANDS * WIRE_ADDR_MAX)
+
+struct wire_ctrl {
+	uint8_t kind;
+	uint32_t id;              /* request or WHOAMI id */
+	uint8_t key[YIP_KEY_LEN]; /* a node's static public key */
+	uint8_t flags;            /* WIRE_CTRL_RELAY, WIRE_CTRL_ACCEPT */
+	uint8_t nat;              /* enum wire_nat */
+	uint64_t token;           /* REGISTERED: the node's relay token (secret) */
+	uint32_t relay_id;        /* REGISTERED: the node's; INTRO: the peer's */
+	uint16_t alt_port;        /* REGISTERED: the server's second port, 0 = none */
+	union yip_sockaddr addr;  /* REGISTERED, YOUARE: the reflexive address */
+	uint8_t n_cands;          /* REGISTER, INTRO */
+	union yip_sockaddr cands[WIRE_MAX_CANDS];
+	uint64_t nonce; /* PROBE, PROBE_OK */
+	uint32_t ts_us; /* PROBE, PROBE_OK */
+};
+
+/* Encodes the fields of c's kind into out (WIRE_CTRL_MAX bytes); returns the
+ * length, 0 for an unknown kind, a bad address or too many candidates. */
+size_t wire_ctrl_put(uint8_t out[WIRE_CTRL_MAX], const struct wire_ctrl *c);
+
+/* False unless in is exactly one message of a known kind with valid
+ * addresses (family 4 or 6, non-zero port) and at most WIRE_MAX_CANDS of them. */
+bool wire_ctrl_get(struct wire_ctrl *c, const uint8_t *in, size_t len) WIRE_WUR;
+
+/* One address, as above; false if it is not AF_INET or AF_INET6 with a port. */
+size_t wire_addr_put(uint8_t out[WIRE_ADDR_MAX], const union yip_sockaddr *a);
+bool wire_addr_get(union yip_sockaddr *a, const uint8_t *in, size_t len, size_t *used) WIRE_WUR;
+
+/* ---- relayed datagrams --------------------------------------------------------- */
+
+/*
+ * Relay: a whole datagram of another type (Init, Resp, Data, ...) between
+ * two nodes, through a rendezvous server that cannot read it.
+ *
+ *   to the server   (dir 0): 8 0 0 0 | token u64 (the sender's) | relay id u32 (the receiver's)
+ *   from the server (dir 1): 8 1 0 0 | token u64 (the receiver's) | relay id u32 (the sender's)
+ *
+ * The token is the secret a server gives each registered node in
+ * REGISTERED: it proves a datagram to the server comes from that node, and
+ * one from the server comes from the server. Relay ids are public names.
+ */
+#define WIRE_RELAY_HDR 16
+
+enum wire_relay_dir { WIRE_RELAY_TO_SERVER = 0, WIRE_RELAY_FROM_SERVER = 1 };
+
+struct wire_relay {
+	uint8_t dir;
+	uint64_t token;
+	uint32_t relay_id;
+	const uint8_t *payload; /* the datagram carried */
+	size_t len;
+};
+
+void wire_relay_put(uint8_t d[WIRE_RELAY_HDR], uint8_t dir, uint64_t token, uint32_t relay_id);
+bool wire_relay_get(struct wire_relay *m, const uint8_t *d, size_t len) WIRE_WUR;
 
 #endif

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in = data + 1;
 	len = size - 1;
 	(void)wire_classify(in, len);
-	switch (data[0] % 9) {
+	switch (data[0] % 11) {
 	case 0: {
 		struct wire_hdr h;
 
@@ -117,6 +117,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(r.n_nacks <= WIRE_REPORT_MAX_NACKS);
 			CHECK(wire_report_put(out, &r) == len);
 			CHECK(memcmp(out, in, len) == 0);
+		}
+		break;
+	}
+	case 9: {
+		struct wire_ctrl c;
+
+		if (wire_ctrl_get(&c, in, len)) {
+			CHECK(c.n_cands <= WIRE_MAX_CANDS && len <= WIRE_CTRL_MAX);
+			CHECK(wire_ctrl_put(out, &c) == len);
+			CHECK(memcmp(out, in, len) == 0);
+		}
+		break;
+	}
+	case 10: {
+		struct wire_relay m;
+
+		if (wire_relay_get(&m, in, len)) {
+			CHECK(m.len > 0 && inside(m.payload, m.len, in, len));
+			CHECK(wire_classify(in, len) == WIRE_RELAY);
+			wire_relay_put(out, m.dir, m.token, m.relay_id);
+			CHECK(memcmp(out, in, WIRE_RELAY_HDR) == 0);
 		}
 		break;
 	}

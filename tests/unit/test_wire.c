@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "wire/wire.h"
@@ -191,12 +192,179 @@ static void classify(void **state)
 	assert_int_equal(wire_classify(d, 100), 0);
 }
 
+static void set4(union yip_sockaddr *a, const char *ip, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->in4.sin_family = AF_INET;
+	a->in4.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a->in4.sin_addr);
+}
+
+static void ctrl_layout(void **state)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_REGISTERED,
+	                      .flags = WIRE_CTRL_RELAY,
+	                      .token = 0x0102030405060708ULL,
+	                      .relay_id = 0xaabbccdd,
+	                      .alt_port = 7001},
+	                 g;
+	static const uint8_t want[] = {
+	    16,   1,                                        /* kind, flags */
+	    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* token */
+	    0xdd, 0xcc, 0xbb, 0xaa,                         /* relay id */
+	    0x59, 0x1b,                                     /* alt port 7001 */
+	    4,    0x50, 0xc3, 203,  0,    113,  9,          /* 203.0.113.9:50000 */
+	};
+	uint8_t b[WIRE_CTRL_MAX + 1];
+	size_t len;
+
+	(void)state;
+	set4(&c.addr, "203.0.113.9", 50000);
+	len = wire_ctrl_put(b, &c);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(b, want, sizeof(want));
+	assert_true(wire_ctrl_get(&g, b, len));
+	assert_int_equal(g.kind, c.kind);
+	assert_true(g.token == c.token && g.relay_id == c.relay_id && g.alt_port == 7001);
+	assert_true(yip_sockaddr_eq(&g.addr, &c.addr));
+	/* One byte more or less is not the message. */
+	assert_false(wire_ctrl_get(&g, b, len - 1));
+	b[len] = 0;
+	assert_false(wire_ctrl_get(&g, b, len + 1));
+	/* Nor is an address of another family, or without a port. */
+	b[16] = 5;
+	assert_false(wire_ctrl_get(&g, b, len));
+	b[16] = 4;
+	b[17] = b[18] = 0;
+	assert_false(wire_ctrl_get(&g, b, len));
+	/* Unknown kinds are refused both ways. */
+	b[0] = 99;
+	assert_false(wire_ctrl_get(&g, b, len));
+	c.kind = 99;
+	assert_int_equal(wire_ctrl_put(b, &c), 0);
+}
+
+/* Every kind survives a round trip with every field it carries. */
+static void ctrl_kinds(void **state)
+{
+	static const uint8_t kinds[] = {
+	    WIRE_CTRL_REGISTER,   WIRE_CTRL_LOOKUP, WIRE_CTRL_ANSWER,   WIRE_CTRL_WHOAMI,
+	    WIRE_CTRL_REGISTERED, WIRE_CTRL_ASK,    WIRE_CTRL_INTRO,    WIRE_CTRL_UNKNOWN,
+	    WIRE_CTRL_YOUARE,     WIRE_CTRL_PROBE,  WIRE_CTRL_PROBE_OK,
+	};
+	uint8_t b[WIRE_CTRL_MAX], again[WIRE_CTRL_MAX];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kinds); k++) {
+		struct wire_ctrl c = {.kind = kinds[k],
+		                      .id = 7,
+		                      .flags = 1,
+		                      .nat = WIRE_NAT_APDM,
+		                      .token = 9,
+		                      .relay_id = 11,
+		                      .alt_port = 13,
+		                      .nonce = 15,
+		                      .ts_us = 17,
+		                      .n_cands = WIRE_MAX_CANDS},
+		                 g;
+		size_t len, len2;
+
+		memset(c.key, 0x42, sizeof(c.key));
+		set4(&c.addr, "192.0.2.1", 1);
+		for (int i = 0; i < WIRE_MAX_CANDS; i++) {
+			if (i % 2) {
+				set4(&c.cands[i], "198.51.100.7", (uint16_t)(1000 + i));
+			} else {
+				memset(&c.cands[i], 0, sizeof(c.cands[i]));
+				c.cands[i].in6.sin6_family = AF_INET6;
+				c.cands[i].in6.sin6_port = htons((uint16_t)(2000 + i));
+				c.cands[i].in6.sin6_addr.s6_addr[0] = 0x20;
+				c.cands[i].in6.sin6_addr.s6_addr[15] = (uint8_t)i;
+			}
+		}
+		len = wire_ctrl_put(b, &c);
+		assert_true(len > 0 && len <= WIRE_CTRL_MAX);
+		assert_true(wire_ctrl_get(&g, b, len));
+		len2 = wire_ctrl_put(again, &g);
+		assert_int_equal(len2, len);
+		assert_memory_equal(again, b, len);
+		for (size_t cut = 0; cut < len; cut++)
+			assert_false(wire_ctrl_get(&g, b, cut));
+	}
+}
+
+static void ctrl_addresses(void **state)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_YOUARE, .id = 1}, g;
+	uint8_t b[WIRE_CTRL_MAX];
+	size_t len;
+
+	(void)state;
+	/* An IPv4-mapped IPv6 address (a dual-stack socket's view) goes as IPv4. */
+	memset(&c.addr, 0, sizeof(c.addr));
+	c.addr.in6.sin6_family = AF_INET6;
+	c.addr.in6.sin6_port = htons(7000);
+	inet_pton(AF_INET6, "::ffff:203.0.113.5", &c.addr.in6.sin6_addr);
+	len = wire_ctrl_put(b, &c);
+	assert_int_equal(len, 1 + 4 + 7);
+	assert_int_equal(b[5], 4);
+	assert_true(wire_ctrl_get(&g, b, len));
+	assert_int_equal(g.addr.sa.sa_family, AF_INET);
+	assert_true(yip_sockaddr_eq(&g.addr, &c.addr));
+	/* Too many candidates, an address without a port, an unknown NAT class. */
+	c = (struct wire_ctrl){.kind = WIRE_CTRL_REGISTER, .n_cands = WIRE_MAX_CANDS + 1};
+	assert_int_equal(wire_ctrl_put(b, &c), 0);
+	c.n_cands = 1;
+	set4(&c.cands[0], "10.0.0.1", 0);
+	assert_int_equal(wire_ctrl_put(b, &c), 0);
+	set4(&c.cands[0], "10.0.0.1", 5);
+	len = wire_ctrl_put(b, &c);
+	assert_true(wire_ctrl_get(&g, b, len));
+	b[2] = WIRE_NAT_COUNT;
+	assert_false(wire_ctrl_get(&g, b, len));
+	b[2] = 0;
+	b[3] = WIRE_MAX_CANDS + 1;
+	assert_false(wire_ctrl_get(&g, b, len));
+}
+
+static void relay_layout(void **state)
+{
+	uint8_t d[WIRE_RELAY_HDR + 4] = {0};
+	struct wire_relay m;
+
+	(void)state;
+	wire_relay_put(d, WIRE_RELAY_FROM_SERVER, 0x1122334455667788ULL, 0x01020304);
+	memcpy(d + WIRE_RELAY_HDR,
+	       "\x04"
+	       "abc",
+	       4);
+	assert_memory_equal(d, "\x08\x01\x00\x00\x88\x77\x66\x55\x44\x33\x22\x11\x04\x03\x02\x01",
+	                    WIRE_RELAY_HDR);
+	assert_int_equal(wire_classify(d, sizeof(d)), WIRE_RELAY);
+	assert_true(wire_relay_get(&m, d, sizeof(d)));
+	assert_int_equal(m.dir, WIRE_RELAY_FROM_SERVER);
+	assert_true(m.token == 0x1122334455667788ULL && m.relay_id == 0x01020304);
+	assert_ptr_equal(m.payload, d + WIRE_RELAY_HDR);
+	assert_int_equal(m.len, 4);
+	/* Nothing carried, another direction, reserved bytes. */
+	assert_false(wire_relay_get(&m, d, WIRE_RELAY_HDR));
+	assert_int_equal(wire_classify(d, WIRE_RELAY_HDR), 0);
+	d[1] = 2;
+	assert_false(wire_relay_get(&m, d, sizeof(d)));
+	assert_int_equal(wire_classify(d, sizeof(d)), 0);
+	d[1] = 0;
+	d[3] = 1;
+	assert_false(wire_relay_get(&m, d, sizeof(d)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(header_layout),    cmocka_unit_test(handshake_layouts),
 	    cmocka_unit_test(recovery_layouts), cmocka_unit_test(report_layout),
-	    cmocka_unit_test(classify),
+	    cmocka_unit_test(classify),         cmocka_unit_test(ctrl_layout),
+	    cmocka_unit_test(ctrl_kinds),       cmocka_unit_test(ctrl_addresses),
+	    cmocka_unit_test(relay_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
