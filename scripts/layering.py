@@ -26,7 +26,7 @@ import sys
 
 # Bottom to top. A module may call only modules before it in this list.
 ENGINE = ["util", "crypto", "addr", "noise", "replay", "wire", "fec", "flow", "mac", "route",
-          "aqm", "offload", "config", "peer"]
+          "aqm", "offload", "config", "peer", "rendezvous"]
 OS_SIDE = ["tun", "udp", "ctl", "loop"]
 MODULES = ENGINE + OS_SIDE + ["cmd"]
 

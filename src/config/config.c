@@ -41,6 +41,10 @@ enum key_id {
 	KEY_CIPHER,
 	KEY_IO,
 	KEY_WORKERS,
+	KEY_RENDEZVOUS,
+	KEY_RENDEZVOUS_KEY,
+	KEY_NAT_KEEPALIVE,
+	KEY_RELAY,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -400,6 +404,62 @@ static int parse_workers(struct parser *p, char *value)
 	return 0;
 }
 
+static int parse_rendezvous(struct parser *p, char *value)
+{
+	struct yip_config *cfg = p->cfg;
+	struct yip_rendezvous_config *r;
+	char reason[MAX_MSG];
+
+	if (cfg->n_rendezvous > 0 && !cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
+		return fail(p,
+		            "the rendezvous on line %u has no rendezvous_key yet (give each "
+		            "rendezvous= its rendezvous_key= on the next line)",
+		            cfg->rendezvous[cfg->n_rendezvous - 1].line);
+	if (cfg->n_rendezvous >= YIP_MAX_RENDEZVOUS)
+		return fail(p, "too many rendezvous servers (at most %d)", YIP_MAX_RENDEZVOUS);
+	r = &cfg->rendezvous[cfg->n_rendezvous];
+	memset(r, 0, sizeof(*r));
+	if (yip_endpoint_parse(value, 0, p->resolve, &r->addr, NULL, reason, sizeof(reason)) < 0)
+		return fail(p, "rendezvous: %s", reason);
+	r->line = p->line;
+	cfg->n_rendezvous++;
+	return 0;
+}
+
+static int parse_rendezvous_key(struct parser *p, char *value)
+{
+	struct yip_config *cfg = p->cfg;
+	struct yip_rendezvous_config *r;
+
+	if (cfg->n_rendezvous == 0 || cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
+		return fail(p, "rendezvous_key must follow the rendezvous= it belongs to");
+	r = &cfg->rendezvous[cfg->n_rendezvous - 1];
+	if (parse_key(p, "rendezvous_key", value, r->public_key) < 0)
+		return -1;
+	r->has_key = true;
+	return 0;
+}
+
+static int parse_nat_keepalive(struct parser *p, char *value)
+{
+	unsigned long secs;
+
+	if (strcmp(value, "off") == 0) {
+		p->cfg->nat_keepalive = 0;
+		return 0;
+	}
+	if (parse_number(value, &secs) < 0 || secs < 1 || secs > 3600)
+		return fail(p, "nat_keepalive '%s': expected seconds from 1 to 3600, or 'off'",
+		            value);
+	p->cfg->nat_keepalive = (unsigned)secs;
+	return 0;
+}
+
+static int parse_relay(struct parser *p, char *value)
+{
+	return parse_switch(p, "relay", value, &p->cfg->relay_off);
+}
+
 static struct yip_peer_config *current_peer(struct parser *p)
 {
 	return &p->cfg->peers[p->cfg->n_peers - 1];
@@ -491,6 +551,10 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_CIPHER] = {"cipher", SCOPE_INTERFACE, false, parse_cipher},
     [KEY_IO] = {"io", SCOPE_INTERFACE, false, parse_io},
     [KEY_WORKERS] = {"workers", SCOPE_INTERFACE, false, parse_workers},
+    [KEY_RENDEZVOUS] = {"rendezvous", SCOPE_INTERFACE, true, parse_rendezvous},
+    [KEY_RENDEZVOUS_KEY] = {"rendezvous_key", SCOPE_INTERFACE, true, parse_rendezvous_key},
+    [KEY_NAT_KEEPALIVE] = {"nat_keepalive", SCOPE_INTERFACE, false, parse_nat_keepalive},
+    [KEY_RELAY] = {"relay", SCOPE_INTERFACE, false, parse_relay},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
@@ -649,8 +713,14 @@ static int parse_line(struct parser *p, char *line)
 /* Whole-file check of our own key. */
 static int check_interface(struct parser *p)
 {
+	const struct yip_config *cfg = p->cfg;
+
 	if (p->seen[KEY_LOCAL_PRIVATE] == 0)
 		return fail_at(p, 0, "missing local_private");
+	if (cfg->n_rendezvous > 0 && !cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
+		return fail_at(p, cfg->rendezvous[cfg->n_rendezvous - 1].line,
+		               "rendezvous has no rendezvous_key (the server's public key, from "
+		               "yip-rendezvous --genkey)");
 	if (p->seen[KEY_LOCAL_PUBLIC] != 0 &&
 	    memcmp(p->local_public, p->cfg->public_key, YIP_KEY_LEN) != 0)
 		return fail_at(p, p->seen[KEY_LOCAL_PUBLIC],
@@ -777,6 +847,7 @@ static void set_defaults(struct yip_config *cfg)
 	snprintf(cfg->device, sizeof(cfg->device), "%s", YIP_DEFAULT_DEVICE);
 	cfg->device_kind = YIP_DEVICE_TUN;
 	cfg->mtu = 0; /* auto */
+	cfg->nat_keepalive = YIP_DEFAULT_NAT_KEEPALIVE;
 }
 
 static int parse_text(struct parser *p, const char *text, size_t len)

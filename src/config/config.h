@@ -27,6 +27,9 @@
 
 #define YIP_MAX_WORKERS 16
 
+#define YIP_MAX_RENDEZVOUS        4  /* rendezvous servers a node uses together */
+#define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
+
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
 
@@ -38,6 +41,14 @@ struct yip_peer_config {
 	size_t n_allowed_ips;
 	unsigned persistent_keepalive; /* seconds, 0 = off */
 	unsigned line;                 /* line of the [peer] header */
+};
+
+/* A rendezvous server (docs/nat.md): where it is and its static public key. */
+struct yip_rendezvous_config {
+	union yip_sockaddr addr; /* resolved at load time */
+	uint8_t public_key[YIP_KEY_LEN];
+	bool has_key;
+	unsigned line; /* of its rendezvous= line */
 };
 
 struct yip_config {
@@ -57,6 +68,10 @@ struct yip_config {
 	unsigned workers;              /* data-path threads; 0 = auto */
 	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
+	struct yip_rendezvous_config rendezvous[YIP_MAX_RENDEZVOUS];
+	size_t n_rendezvous;
+	unsigned nat_keepalive; /* seconds between datagrams that hold NAT mappings; 0 = off */
+	bool relay_off;         /* relay=off: never send through a rendezvous server */
 };
 
 /*

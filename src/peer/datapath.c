@@ -117,7 +117,7 @@ void datapath_established(struct yip_peer *p, uint64_t now)
 /* Sends to one peer now, or queues while its handshake runs. */
 static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 {
-	if (!p->has_endpoint) {
+	if (p->n_paths == 0 && p->dev->n_servers == 0) {
 		yip_device_drop(p->dev, YIP_DROP_NO_ENDPOINT);
 		return;
 	}
@@ -128,10 +128,13 @@ static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, s
 		return;
 	}
 	queue_push(p, pkt, len);
-	if (session_usable(p, now))
+	if (session_usable(p, now)) {
 		queue_flush(p, now);
-	else
-		handshake_start(p, now);
+		return;
+	}
+	handshake_start(p, now);
+	if (!p->hs_pending)
+		rendezvous_lookup(p, now); /* no path to try yet: ask the servers */
 }
 
 /*
@@ -212,15 +215,32 @@ static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 		recover_source(p, now, rx);
 }
 
-void datapath_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                  const uint8_t *d, size_t len)
 {
+	struct wire_ctrl c;
 	struct frame_rx rx;
 	struct yip_peer *p;
 
-	if (!frame_open(dev, now, src, d, len, &rx))
+	if (!frame_open(dev, now, d, len, &rx))
 		return;
 	p = rx.p;
+	if (rx.h.type == WIRE_CTRL) {
+		if (!wire_ctrl_get(&c, rx.plain, rx.len)) {
+			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
+			return;
+		}
+		if (p->is_server)
+			rendezvous_ctrl(p, now, &c);
+		else
+			punch_ctrl(p, now, from, &c);
+		return;
+	}
+	if (p->is_server) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED); /* servers send only Ctrl */
+		return;
+	}
+	path_confirm(p, now, from, false);
 	if (rx.kp == &p->next) {
 		/* The peer used the keys we made answering its Init: they become
 		 * current. Repairs for blocks sealed under the old keys go first. */

@@ -61,8 +61,10 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
 	wire_mac1_key(p->mac1_key, p->public_key);
 	yip_addr_from_public(p->address, p->public_key);
-	p->has_endpoint = pc->has_endpoint;
-	p->endpoint = pc->endpoint;
+	p->path = -1;
+	if (pc->has_endpoint)
+		path_use(p, 0,
+		         path_add(p, 0, YIP_PATH_DIRECT, &pc->endpoint, -1, 0, YIP_ORIGIN_CONFIG));
 	p->persistent_keepalive = pc->persistent_keepalive;
 	if (p->persistent_keepalive)
 		schedule(dev, 0);
@@ -91,6 +93,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	/* TAP frames carry an Ethernet header and maybe a VLAN tag on top of the MTU. */
 	dev->pkt_max = dev->mtu + (cfg->device_kind == YIP_DEVICE_TAP ? 18 : 0);
 	dev->fec_off = cfg->fec_off;
+	dev->relay_off = cfg->relay_off;
+	dev->nat_keepalive = (uint64_t)cfg->nat_keepalive * YIP_NS_PER_S;
 	for (unsigned c = 0; c < YIP_CIPHER_COUNT; c++)
 		if ((cfg->ciphers == 0 || (cfg->ciphers & YIP_CIPHER_BIT(c))) &&
 		    yip_cipher_available(c))
@@ -111,7 +115,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 
 	/* Up to four live indices per peer (handshake, previous, current, next);
 	 * keep the table at most a quarter full so probe runs stay short. */
-	while (slots < cfg->n_peers * 16)
+	while (slots < (cfg->n_peers + cfg->n_rendezvous) * 16)
 		slots *= 2;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		prefixes += cfg->peers[i].n_allowed_ips + 1;
@@ -139,6 +143,10 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		if (peer_init(dev, &dev->peers[i], &cfg->peers[i], err, errlen) != 0)
 			goto fail;
+	if (rendezvous_init(dev, cfg) != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	return 0;
 fail:
 	yip_device_free(dev);
@@ -147,6 +155,7 @@ fail:
 
 void yip_device_free(struct yip_device *dev)
 {
+	rendezvous_free(dev);
 	for (size_t i = 0; dev->peers && i < dev->n_peers; i++) {
 		struct yip_peer *p = &dev->peers[i];
 
@@ -238,28 +247,75 @@ bool yip_peer_established(const struct yip_peer *p, uint64_t now)
 	return session_usable(p, now);
 }
 
-void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-                   const uint8_t *d, size_t len)
+static void dispatch(struct yip_device *dev, uint64_t now, const struct yip_from *from,
+                     const uint8_t *d, size_t len)
 {
 	struct yip_peer *p;
 
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
-		handshake_rx_init(dev, now, src, d, len);
+		handshake_rx_init(dev, now, from, d, len);
 		break;
 	case WIRE_RESP:
-		p = handshake_rx_resp(dev, now, src, d, len);
-		if (p != NULL)
+		p = handshake_rx_resp(dev, now, from, d, len);
+		if (p != NULL && p->is_server)
+			rendezvous_established(p, now);
+		else if (p != NULL)
 			datapath_established(p, now);
 		break;
 	case WIRE_DATA:
 	case WIRE_REPAIR:
 	case WIRE_REPORT:
-		datapath_rx(dev, now, src, d, len);
+	case WIRE_CTRL:
+		datapath_rx(dev, now, from, d, len);
 		break;
 	default:
 		yip_device_drop(dev, YIP_DROP_MALFORMED);
 	}
+}
+
+/*
+ * A datagram a rendezvous server relayed: it must come from a server we
+ * use and carry our token there; then it is handled as if it had come
+ * straight from its sender, by way of that server.
+ */
+static void relayed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                    const uint8_t *d, size_t len)
+{
+	struct yip_from from = {.addr = *src};
+	struct wire_relay m;
+	size_t i;
+
+	if (!wire_relay_get(&m, d, len) || m.dir != WIRE_RELAY_FROM_SERVER ||
+	    wire_classify(m.payload, m.len) == WIRE_RELAY) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+		return;
+	}
+	for (i = 0; i < dev->n_servers; i++) {
+		const struct yip_server *s = &dev->servers[i];
+
+		if (s->state == YIP_SERVER_REGISTERED && yip_sockaddr_eq(&s->peer.endpoint, src) &&
+		    sodium_memcmp(&s->token, &m.token, sizeof(m.token)) == 0)
+			break;
+	}
+	if (i == dev->n_servers) {
+		yip_device_drop(dev, YIP_DROP_BAD_RELAY);
+		return;
+	}
+	from.server = (int)i;
+	from.relay_id = m.relay_id;
+	dispatch(dev, now, &from, m.payload, m.len);
+}
+
+void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+                   const uint8_t *d, size_t len)
+{
+	struct yip_from from = {.addr = *src, .server = -1};
+
+	if (len > 0 && d[0] == WIRE_RELAY)
+		relayed(dev, now, src, d, len);
+	else
+		dispatch(dev, now, &from, d, len);
 }
 
 const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len)
@@ -324,10 +380,31 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 	next = min64(next, protect_timers(p, now));
 	next = min64(next, recover_timers(p, now));
 	next = min64(next, report_timers(p, now));
+	next = min64(next, punch_timers(p, now));
 	next = min64(next, handshake_timers(p, now, &gave_up));
-	if (gave_up)
+	if (gave_up) {
 		datapath_queue_drop(p, YIP_DROP_HANDSHAKE_TIMEOUT);
+		rendezvous_lookup(p, now); /* maybe a server knows a way */
+	}
 	return next;
+}
+
+/* A server's session: keys expire, handshakes retry, and it is rekeyed on
+ * time whether or not anything is said over it. */
+static uint64_t server_session_timers(struct yip_peer *sp, uint64_t now)
+{
+	uint64_t next = session_timers(sp, now);
+	bool gave_up;
+
+	if (sp->cur.valid && !sp->hs_pending) {
+		uint64_t due = sp->cur.created + session_rekey_age(sp);
+
+		if (now >= due)
+			handshake_start(sp, now);
+		else
+			next = min64(next, due);
+	}
+	return min64(next, handshake_timers(sp, now, &gave_up));
 }
 
 uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
@@ -339,6 +416,9 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 	dev->next_timer = UINT64_MAX; /* the peers' actions may schedule() below */
 	for (size_t i = 0; i < dev->n_peers; i++)
 		next = min64(next, peer_timers(&dev->peers[i], now));
+	for (size_t i = 0; i < dev->n_servers; i++)
+		next = min64(next, server_session_timers(&dev->servers[i].peer, now));
+	next = min64(next, rendezvous_timers(dev, now));
 	next = min64(next, dev->next_timer);
 	dev->next_timer = next;
 	return next;

@@ -32,13 +32,49 @@ void frame_tun_write(struct yip_device *dev, const uint8_t *pkt, size_t len)
 	dev->io.tun_write(dev->io.ctx, pkt, len);
 }
 
+void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
+{
+	struct yip_device *dev = p->dev;
+	const union yip_sockaddr *to;
+	uint8_t *out = dev->io.udp_buf(dev->io.ctx);
+	size_t hdr = path_prefix_for(p, i, out, &to);
+
+	memcpy(out + hdr, d, len);
+	dev->io.udp_send(dev->io.ctx, to, hdr + len, 0);
+}
+
+void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
+                     const union yip_sockaddr *to)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_keypair *kp = &p->cur;
+	uint8_t msg[WIRE_CTRL_MAX], *d = dev->io.udp_buf(dev->io.ctx);
+	size_t len = wire_ctrl_put(msg, c), hdr = 0;
+	struct wire_hdr h;
+
+	if (len == 0 || !session_usable(p, now))
+		return;
+	if (to == NULL)
+		hdr = path >= 0 ? path_prefix_for(p, path, d, &to) : path_prefix(p, d, &to);
+	h = (struct wire_hdr){WIRE_CTRL, 0, 0, kp->remote_index, kp->send_counter++};
+	wire_hdr_put(d + hdr, &h);
+	yip_cipher_seal(d + hdr + WIRE_DATA_HDR, &kp->send, h.counter, d + hdr, WIRE_DATA_HDR, msg,
+	                len);
+	dev->io.udp_send(dev->io.ctx, to, hdr + WIRE_DATA_MIN + len, 0);
+	p->last_tx = now;
+	p->stats.wire_bytes += hdr + WIRE_DATA_MIN + len;
+}
+
 uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
                     const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_keypair *kp = &p->cur;
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
-	uint8_t *d = dev->io.udp_buf(dev->io.ctx), *body = d + WIRE_DATA_HDR;
+	const union yip_sockaddr *to;
+	uint8_t *buf = dev->io.udp_buf(dev->io.ctx);
+	size_t hdr = path_prefix(p, buf, &to);
+	uint8_t *d = buf + hdr, *body = d + WIRE_DATA_HDR;
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
 	uint32_t train;
 
@@ -60,9 +96,9 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag:
 	 * the I/O layer never puts two of them in one GSO train. */
 	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
-	dev->io.udp_send(dev->io.ctx, &p->endpoint, total, train);
+	dev->io.udp_send(dev->io.ctx, to, hdr + total, train);
 	p->last_tx = now;
-	p->stats.wire_bytes += total;
+	p->stats.wire_bytes += hdr + total;
 	return h.counter;
 }
 
@@ -86,8 +122,8 @@ const uint8_t *frame_inner_addr(const uint8_t *pkt, size_t len, bool dst, int *f
 	return NULL;
 }
 
-bool frame_open(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-                const uint8_t *d, size_t len, struct frame_rx *rx)
+bool frame_open(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t len,
+                struct frame_rx *rx)
 {
 	struct yip_keypair *kp = NULL;
 	struct yip_peer *p = NULL;
@@ -132,7 +168,6 @@ bool frame_open(struct yip_device *dev, uint64_t now, const union yip_sockaddr *
 	replay_update(&kp->replay, rx->h.counter);
 	p->last_rx = now;
 	p->first_unanswered = 0;
-	path_confirm(p, src);
 	rx->p = p;
 	rx->kp = kp;
 	rx->plain = dev->scratch;

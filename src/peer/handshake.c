@@ -6,6 +6,7 @@
 #include "peer/internal.h"
 
 #include <sodium.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/clock.h"
@@ -73,21 +74,43 @@ static uint64_t retry_delay(const struct yip_timing *t, unsigned tries)
 	return d - d / 5 + (uint64_t)randombytes_uniform(1000) * (d / 5) * 2 / 1000;
 }
 
+/*
+ * Where an Init goes: only the current path while it is alive (a rekey);
+ * otherwise every candidate at once, and the first that answers wins
+ * (docs/nat.md, "Punching").
+ */
+static unsigned init_targets(const struct yip_peer *p, uint64_t now, int *out)
+{
+	unsigned n = 0;
+
+	if (p->path >= 0 && path_alive(p, p->path, now, p->dev->t.dead_after) &&
+	    path_sendable(p, p->path)) {
+		out[0] = p->path;
+		return 1;
+	}
+	for (unsigned i = 0; i < p->n_paths; i++)
+		if (path_sendable(p, (int)i))
+			out[n++] = (int)i;
+	return n;
+}
+
 static void send_init(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
 	struct wire_init_payload pl = {.ciphers = (uint8_t)dev->ciphers};
-	uint8_t payload[WIRE_INIT_PAYLOAD], *d, *msg1;
+	uint8_t payload[WIRE_INIT_PAYLOAD], d[WIRE_INIT_LEN], *msg1;
+	int targets[YIP_MAX_PATHS];
+	unsigned n;
 
 	handshake_abandon(p);
-	if (!p->has_endpoint || index_add(dev, p, &p->hs_index) != 0)
+	n = init_targets(p, now, targets);
+	if (n == 0 || index_add(dev, p, &p->hs_index) != 0)
 		return;
 	noise_hs_init(&p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
 	yip_tai64n(pl.tai64n, frame_wall(dev));
 	wire_init_payload_put(payload, &pl);
 
-	d = frame_buf(dev);
 	msg1 = wire_init_put(d, p->hs_index);
 	if (noise_write_msg1(&p->hs, payload, sizeof(payload), msg1, WIRE_MSG1_LEN) !=
 	    WIRE_MSG1_LEN) {
@@ -96,7 +119,8 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		return;
 	}
 	wire_mac1_put(d, WIRE_INIT_LEN, p->mac1_key);
-	frame_send_raw(dev, &p->endpoint, WIRE_INIT_LEN);
+	for (unsigned i = 0; i < n; i++)
+		frame_send_path(p, targets[i], d, WIRE_INIT_LEN);
 
 	p->hs_pending = true;
 	p->last_tx = now;
@@ -107,7 +131,7 @@ static void send_init(struct yip_peer *p, uint64_t now)
 
 void handshake_start(struct yip_peer *p, uint64_t now)
 {
-	if (p->hs_pending || !p->has_endpoint)
+	if (p->hs_pending || p->n_paths == 0)
 		return;
 	p->hs_first = now;
 	p->hs_tries = 0;
@@ -123,11 +147,17 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 	if (!p->hs_pending)
 		return UINT64_MAX;
 	if (now - p->hs_first >= t->rekey_attempt) {
-		char ep[YIP_ADDRSTRLEN];
+		char ep[YIP_ADDRSTRLEN + 16];
 
-		yip_sockaddr_format(&p->endpoint, ep, sizeof(ep));
-		log_warn("peer at %s: no handshake answer for %llu s, giving up until new traffic",
-		         ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
+		if (p->path >= 0)
+			path_format(p, p->path, ep, sizeof(ep));
+		else
+			snprintf(ep, sizeof(ep), "%u candidate path%s", p->n_paths,
+			         p->n_paths == 1 ? "" : "s");
+		log_warn("peer %02x%02x%02x%02x (%s): no handshake answer for %llu s, giving up "
+		         "until new traffic",
+		         p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3], ep,
+		         (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
 		handshake_abandon(p);
 		*gave_up = true;
 		return UINT64_MAX;
@@ -143,10 +173,12 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
  * before the second DH, then the timestamp against replays. Only then does
  * any per-peer state change.
  */
-void handshake_rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                        const uint8_t *d, size_t len)
 {
-	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD], *out;
+	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
+	uint8_t resp[WIRE_RESP_LEN];
+	int back;
 	struct wire_init_payload pl;
 	struct wire_init m;
 	struct noise_hs hs;
@@ -212,21 +244,24 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const union yip_soc
 	kp->remote_index = m.sender;
 	kp->initiator = false;
 
-	out = frame_buf(dev);
 	wire_resp_payload_put(chosen, (uint8_t)cipher);
 	if (noise_write_msg2(&hs, chosen, sizeof(chosen),
-	                     wire_resp_put(out, kp->local_index, kp->remote_index),
+	                     wire_resp_put(resp, kp->local_index, kp->remote_index),
 	                     WIRE_MSG2_LEN) != WIRE_MSG2_LEN) {
 		index_del(dev, kp->local_index);
 		sodium_memzero(kp, sizeof(*kp));
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	wire_mac1_put(out, WIRE_RESP_LEN, p->mac1_key);
+	wire_mac1_put(resp, WIRE_RESP_LEN, p->mac1_key);
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
 	session_install(p, kp, now, frame_wall(dev));
-	path_confirm(p, src);
-	frame_send_raw(dev, &p->endpoint, WIRE_RESP_LEN);
+	path_confirm(p, now, from, false);
+	/* The Resp goes back the way the Init came. */
+	back = path_find(p, from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY, &from->addr,
+	                 from->server, from->relay_id);
+	if (back >= 0)
+		frame_send_path(p, back, resp, WIRE_RESP_LEN);
 	p->last_tx = now;
 	peer_name(p, name);
 	log_debug("peer %s: answered handshake (%s)", name, yip_cipher_name((unsigned)cipher));
@@ -238,7 +273,7 @@ out:
 
 /* A Resp to our pending Init: the handshake is done and we switch at once. */
 struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
-                                   const union yip_sockaddr *src, const uint8_t *d, size_t len)
+                                   const struct yip_from *from, const uint8_t *d, size_t len)
 {
 	uint8_t payload[WIRE_RESP_PAYLOAD], cipher;
 	struct wire_resp m;
@@ -283,7 +318,8 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	p->hs_pending = false;
 	p->hs_index = 0;
 	session_install(p, &p->cur, now, frame_wall(dev));
-	path_confirm(p, src);
+	if (!p->is_server)
+		path_confirm(p, now, from, false);
 	p->last_rx = now;
 
 	peer_name(p, name);

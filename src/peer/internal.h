@@ -6,13 +6,15 @@
  *
  *   index.c      a datagram finds its peer: session index or static key
  *   session.c    key slots (previous, current, next) and their lifetimes
- *   path.c       where a peer's datagrams go
+ *   path.c       a peer's candidate paths and the current one
  *   icmp.c       ICMP unreachable replies (builds them; sends nothing)
  *   frame.c      seal and send, open, deliver: the engine's only yip_io calls
  *   protect.c    loss recovery, sending side: FEC blocks, ARQ history
  *   recover.c    loss recovery, receiving side: reassembly, loss, NACKs
  *   report.c     loss reports both ways; RTT
  *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
+ *   punch.c      path probes: which paths work, how fast, which to use
+ *   rendezvous.c the node's side of the rendezvous servers: register, look up, introductions
  *   datapath.c   TUN -> peer, peer -> TUN, the send queue
  *   device.c     lifecycle, datagram dispatch, timers
  *
@@ -67,10 +69,31 @@ bool session_rekey_due(const struct yip_peer *p, uint64_t now);
 /* Expires keys past their lifetime; returns the next expiry. */
 uint64_t session_timers(struct yip_peer *p, uint64_t now);
 
-/* ---- path.c: where a peer's datagrams go -------------------------------------- */
+/* ---- path.c: candidate paths and the current one -------------------------------- */
 
-/* An authenticated datagram came from src: send there from now on. */
-void path_confirm(struct yip_peer *p, const union yip_sockaddr *src);
+int path_find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int server,
+              uint32_t relay_id);
+/* Adds a candidate (or finds it); its index, or -1 if the table is full. */
+int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
+             uint32_t relay_id, int origin);
+/* Makes path i current (logs the change). */
+void path_use(struct yip_peer *p, uint64_t now, int i);
+void path_clear_current(struct yip_peer *p);
+/* "direct a.b.c.d:p" or "relayed via a.b.c.d:p". */
+void path_format(const struct yip_peer *p, int i, char *out, size_t len);
+/* An authenticated datagram came by `from`; probe: only a path probe. */
+void path_confirm(struct yip_peer *p, uint64_t now, const struct yip_from *from, bool probe);
+/* Validated, and heard from within window. */
+bool path_alive(const struct yip_peer *p, int i, uint64_t now, uint64_t window);
+/* Whether path i can carry a datagram now (a relay needs a registered server). */
+bool path_sendable(const struct yip_peer *p, int i);
+/*
+ * Writes the relay header for the current path (or path i) at d if it is
+ * relayed, and sets *to; returns the header's length (0: direct). The
+ * datagram itself goes right after it.
+ */
+size_t path_prefix(const struct yip_peer *p, uint8_t *d, const union yip_sockaddr **to);
+size_t path_prefix_for(const struct yip_peer *p, int i, uint8_t *d, const union yip_sockaddr **to);
 
 /* ---- icmp.c: destination unreachable, built into out (dev->scratch) ----------- */
 
@@ -84,6 +107,12 @@ uint64_t frame_wall(struct yip_device *dev);
 /* A buffer for a handshake datagram, then sending it to `to`. */
 uint8_t *frame_buf(struct yip_device *dev);
 void frame_send_raw(struct yip_device *dev, const union yip_sockaddr *to, size_t len);
+/* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
+void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
+/* Seals a control message to p (a server or a peer) and sends it on its
+ * current path, or on path i >= 0, or straight to `to` when not NULL. */
+void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
+                     const union yip_sockaddr *to);
 /*
  * Seals pre || pkt as a datagram of the given type under p's current keys
  * and sends it. Returns the counter used. pre (at most 16 bytes) is copied
@@ -110,10 +139,11 @@ struct frame_rx {
 /*
  * Finds the session by index, checks age and replay window, authenticates
  * and decrypts; then records what an authenticated datagram proves
- * (replay window, liveness, the peer's address). False if dropped (counted).
+ * (replay window, liveness). Which path it came by is the caller's to
+ * record (path_confirm). False if dropped (counted).
  */
-bool frame_open(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-                const uint8_t *d, size_t len, struct frame_rx *rx);
+bool frame_open(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t len,
+                struct frame_rx *rx);
 /* Checks a decrypted inner packet (allowed source, TAP learning) and writes
  * it to the device. True if delivered; a refusal is counted. */
 bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
@@ -158,11 +188,32 @@ void handshake_abandon(struct yip_peer *p);
 /* Retransmits and gives up; returns the next deadline. *gave_up: the series
  * ended unanswered (what waited for it must be dropped). */
 uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up);
-void handshake_rx_init(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                        const uint8_t *d, size_t len);
 /* The peer whose handshake a valid Resp completed, or NULL (dropped, counted). */
 struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
-                                   const union yip_sockaddr *src, const uint8_t *d, size_t len);
+                                   const struct yip_from *from, const uint8_t *d, size_t len);
+
+/* ---- punch.c: path probes ------------------------------------------------------------ */
+
+/* A PROBE or PROBE_OK from peer p (anything else is counted as bad). */
+void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
+                const struct wire_ctrl *c);
+/* New candidates: probe them now, fast. */
+void punch_restart(struct yip_peer *p, uint64_t now);
+uint64_t punch_timers(struct yip_peer *p, uint64_t now);
+
+/* ---- rendezvous.c: the rendezvous servers -------------------------------------------- */
+
+int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg);
+void rendezvous_free(struct yip_device *dev);
+/* A control message from server sp. */
+void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *c);
+/* The session with server sp is up (its handshake completed). */
+void rendezvous_established(struct yip_peer *sp, uint64_t now);
+/* Peer p needs a path: ask the servers for it. */
+void rendezvous_lookup(struct yip_peer *p, uint64_t now);
+uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 
@@ -174,8 +225,8 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
  * the responder learns we switched. */
 void datapath_established(struct yip_peer *p, uint64_t now);
 void datapath_queue_drop(struct yip_peer *p, enum yip_drop why);
-/* An authenticated-looking Data, Repair or Report datagram. */
-void datapath_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
+/* A Data, Repair, Report or Ctrl datagram. */
+void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                  const uint8_t *d, size_t len);
 
 #endif

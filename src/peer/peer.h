@@ -27,9 +27,9 @@ struct route_table;
 /* Bytes a datagram adds to the inner packet at most (a repair's). */
 #define YIP_DGRAM_OVERHEAD WIRE_MAX_OVERHEAD
 
-/* Largest datagram yip sends or accepts: a repair of the largest TAP frame
- * (the MTU plus an Ethernet header and a VLAN tag). */
-#define YIP_MAX_DGRAM (YIP_MAX_MTU + 18 + YIP_DGRAM_OVERHEAD)
+/* Largest datagram yip sends or accepts: a relayed repair of the largest TAP
+ * frame (the MTU plus an Ethernet header and a VLAN tag). */
+#define YIP_MAX_DGRAM (YIP_MAX_MTU + 18 + YIP_DGRAM_OVERHEAD + WIRE_RELAY_HDR)
 
 /* Packets held per peer while its handshake runs; the oldest is dropped. */
 #define YIP_QUEUE_LEN 16
@@ -64,6 +64,8 @@ struct route_table;
 	X(BAD_REPAIR, "bad_repair")       /* repair symbol inconsistent with its block */          \
 	X(BAD_REPORT, "bad_report")       /* malformed loss report */                              \
 	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */            \
+	X(BAD_RELAY, "bad_relay") /* relayed, but not by a server we use or not with our token */  \
+	X(BAD_CTRL, "bad_ctrl")   /* control message malformed or not expected from its sender */  \
 	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */
 
 enum yip_drop {
@@ -101,6 +103,12 @@ struct yip_io {
 	 */
 	void (*seal_later)(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	                   const struct yip_cipher_key *key, uint64_t counter);
+	/*
+	 * Optional. Writes up to max of this node's own addresses, with the
+	 * port it listens on, as candidates for peers behind the same NAT
+	 * (docs/nat.md); returns how many.
+	 */
+	size_t (*local_addrs)(void *ctx, union yip_sockaddr *out, size_t max);
 };
 
 /*
@@ -224,14 +232,67 @@ struct yip_fec {
 	uint64_t srtt;       /* smoothed RTT, ns (0 = unknown) */
 };
 
+/*
+ * Where a datagram came from: an address, and, for one a rendezvous server
+ * relayed, which server and the sender's relay id there.
+ */
+struct yip_from {
+	union yip_sockaddr addr; /* the sender's, or the server's when relayed */
+	int server;              /* -1: direct; else the index of the relaying server */
+	uint32_t relay_id;       /* relayed: the sender's relay id at that server */
+};
+
+/* A way to reach a peer (docs/nat.md, "Paths"). */
+enum yip_path_kind { YIP_PATH_DIRECT = 0, YIP_PATH_RELAY = 1 };
+
+/* Where a path came from. */
+enum yip_path_origin {
+	YIP_ORIGIN_CONFIG = 0, /* the peer's endpoint= */
+	YIP_ORIGIN_SERVER,     /* an address a rendezvous server told us (INTRO) */
+	YIP_ORIGIN_PEER,       /* an address the peer wrote to us from */
+	YIP_ORIGIN_RELAY,      /* through a rendezvous server */
+};
+
+struct yip_path {
+	uint8_t kind;            /* enum yip_path_kind */
+	uint8_t origin;          /* enum yip_path_origin */
+	int8_t server;           /* relay: the server's index */
+	bool validated;          /* an authenticated datagram came back on it */
+	union yip_sockaddr addr; /* direct: the peer's address */
+	uint32_t relay_id;       /* relay: the peer's id at the server */
+	uint64_t added;
+	uint64_t last_rx;  /* last authenticated datagram on it, 0 = never */
+	uint64_t rtt;      /* smoothed probe round trip, ns (0 = unknown) */
+	uint64_t probe_at; /* when the last probe went out on it */
+	uint64_t probe_nonce;
+	unsigned unanswered; /* probes since the last answer */
+};
+
+#define YIP_MAX_PATHS 12
+
 struct yip_peer {
 	struct yip_device *dev;
+	bool is_server; /* a rendezvous server: a session for control messages only */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
+	/* The current path: its destination (the server's address when
+	 * relayed). has_endpoint: there is one. */
 	bool has_endpoint;
 	union yip_sockaddr endpoint;
 	unsigned persistent_keepalive; /* seconds, 0 = off */
+
+	/* Candidate paths and the one in use (-1: none yet). */
+	struct yip_path paths[YIP_MAX_PATHS];
+	unsigned n_paths;
+	int path;
+	uint64_t path_since;
+	uint8_t nat;         /* the peer's NAT class, enum wire_nat, from an INTRO */
+	uint64_t lookup_at;  /* next LOOKUP to the rendezvous servers (0: none due) */
+	uint32_t lookup_id;  /* of the last one */
+	uint64_t intro_at;   /* last INTRO about this peer, 0 = never */
+	uint64_t probe_next; /* next path probing round */
+	unsigned probe_rounds;
 
 	/* Handshake we initiated and are waiting on. */
 	bool hs_pending;
@@ -259,6 +320,30 @@ struct yip_peer {
 
 	struct yip_fec fec;
 	struct yip_peer_stats stats;
+};
+
+/* A rendezvous server the node uses (docs/nat.md). */
+enum yip_server_state {
+	YIP_SERVER_CONNECTING = 0, /* handshake not done */
+	YIP_SERVER_REGISTERING,    /* REGISTER sent, no REGISTERED yet */
+	YIP_SERVER_REGISTERED,
+};
+
+struct yip_server {
+	struct yip_peer peer;             /* the session with it, as with a peer */
+	uint8_t state;                    /* enum yip_server_state */
+	bool relay;                       /* it relays for us */
+	uint64_t token;                   /* our relay token there (secret) */
+	uint32_t relay_id;                /* our relay id there */
+	uint16_t alt_port;                /* its second port, 0: none */
+	union yip_sockaddr reflexive;     /* our address as it sees it */
+	union yip_sockaddr reflexive_alt; /* ... as its second port sees it */
+	bool has_reflexive, has_reflexive_alt;
+	uint32_t whoami_id;
+	uint64_t registered_at, last_registered; /* first and last REGISTERED */
+	uint64_t register_at;                    /* next REGISTER due */
+	unsigned unanswered;                     /* REGISTERs since the last REGISTERED */
+	uint64_t lookups, intros, unknowns, asks;
 };
 
 struct yip_index_slot {
@@ -294,6 +379,11 @@ struct yip_device {
 
 	struct yip_peer *peers;
 	size_t n_peers;
+	struct yip_server *servers; /* rendezvous servers, n_servers of them */
+	size_t n_servers;
+	bool relay_off;             /* relay=off */
+	uint64_t nat_keepalive;     /* ns between datagrams that hold NAT mappings; 0 = off */
+	uint8_t nat;                /* our NAT class, enum wire_nat, as the servers show it */
 	struct route_table *routes; /* inner prefix -> peer */
 	uint64_t icmp_window;
 	unsigned icmp_sent;

@@ -136,7 +136,7 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const struct yip_timing *t,
                    const struct pair_opts *o, char *err, size_t errlen)
 {
-	struct yip_io io = {n, io_udp_buf, io_udp_send, io_tun_write, io_wall, NULL};
+	struct yip_io io = {n, io_udp_buf, io_udp_send, io_tun_write, io_wall, NULL, NULL};
 	struct yip_timing def;
 
 	memset(n, 0, sizeof(*n));

@@ -506,6 +506,42 @@ static void bad_report(void **state)
 	finish();
 }
 
+/* A control message that is no message, and one a peer never sends. */
+static void bad_ctrl(void **state)
+{
+	uint8_t junk[3] = {99, 1, 2};
+	struct wire_ctrl c = {.kind = WIRE_CTRL_ASK, .id = 1};
+	uint8_t msg[WIRE_CTRL_MAX];
+
+	(void)state;
+	start(NULL);
+	up();
+	mark();
+	forge(WIRE_CTRL, 0, 0, junk, sizeof(junk), NULL);
+	expect(1, YIP_DROP_BAD_CTRL, 1);
+	mark();
+	forge(WIRE_CTRL, 0, 0, msg, wire_ctrl_put(msg, &c), NULL);
+	expect(1, YIP_DROP_BAD_CTRL, 1);
+	finish();
+}
+
+/* A Relay datagram from an address that is no server of ours. */
+static void bad_relay(void **state)
+{
+	uint8_t d[WIRE_RELAY_HDR + WIRE_DATA_MIN + 8] = {0};
+	struct wire_hdr h = {WIRE_DATA, WIRE_FEC_NONE, 0, 1, 1};
+
+	(void)state;
+	start(NULL);
+	up();
+	wire_relay_put(d, WIRE_RELAY_FROM_SERVER, 42, 7);
+	wire_hdr_put(d + WIRE_RELAY_HDR, &h);
+	mark();
+	pair_rx(B, now, &A->addr, d, sizeof(d));
+	expect(1, YIP_DROP_BAD_RELAY, 1);
+	finish();
+}
+
 /* ---- the device side ----------------------------------------------------------- */
 
 static void no_route(void **state)
@@ -621,6 +657,8 @@ int main(void)
 	    cmocka_unit_test(bad_repair_fec_off),
 	    cmocka_unit_test(fec_duplicate),
 	    cmocka_unit_test(bad_report),
+	    cmocka_unit_test(bad_ctrl),
+	    cmocka_unit_test(bad_relay),
 	    cmocka_unit_test(no_route),
 	    cmocka_unit_test(bad_inner_tx),
 	    cmocka_unit_test(too_big),

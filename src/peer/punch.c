@@ -1,0 +1,202 @@
+/*
+ * Path probing between peers: PROBE and PROBE_OK, sealed under the peer's
+ * session, find which candidate paths work (and open NAT mappings on the
+ * way: a probe out is also a punch), measure their round trip, keep the
+ * current one alive, and move off it when it dies. The rules are in
+ * docs/nat.md ("Paths"); path.c keeps the table.
+ *
+ *  - Discovery: while the current path is a relay or some direct candidate
+ *    has not answered, every sendable direct candidate gets a probe each
+ *    round: every 200 ms for 2 s, then every second until 30 s, then with
+ *    backoff up to a minute. New candidates (an INTRO) start it over.
+ *  - Liveness: while data flows, the current path must answer within 3 s;
+ *    when idle, a probe every 5 s and an answer within 15 s. A dead path
+ *    gives way to the best live one, else the relay.
+ *  - Choice: direct beats relay; between direct paths, one whose round
+ *    trip is under 0.8 times the current one's and at least 1 ms less.
+ */
+#include "peer/internal.h"
+
+#include <sodium.h>
+
+#include "util/clock.h"
+
+#define FAST_EVERY  (200 * YIP_NS_PER_MS)
+#define FAST_ROUNDS 10
+#define SLOW_EVERY  (1 * YIP_NS_PER_S)
+#define SLOW_ROUNDS 40
+#define MAX_EVERY   (60 * YIP_NS_PER_S)
+#define ACTIVE_DEAD (3 * YIP_NS_PER_S)  /* no answer while data flows */
+#define IDLE_PROBE  (5 * YIP_NS_PER_S)  /* probe an idle current path this often */
+#define IDLE_DEAD   (15 * YIP_NS_PER_S) /* no answer while idle */
+#define ALIVE       (5 * YIP_NS_PER_S)  /* an alternative heard from this recently is live */
+
+static uint32_t ts_us(uint64_t now)
+{
+	return (uint32_t)(now / 1000);
+}
+
+static void probe(struct yip_peer *p, uint64_t now, int i)
+{
+	struct yip_path *t = &p->paths[i];
+	struct wire_ctrl c = {.kind = WIRE_CTRL_PROBE, .ts_us = ts_us(now)};
+
+	randombytes_buf(&t->probe_nonce, sizeof(t->probe_nonce));
+	c.nonce = t->probe_nonce;
+	t->probe_at = now;
+	t->unanswered++;
+	frame_send_ctrl(p, now, &c, i, NULL);
+}
+
+/* Whether path a is better than path b by the rules above. */
+static bool better(const struct yip_path *a, const struct yip_path *b)
+{
+	if (a->kind != b->kind)
+		return a->kind == YIP_PATH_DIRECT;
+	if (a->kind == YIP_PATH_RELAY || a->rtt == 0 || b->rtt == 0)
+		return false;
+	return a->rtt * 5 < b->rtt * 4 && b->rtt - a->rtt >= YIP_NS_PER_MS;
+}
+
+/* The best live path other than the current one, or -1. */
+static int best_alternative(const struct yip_peer *p, uint64_t now)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < p->n_paths; i++) {
+		if ((int)i == p->path || !path_alive(p, (int)i, now, ALIVE) ||
+		    !path_sendable(p, (int)i))
+			continue;
+		if (best < 0 || better(&p->paths[i], &p->paths[best]))
+			best = (int)i;
+	}
+	return best;
+}
+
+/* The first sendable relay path, or -1. */
+static int relay_path(const struct yip_peer *p)
+{
+	for (unsigned i = 0; i < p->n_paths; i++)
+		if (p->paths[i].kind == YIP_PATH_RELAY && path_sendable(p, (int)i))
+			return (int)i;
+	return -1;
+}
+
+static void select_path(struct yip_peer *p, uint64_t now)
+{
+	int alt = best_alternative(p, now);
+
+	if (alt >= 0 && (p->path < 0 || better(&p->paths[alt], &p->paths[p->path])))
+		path_use(p, now, alt);
+}
+
+void punch_restart(struct yip_peer *p, uint64_t now)
+{
+	p->probe_rounds = 0;
+	p->probe_next = now;
+	schedule(p->dev, now);
+}
+
+void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
+                const struct wire_ctrl *c)
+{
+	struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = c->nonce, .ts_us = c->ts_us};
+	int kind = from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY;
+	int i;
+
+	if (c->kind != WIRE_CTRL_PROBE && c->kind != WIRE_CTRL_PROBE_OK) {
+		yip_device_drop(p->dev, YIP_DROP_BAD_CTRL);
+		return;
+	}
+	path_confirm(p, now, from, true);
+	i = path_find(p, kind, &from->addr, from->server, from->relay_id);
+	if (i < 0)
+		return;
+	if (c->kind == WIRE_CTRL_PROBE) {
+		/* Answer on the path it came by: that is the one being tested. */
+		frame_send_ctrl(p, now, &ok, i, NULL);
+		return;
+	}
+	if (p->paths[i].probe_nonce == 0 || c->nonce != p->paths[i].probe_nonce)
+		return; /* an answer to an older probe: liveness only */
+	{
+		struct yip_path *t = &p->paths[i];
+		uint64_t rtt = now - t->probe_at;
+
+		t->rtt = t->rtt ? (t->rtt * 3 + rtt) / 4 : rtt;
+		t->unanswered = 0;
+		t->probe_nonce = 0;
+	}
+	select_path(p, now);
+}
+
+/* Whether some direct candidate is still worth probing. */
+static bool discovering(const struct yip_peer *p)
+{
+	if (p->path < 0 || p->paths[p->path].kind == YIP_PATH_RELAY)
+		return true;
+	for (unsigned i = 0; i < p->n_paths; i++)
+		if (p->paths[i].kind == YIP_PATH_DIRECT && !p->paths[i].validated)
+			return true;
+	return false;
+}
+
+static uint64_t round_every(unsigned rounds)
+{
+	uint64_t every = SLOW_EVERY;
+
+	if (rounds < FAST_ROUNDS)
+		return FAST_EVERY;
+	for (unsigned r = FAST_ROUNDS + SLOW_ROUNDS; r < rounds && every < MAX_EVERY; r++)
+		every *= 2;
+	return every < MAX_EVERY ? every : MAX_EVERY;
+}
+
+uint64_t punch_timers(struct yip_peer *p, uint64_t now)
+{
+	const struct yip_device *dev = p->dev;
+	uint64_t next = UINT64_MAX;
+
+	if (p->is_server || !session_usable(p, now) || p->n_paths == 0)
+		return next;
+
+	/* The current path: keep it alive, and leave it when it dies. */
+	if (p->path >= 0) {
+		struct yip_path *t = &p->paths[p->path];
+		bool active = p->last_tx_data && now - p->last_tx_data < ACTIVE_DEAD;
+		uint64_t silent = now - (t->last_rx ? t->last_rx : p->path_since);
+		uint64_t dead = active ? ACTIVE_DEAD : IDLE_DEAD;
+
+		if (silent >= dead) {
+			int alt = best_alternative(p, now);
+
+			t->validated = false;
+			if (alt < 0)
+				alt = relay_path(p);
+			if (alt >= 0 && alt != p->path)
+				path_use(p, now, alt);
+			punch_restart(p, now);
+		} else {
+			uint64_t quiet = active ? YIP_NS_PER_S : IDLE_PROBE;
+
+			if (dev->nat_keepalive && dev->nat_keepalive < quiet)
+				quiet = dev->nat_keepalive;
+			if (silent >= quiet && now - t->probe_at >= quiet / 2)
+				probe(p, now, p->path);
+			next = min64(next, now + quiet / 2);
+			next = min64(next, (t->last_rx ? t->last_rx : p->path_since) + dead);
+		}
+	}
+
+	/* Discovery rounds over the direct candidates. */
+	if (discovering(p)) {
+		if (now >= p->probe_next) {
+			for (unsigned i = 0; i < p->n_paths; i++)
+				if (p->paths[i].kind == YIP_PATH_DIRECT && (int)i != p->path)
+					probe(p, now, (int)i);
+			p->probe_next = now + round_every(p->probe_rounds++);
+		}
+		next = min64(next, p->probe_next);
+	}
+	return next;
+}

@@ -1,0 +1,378 @@
+/*
+ * The node's side of the rendezvous protocol (docs/nat.md). Each server is
+ * a session like a peer's (struct yip_server wraps a struct yip_peer that
+ * carries only control messages). Over it the node registers its local
+ * addresses, learns its reflexive address and its relay token, asks for
+ * peers it has no path to, answers the server's questions about who may
+ * reach it (only its configured peers), and turns introductions into
+ * candidate paths and a handshake.
+ */
+#include "peer/internal.h"
+
+#include <sodium.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/log.h"
+
+#define REGISTER_EVERY (10 * YIP_NS_PER_S) /* at most: also how soon a lost server shows */
+#define REGISTER_RETRY (1 * YIP_NS_PER_S)  /* no REGISTERED yet: ask again */
+#define REGISTER_TRIES 4                   /* REGISTERs unanswered before reconnecting */
+#define RECONNECT      (5 * YIP_NS_PER_S)
+#define LOOKUP_FIRST   (2 * YIP_NS_PER_S)
+#define LOOKUP_MAX     (60 * YIP_NS_PER_S)
+#define WHOAMI_EVERY   (300 * YIP_NS_PER_S)
+
+static struct yip_server *server_of(struct yip_peer *p)
+{
+	return (struct yip_server *)((char *)p - offsetof(struct yip_server, peer));
+}
+
+static int server_index(const struct yip_device *dev, const struct yip_server *s)
+{
+	return (int)(s - dev->servers);
+}
+
+static void server_name(const struct yip_server *s, char *out, size_t len)
+{
+	yip_sockaddr_format(&s->peer.endpoint, out, len);
+}
+
+/* How often a registered node refreshes: often enough to hold its NAT
+ * mapping and to notice a server that lost it (a restart). */
+static uint64_t refresh_every(const struct yip_device *dev)
+{
+	return dev->nat_keepalive && dev->nat_keepalive < REGISTER_EVERY ? dev->nat_keepalive
+	                                                                 : REGISTER_EVERY;
+}
+
+/* ---- what we tell the servers ------------------------------------------------------ */
+
+static void send_register(struct yip_server *s, uint64_t now)
+{
+	struct yip_device *dev = s->peer.dev;
+	struct wire_ctrl c = {.kind = WIRE_CTRL_REGISTER, .nat = dev->nat};
+
+	c.flags = dev->relay_off ? 0 : WIRE_CTRL_RELAY;
+	if (dev->io.local_addrs != NULL)
+		c.n_cands = (uint8_t)dev->io.local_addrs(dev->io.ctx, c.cands, WIRE_MAX_CANDS);
+	frame_send_ctrl(&s->peer, now, &c, -1, NULL);
+	if (s->state == YIP_SERVER_CONNECTING)
+		s->state = YIP_SERVER_REGISTERING;
+	s->unanswered++;
+	s->register_at = now + REGISTER_RETRY;
+	schedule(dev, s->register_at);
+}
+
+/* Asks the server's second port (and its first) where we come from. */
+static void send_whoami(struct yip_server *s, uint64_t now)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_WHOAMI};
+	union yip_sockaddr alt = s->peer.endpoint;
+
+	randombytes_buf(&s->whoami_id, sizeof(s->whoami_id));
+	c.id = s->whoami_id;
+	if (alt.sa.sa_family == AF_INET)
+		alt.in4.sin_port = htons(s->alt_port);
+	else
+		alt.in6.sin6_port = htons(s->alt_port);
+	frame_send_ctrl(&s->peer, now, &c, -1, &alt);
+}
+
+void rendezvous_lookup(struct yip_peer *p, uint64_t now)
+{
+	struct yip_device *dev = p->dev;
+
+	if (dev->n_servers == 0 || p->lookup_at != 0)
+		return;
+	p->lookup_at = now;
+	schedule(dev, now);
+}
+
+static void send_lookups(struct yip_peer *p, uint64_t now)
+{
+	struct yip_device *dev = p->dev;
+	struct wire_ctrl c = {.kind = WIRE_CTRL_LOOKUP};
+	uint64_t wait = p->intro_at ? LOOKUP_MAX : LOOKUP_FIRST;
+
+	c.id = ++p->lookup_id;
+	memcpy(c.key, p->public_key, YIP_KEY_LEN);
+	for (size_t i = 0; i < dev->n_servers; i++) {
+		struct yip_server *s = &dev->servers[i];
+
+		if (s->state != YIP_SERVER_REGISTERED)
+			continue;
+		frame_send_ctrl(&s->peer, now, &c, -1, NULL);
+		s->lookups++;
+	}
+	/* Until a path works, ask again; more slowly once introduced. */
+	p->lookup_at = now + wait;
+}
+
+/* ---- what they tell us ---------------------------------------------------------------- */
+
+/* Our NAT class from what the servers saw: our own address, one port for
+ * every destination, or a new port per destination. */
+static void classify_nat(struct yip_device *dev)
+{
+	union yip_sockaddr local[WIRE_MAX_CANDS];
+	size_t n = dev->io.local_addrs ? dev->io.local_addrs(dev->io.ctx, local, WIRE_MAX_CANDS) : 0;
+	const union yip_sockaddr *seen = NULL;
+	uint8_t nat = WIRE_NAT_UNKNOWN;
+
+	for (size_t i = 0; i < dev->n_servers; i++) {
+		const struct yip_server *s = &dev->servers[i];
+
+		if (!s->has_reflexive)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (yip_sockaddr_eq(&local[j], &s->reflexive))
+				nat = WIRE_NAT_NONE;
+		if (nat == WIRE_NAT_NONE)
+			break;
+		if (s->has_reflexive_alt)
+			nat = yip_sockaddr_eq(&s->reflexive, &s->reflexive_alt) ? WIRE_NAT_EIM
+			                                                          : WIRE_NAT_APDM;
+		if (seen != NULL && !yip_sockaddr_eq(seen, &s->reflexive))
+			nat = WIRE_NAT_APDM; /* two servers saw two ports */
+		seen = &s->reflexive;
+	}
+	if (nat != dev->nat) {
+		static const char *const names[WIRE_NAT_COUNT] = {"unknown", "none",
+		                                                  "endpoint-independent",
+		                                                  "per destination"};
+
+		log_info("NAT mapping: %s", names[nat]);
+		dev->nat = nat;
+		/* Tell the servers, so introductions carry it. */
+		for (size_t i = 0; i < dev->n_servers; i++)
+			if (dev->servers[i].state == YIP_SERVER_REGISTERED)
+				dev->servers[i].register_at = 0;
+	}
+}
+
+static void on_registered(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct yip_device *dev = s->peer.dev;
+	char name[YIP_ADDRSTRLEN], me[YIP_ADDRSTRLEN];
+	bool first = s->state != YIP_SERVER_REGISTERED;
+
+	s->state = YIP_SERVER_REGISTERED;
+	s->relay = (c->flags & WIRE_CTRL_RELAY) != 0;
+	s->token = c->token;
+	s->relay_id = c->relay_id;
+	s->alt_port = c->alt_port;
+	if (!s->has_reflexive || !yip_sockaddr_eq(&s->reflexive, &c->addr))
+		s->has_reflexive_alt = false; /* our mapping changed: ask again */
+	s->reflexive = c->addr;
+	s->has_reflexive = true;
+	s->last_registered = now;
+	s->unanswered = 0;
+	s->register_at = now + refresh_every(dev);
+	schedule(dev, s->register_at);
+	if (first) {
+		s->registered_at = now;
+		server_name(s, name, sizeof(name));
+		yip_sockaddr_format(&c->addr, me, sizeof(me));
+		log_info("rendezvous %s: registered, seen as %s%s", name, me,
+		         s->relay ? ", relay on" : "");
+		/* Peers still without a way: ask now. */
+		for (size_t i = 0; i < dev->n_peers; i++)
+			if (!session_usable(&dev->peers[i], now))
+				rendezvous_lookup(&dev->peers[i], now);
+	}
+	if (s->alt_port != 0 && (!s->has_reflexive_alt || first))
+		send_whoami(s, now);
+	classify_nat(dev);
+}
+
+static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
+{
+	if (c->id != s->whoami_id)
+		return; /* an old answer */
+	s->reflexive_alt = c->addr;
+	s->has_reflexive_alt = true;
+	classify_nat(s->peer.dev);
+}
+
+static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct yip_device *dev = s->peer.dev;
+	struct wire_ctrl a = {.kind = WIRE_CTRL_ANSWER, .id = c->id};
+
+	s->asks++;
+	memcpy(a.key, c->key, YIP_KEY_LEN);
+	/* Only our own peers may learn where we are. */
+	if (index_key_find(dev, c->key) != NULL)
+		a.flags = WIRE_CTRL_ACCEPT;
+	frame_send_ctrl(&s->peer, now, &a, -1, NULL);
+}
+
+static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct yip_device *dev = s->peer.dev;
+	struct yip_peer *p = index_key_find(dev, c->key);
+
+	if (p == NULL) {
+		yip_device_drop(dev, YIP_DROP_BAD_CTRL); /* not a peer of ours */
+		return;
+	}
+	s->intros++;
+	p->intro_at = now;
+	p->nat = c->nat;
+	for (unsigned i = 0; i < c->n_cands; i++)
+		path_add(p, now, YIP_PATH_DIRECT, &c->cands[i], -1, 0, YIP_ORIGIN_SERVER);
+	if (s->relay && !dev->relay_off)
+		path_add(p, now, YIP_PATH_RELAY, NULL, server_index(dev, s), c->relay_id,
+		         YIP_ORIGIN_RELAY);
+	/* Both sides got this at the same moment: punch now. */
+	if (session_usable(p, now))
+		punch_restart(p, now);
+	else
+		handshake_start(p, now);
+}
+
+void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *c)
+{
+	struct yip_server *s = server_of(sp);
+	struct yip_peer *p;
+
+	switch (c->kind) {
+	case WIRE_CTRL_REGISTERED:
+		on_registered(s, now, c);
+		break;
+	case WIRE_CTRL_YOUARE:
+		on_youare(s, c);
+		break;
+	case WIRE_CTRL_ASK:
+		on_ask(s, now, c);
+		break;
+	case WIRE_CTRL_INTRO:
+		on_intro(s, now, c);
+		break;
+	case WIRE_CTRL_UNKNOWN:
+		s->unknowns++;
+		p = index_key_find(s->peer.dev, c->key);
+		if (p != NULL && p->lookup_at != 0 && !session_usable(p, now))
+			p->lookup_at = now + LOOKUP_FIRST;
+		break;
+	default:
+		yip_device_drop(s->peer.dev, YIP_DROP_BAD_CTRL);
+	}
+}
+
+void rendezvous_established(struct yip_peer *sp, uint64_t now)
+{
+	struct yip_server *s = server_of(sp);
+
+	s->unanswered = 0;
+	send_register(s, now);
+}
+
+/* ---- timers --------------------------------------------------------------------------- */
+
+static uint64_t server_timers(struct yip_server *s, uint64_t now)
+{
+	struct yip_device *dev = s->peer.dev;
+	struct yip_peer *sp = &s->peer;
+	char name[YIP_ADDRSTRLEN];
+
+	if (!session_usable(sp, now)) {
+		if (s->state == YIP_SERVER_REGISTERED) {
+			server_name(s, name, sizeof(name));
+			log_warn("rendezvous %s: session lost, reconnecting", name);
+		}
+		s->state = YIP_SERVER_CONNECTING;
+		if (!sp->hs_pending && now >= s->register_at) {
+			handshake_start(sp, now);
+			s->register_at = now + RECONNECT;
+		}
+		return s->register_at;
+	}
+	if (s->unanswered >= REGISTER_TRIES) {
+		server_name(s, name, sizeof(name));
+		log_warn("rendezvous %s: %u registrations unanswered, reconnecting", name,
+		         s->unanswered);
+		s->state = YIP_SERVER_CONNECTING;
+		s->unanswered = 0;
+		session_clear(dev, &sp->cur);
+		handshake_start(sp, now);
+		s->register_at = now + RECONNECT;
+		return s->register_at;
+	}
+	if (now >= s->register_at)
+		send_register(s, now);
+	if (s->state == YIP_SERVER_REGISTERED && s->alt_port != 0 && !s->has_reflexive_alt &&
+	    now - s->last_registered > WHOAMI_EVERY)
+		send_whoami(s, now);
+	return s->register_at;
+}
+
+uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (size_t i = 0; i < dev->n_servers; i++)
+		next = min64(next, server_timers(&dev->servers[i], now));
+	for (size_t i = 0; i < dev->n_peers; i++) {
+		struct yip_peer *p = &dev->peers[i];
+
+		if (p->lookup_at == 0)
+			continue;
+		/* A peer with a working direct path needs no introductions. */
+		if (session_usable(p, now) && p->path >= 0 &&
+		    p->paths[p->path].kind == YIP_PATH_DIRECT) {
+			p->lookup_at = 0;
+			continue;
+		}
+		if (now >= p->lookup_at)
+			send_lookups(p, now);
+		next = min64(next, p->lookup_at);
+	}
+	return next;
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
+{
+	if (cfg->n_rendezvous == 0)
+		return 0;
+	dev->servers = calloc(cfg->n_rendezvous, sizeof(*dev->servers));
+	if (dev->servers == NULL)
+		return -1;
+	dev->n_servers = cfg->n_rendezvous;
+	for (size_t i = 0; i < cfg->n_rendezvous; i++) {
+		struct yip_server *s = &dev->servers[i];
+		struct yip_peer *sp = &s->peer;
+
+		sp->dev = dev;
+		sp->is_server = true;
+		sp->path = -1;
+		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
+		wire_mac1_key(sp->mac1_key, sp->public_key);
+		path_use(sp, 0, path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
+		                         YIP_ORIGIN_CONFIG));
+		s->register_at = 0;
+	}
+	schedule(dev, 0);
+	return 0;
+}
+
+void rendezvous_free(struct yip_device *dev)
+{
+	for (size_t i = 0; i < dev->n_servers; i++) {
+		struct yip_peer *sp = &dev->servers[i].peer;
+
+		noise_hs_wipe(&sp->hs);
+		sodium_memzero(&sp->prev, sizeof(sp->prev));
+		sodium_memzero(&sp->cur, sizeof(sp->cur));
+		sodium_memzero(&sp->next, sizeof(sp->next));
+	}
+	if (dev->servers != NULL)
+		sodium_memzero(dev->servers, dev->n_servers * sizeof(*dev->servers));
+	free(dev->servers);
+	dev->servers = NULL;
+	dev->n_servers = 0;
+}

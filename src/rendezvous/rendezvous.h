@@ -1,0 +1,174 @@
+/*
+ * The rendezvous server's engine (yip-rendezvous). Nodes open a Noise IK
+ * session to it (the same Init and Resp as between peers, to the server's
+ * static key), register their candidate addresses, and ask for each other
+ * by public key; the server asks the node asked for, and only if it accepts
+ * the asker as a peer are both introduced, at the same moment, so they can
+ * punch. Nodes that accepted each other may also send datagrams to each
+ * other through the server (Relay): it forwards them without being able to
+ * read them. A second port answers WHOAMI, so a node can tell whether its
+ * NAT maps one port per destination. See docs/nat.md.
+ *
+ * Like the peer engine it does no I/O and reads no clock: the daemon feeds
+ * it datagrams and the time and it answers through struct rdv_io.
+ */
+#ifndef YIP_RENDEZVOUS_RENDEZVOUS_H
+#define YIP_RENDEZVOUS_RENDEZVOUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "crypto/crypto.h"
+#include "util/u64map.h"
+#include "wire/wire.h"
+
+/* Datagrams the server sends are at most this long (a relayed datagram). */
+#define RDV_MAX_DGRAM 65535
+
+#define RDV_SOCK_MAIN 0 /* registrations, lookups, relay */
+#define RDV_SOCK_ALT  1 /* the second port: WHOAMI only */
+#define RDV_SOCKS     2
+
+#define RDV_DROP_REASONS(X)                                                                        \
+	X(MALFORMED, "malformed")             /* unknown type or bad length */                     \
+	X(BAD_MAC1, "bad_mac1")               /* Init not addressed to our key */                  \
+	X(RATE_LIMITED, "rate_limited")       /* Init over the per-source or global budget */      \
+	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise failed, or no cipher in common */         \
+	X(STALE_INIT, "stale_init")           /* Init timestamp not newer: a replay */             \
+	X(FULL, "full")                       /* Init from a new node while max_nodes are in */    \
+	X(UNKNOWN_INDEX, "unknown_index")     /* Ctrl for no session */                            \
+	X(EXPIRED, "expired")                 /* Ctrl under keys past their lifetime */            \
+	X(REPLAY, "replay")                   /* Ctrl counter already seen or too old */           \
+	X(DECRYPT, "decrypt")                 /* Ctrl failed authentication */                     \
+	X(BAD_CTRL, "bad_ctrl")               /* malformed or unexpected control message */        \
+	X(NOT_FOR_SERVER, "not_for_server")   /* a datagram type nodes send only to each other */  \
+	X(RELAY_OFF, "relay_off")             /* Relay while relaying is off */                    \
+	X(RELAY_TOKEN, "relay_token")         /* Relay with no registered node's token */          \
+	X(RELAY_SOURCE, "relay_source")       /* Relay from somewhere else than its node */        \
+	X(RELAY_NOT_ALLOWED, "relay_not_allowed") /* to a node that did not accept the sender */   \
+	X(RELAY_RATE, "relay_rate")           /* over the sender's bytes per second */             \
+	X(ASKS, "asks")                       /* lookup while too many of the node's are open */
+
+enum rdv_drop {
+#define X(name, str) RDV_DROP_##name,
+	RDV_DROP_REASONS(X)
+#undef X
+	    RDV_DROP_COUNT
+};
+
+const char *rdv_drop_name(enum rdv_drop d);
+
+struct rdv_io {
+	void *ctx;
+	/* A buffer of RDV_MAX_DGRAM bytes to build the next datagram in. */
+	uint8_t *(*buf)(void *ctx);
+	/* Sends the datagram built in the last buf() from socket sock. */
+	void (*send)(void *ctx, unsigned sock, const union yip_sockaddr *to, size_t len);
+};
+
+struct rdv_config {
+	uint8_t private_key[YIP_KEY_LEN];
+	bool relay;            /* forward Relay datagrams */
+	uint64_t relay_rate;   /* bytes per second per node (what it sends through us) */
+	uint64_t relay_burst;  /* bytes a node may send at once above the rate */
+	uint16_t alt_port;     /* the second port, told to nodes (0: none) */
+	size_t max_nodes;      /* registered at once */
+	unsigned init_rate;    /* Inits per second from one source address */
+	unsigned init_global;  /* Inits per second in all */
+};
+
+/* Defaults for what the daemon does not set. */
+void rdv_config_default(struct rdv_config *c);
+
+/* Session keys, as the server keeps them: raw, expanded per message (they are rare). */
+struct rdv_keys {
+	bool valid;
+	uint8_t cipher; /* enum yip_cipher */
+	uint32_t local, remote;
+	uint64_t created;
+	uint64_t send_counter;
+	uint64_t win_top, win_bits; /* a 64-counter replay window: control traffic is sparse */
+	uint8_t send[YIP_KEY_LEN], recv[YIP_KEY_LEN];
+};
+
+struct rdv_node_stats {
+	uint64_t relay_in_dgrams, relay_in_bytes;   /* it sent through us */
+	uint64_t relay_out_dgrams, relay_out_bytes; /* we delivered to it */
+	uint64_t relay_refused;                      /* its Relay datagrams we dropped */
+	uint64_t lookups, intros, unknowns;
+};
+
+struct rdv_node {
+	uint8_t key[YIP_KEY_LEN];
+	uint64_t key_hash; /* keyed hash of key: its slot in the server's map */
+	uint8_t last_tai64n[YIP_TAI64N_LEN];
+	union yip_sockaddr addr; /* where its authenticated datagrams come from */
+	bool registered;         /* it sent REGISTER */
+	uint8_t flags, nat, n_cands;
+	union yip_sockaddr cands[WIRE_MAX_CANDS];
+	uint64_t token;
+	uint32_t relay_id;
+	struct rdv_keys cur, prev;
+	uint64_t since, last_rx;
+	uint64_t bucket, bucket_at; /* relay budget, bytes; when last topped up */
+	unsigned open_asks;
+	uint32_t *allowed; /* relay ids of nodes it was introduced to */
+	unsigned n_allowed, cap_allowed;
+	struct rdv_node *lru_prev, *lru_next; /* oldest last_rx first */
+	struct rdv_node_stats stats;
+};
+
+/* Buckets for the per-source Init budget; a source hashes to one. */
+#define RDV_INIT_BUCKETS 4096
+
+struct rdv_ask {
+	uint64_t asker, target; /* key_hash of both */
+	uint8_t target_key[YIP_KEY_LEN];
+	uint32_t asker_id;      /* the asker's LOOKUP id */
+	uint64_t deadline;
+};
+
+struct rdv_stats {
+	uint64_t handshakes, registrations, lookups, intros, unknowns, relayed_dgrams,
+	    relayed_bytes;
+};
+
+struct rdv_server {
+	struct rdv_io io;
+	struct rdv_config cfg;
+	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t mac1_key[YIP_KEY_LEN];
+	uint8_t hash_key[16]; /* for key_hash and the source buckets */
+	struct u64map by_key, by_index, by_token, by_relay, asks;
+	size_t n_nodes;
+	struct rdv_node *lru_head, *lru_tail;
+	uint32_t next_ask;
+	struct {
+		uint16_t tokens;
+		uint64_t at;
+	} init_bucket[RDV_INIT_BUCKETS];
+	uint64_t init_global_tokens, init_global_at;
+	uint8_t scratch[WIRE_CTRL_MAX + 64];
+	uint64_t next_timer;
+	uint64_t drops[RDV_DROP_COUNT];
+	struct rdv_stats stats;
+};
+
+int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io,
+             char *err, size_t errlen);
+void rdv_free(struct rdv_server *s);
+
+/* A datagram arrived on socket sock from src. */
+void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
+            const uint8_t *d, size_t len);
+
+/* Runs due timers (expiry, unanswered asks); returns the next deadline. */
+uint64_t rdv_timers(struct rdv_server *s, uint64_t now);
+
+/* Calls fn for every registered node, oldest activity first. */
+void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
+              void *arg);
+
+#endif

@@ -1,0 +1,749 @@
+/*
+ * The rendezvous server: sessions, registrations, introductions and the
+ * relay. Every node is found by a keyed hash of its public key, by its
+ * session indices, by its relay token and by its relay id (four maps onto
+ * one struct rdv_node); nodes are kept in order of their last
+ * authenticated datagram, so expiry looks only at the oldest.
+ */
+#include "rendezvous/rendezvous.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "noise/noise.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define PROLOGUE     "yip-v1"
+#define NODE_TTL     (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
+#define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
+#define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
+#define MAX_ASKS     16                   /* open lookups per node */
+#define MAX_ALLOWED  4096                 /* nodes one node may relay to */
+
+static const char *const drop_names[] = {
+#define X(name, str) str,
+    RDV_DROP_REASONS(X)
+#undef X
+};
+
+const char *rdv_drop_name(enum rdv_drop d)
+{
+	return d < RDV_DROP_COUNT ? drop_names[d] : "?";
+}
+
+void rdv_config_default(struct rdv_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->relay = true;
+	c->relay_rate = 128ULL << 20; /* 128 MiB/s: a relayed TCP flow is not throttled */
+	c->relay_burst = 8ULL << 20;
+	c->max_nodes = 100000;
+	c->init_rate = 20;
+	c->init_global = 20000;
+}
+
+static void drop(struct rdv_server *s, enum rdv_drop d)
+{
+	s->drops[d]++;
+}
+
+static uint64_t key_hash(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+{
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t v;
+
+	crypto_shorthash(h, key, YIP_KEY_LEN, s->hash_key);
+	memcpy(&v, h, sizeof(v));
+	return v != 0 ? v : 1;
+}
+
+/* A random non-zero value not yet in map. */
+static uint64_t fresh(const struct u64map *m, uint64_t mask)
+{
+	uint64_t v;
+
+	do
+		randombytes_buf(&v, sizeof(v));
+	while ((v & mask) == 0 || u64map_get(m, v & mask) != NULL);
+	return v & mask;
+}
+
+static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+{
+	struct rdv_node *n = u64map_get(&s->by_key, key_hash(s, key));
+
+	return n != NULL && sodium_memcmp(n->key, key, YIP_KEY_LEN) == 0 ? n : NULL;
+}
+
+/* ---- the order of last activity ------------------------------------------------ */
+
+static void lru_unlink(struct rdv_server *s, struct rdv_node *n)
+{
+	if (n->lru_prev)
+		n->lru_prev->lru_next = n->lru_next;
+	else
+		s->lru_head = n->lru_next;
+	if (n->lru_next)
+		n->lru_next->lru_prev = n->lru_prev;
+	else
+		s->lru_tail = n->lru_prev;
+	n->lru_prev = n->lru_next = NULL;
+}
+
+static void touch(struct rdv_server *s, struct rdv_node *n, uint64_t now)
+{
+	n->last_rx = now;
+	if (s->lru_tail == n)
+		return;
+	if (n->lru_prev || n->lru_next || s->lru_head == n)
+		lru_unlink(s, n);
+	n->lru_prev = s->lru_tail;
+	if (s->lru_tail)
+		s->lru_tail->lru_next = n;
+	else
+		s->lru_head = n;
+	s->lru_tail = n;
+	if (now + NODE_TTL < s->next_timer && s->lru_head == n)
+		s->next_timer = now + NODE_TTL;
+}
+
+/* ---- nodes ---------------------------------------------------------------------- */
+
+static void keys_clear(struct rdv_server *s, struct rdv_keys *k)
+{
+	if (k->valid)
+		u64map_del(&s->by_index, k->local);
+	sodium_memzero(k, sizeof(*k));
+}
+
+static void node_free(struct rdv_server *s, struct rdv_node *n)
+{
+	keys_clear(s, &n->cur);
+	keys_clear(s, &n->prev);
+	u64map_del(&s->by_key, n->key_hash);
+	u64map_del(&s->by_token, n->token);
+	u64map_del(&s->by_relay, n->relay_id);
+	lru_unlink(s, n);
+	free(n->allowed);
+	sodium_memzero(n, sizeof(*n));
+	free(n);
+	s->n_nodes--;
+}
+
+static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8_t *key)
+{
+	struct rdv_node *n = calloc(1, sizeof(*n));
+
+	if (n == NULL)
+		return NULL;
+	memcpy(n->key, key, YIP_KEY_LEN);
+	n->key_hash = key_hash(s, key);
+	n->token = fresh(&s->by_token, UINT64_MAX);
+	n->relay_id = (uint32_t)fresh(&s->by_relay, UINT32_MAX);
+	n->since = now;
+	n->bucket = s->cfg.relay_burst;
+	n->bucket_at = now;
+	if (u64map_put(&s->by_key, n->key_hash, n) != 0 ||
+	    u64map_put(&s->by_token, n->token, n) != 0 ||
+	    u64map_put(&s->by_relay, n->relay_id, n) != 0) {
+		u64map_del(&s->by_key, n->key_hash);
+		u64map_del(&s->by_token, n->token);
+		free(n);
+		return NULL;
+	}
+	s->n_nodes++;
+	touch(s, n, now);
+	return n;
+}
+
+static bool allowed_has(const struct rdv_node *n, uint32_t id)
+{
+	for (unsigned i = 0; i < n->n_allowed; i++)
+		if (n->allowed[i] == id)
+			return true;
+	return false;
+}
+
+/* Lets n relay to the node with relay id `id` (the oldest entry goes when full). */
+static void allowed_add(struct rdv_node *n, uint32_t id)
+{
+	if (allowed_has(n, id))
+		return;
+	if (n->n_allowed == n->cap_allowed && n->cap_allowed < MAX_ALLOWED) {
+		unsigned cap = n->cap_allowed ? n->cap_allowed * 2 : 8;
+		uint32_t *a = realloc(n->allowed, cap * sizeof(*a));
+
+		if (a != NULL) {
+			n->allowed = a;
+			n->cap_allowed = cap;
+		}
+	}
+	if (n->n_allowed == n->cap_allowed) {
+		if (n->n_allowed == 0)
+			return;
+		memmove(n->allowed, n->allowed + 1, (n->n_allowed - 1) * sizeof(*n->allowed));
+		n->n_allowed--;
+	}
+	n->allowed[n->n_allowed++] = id;
+}
+
+/* ---- sending --------------------------------------------------------------------- */
+
+static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
+                      const union yip_sockaddr *to, const struct wire_ctrl *c)
+{
+	struct rdv_keys *k = &n->cur;
+	uint8_t msg[WIRE_CTRL_MAX], *d;
+	size_t len = wire_ctrl_put(msg, c);
+	struct yip_cipher_key key;
+	struct wire_hdr h;
+
+	if (len == 0 || !k->valid)
+		return;
+	h = (struct wire_hdr){WIRE_CTRL, 0, 0, k->remote, k->send_counter++};
+	d = s->io.buf(s->io.ctx);
+	wire_hdr_put(d, &h);
+	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->send);
+	yip_cipher_seal(d + WIRE_DATA_HDR, &key, h.counter, d, WIRE_DATA_HDR, msg, len);
+	sodium_memzero(&key, sizeof(key));
+	s->io.send(s->io.ctx, sock, to, WIRE_DATA_MIN + len);
+}
+
+/* What a node is told about a peer: its reflexive address first, then its own. */
+static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
+                  const struct rdv_node *about)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_INTRO, .id = id, .relay_id = about->relay_id,
+	                      .nat = about->nat};
+
+	memcpy(c.key, about->key, YIP_KEY_LEN);
+	c.cands[c.n_cands++] = about->addr;
+	for (unsigned i = 0; i < about->n_cands && c.n_cands < WIRE_MAX_CANDS; i++)
+		if (!yip_sockaddr_eq(&about->cands[i], &about->addr))
+			c.cands[c.n_cands++] = about->cands[i];
+	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	to->stats.intros++;
+}
+
+static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, const uint8_t *key)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_UNKNOWN, .id = id};
+
+	memcpy(c.key, key, YIP_KEY_LEN);
+	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	to->stats.unknowns++;
+	s->stats.unknowns++;
+}
+
+/* ---- handshakes ------------------------------------------------------------------- */
+
+/* A token bucket: true (and one token less) if one is left after refilling. */
+static bool bucket_take(uint64_t *tokens, uint64_t *at, uint64_t now, uint64_t rate,
+                        uint64_t burst)
+{
+	uint64_t add = (now - *at) / YIP_NS_PER_MS * rate / 1000;
+
+	if (add > 0) {
+		*tokens = *tokens + add > burst ? burst : *tokens + add;
+		*at = now;
+	}
+	if (*tokens == 0)
+		return false;
+	(*tokens)--;
+	return true;
+}
+
+static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src)
+{
+	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	uint64_t tokens, at, v;
+	size_t i;
+
+	if (src->sa.sa_family == AF_INET)
+		memcpy(ip, &src->in4.sin_addr, 4);
+	else
+		memcpy(ip, &src->in6.sin6_addr, 16);
+	crypto_shorthash(h, ip, sizeof(ip), s->hash_key);
+	memcpy(&v, h, sizeof(v));
+	i = v % RDV_INIT_BUCKETS;
+	tokens = s->init_bucket[i].tokens;
+	at = s->init_bucket[i].at;
+	if (at == 0) {
+		tokens = 2ULL * s->cfg.init_rate;
+		at = now;
+	}
+	if (!bucket_take(&tokens, &at, now, s->cfg.init_rate, 2ULL * s->cfg.init_rate)) {
+		s->init_bucket[i].at = at;
+		return false;
+	}
+	s->init_bucket[i].tokens = (uint16_t)(tokens > UINT16_MAX ? UINT16_MAX : tokens);
+	s->init_bucket[i].at = at;
+	return bucket_take(&s->init_global_tokens, &s->init_global_at, now, s->cfg.init_global,
+	                   s->cfg.init_global);
+}
+
+/* ChaCha20-Poly1305 when offered: the server keeps raw keys and expands
+ * none, so the cheaper key setup wins; AES-256-GCM for a node that offers
+ * nothing else. */
+static int cipher_choose(unsigned offered)
+{
+	if (offered & YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305))
+		return YIP_CIPHER_CHACHA20_POLY1305;
+	if ((offered & YIP_CIPHER_BIT(YIP_CIPHER_AES256_GCM)) &&
+	    yip_cipher_available(YIP_CIPHER_AES256_GCM))
+		return YIP_CIPHER_AES256_GCM;
+	return -1;
+}
+
+static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
+                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
+	struct wire_init_payload pl;
+	struct wire_init m;
+	struct noise_hs hs;
+	struct rdv_node *n;
+	struct rdv_keys k = {0};
+	uint8_t *out;
+	int cipher;
+
+	if (!wire_init_get(&m, d, len)) {
+		drop(s, RDV_DROP_MALFORMED);
+		return;
+	}
+	if (!wire_mac1_ok(d, len, s->mac1_key)) {
+		drop(s, RDV_DROP_BAD_MAC1);
+		return;
+	}
+	/* The budget is spent before any Diffie-Hellman. */
+	if (!init_allowed(s, now, src)) {
+		drop(s, RDV_DROP_RATE_LIMITED);
+		return;
+	}
+	noise_hs_init(&hs, false, (const uint8_t *)PROLOGUE, sizeof(PROLOGUE) - 1,
+	              s->cfg.private_key, s->public_key, NULL);
+	if (noise_read_msg1_static(&hs, m.msg1, WIRE_MSG1_LEN, rs) != 0 ||
+	    noise_read_msg1_payload(&hs, m.msg1, WIRE_MSG1_LEN, payload, sizeof(payload)) !=
+	        sizeof(payload) ||
+	    !wire_init_payload_get(&pl, payload, sizeof(payload))) {
+		drop(s, RDV_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
+	n = find(s, rs);
+	if (n != NULL && memcmp(pl.tai64n, n->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+		drop(s, RDV_DROP_STALE_INIT);
+		goto out;
+	}
+	cipher = cipher_choose(pl.ciphers);
+	if (cipher < 0) {
+		drop(s, RDV_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
+	if (n == NULL && s->n_nodes >= s->cfg.max_nodes) {
+		drop(s, RDV_DROP_FULL);
+		goto out;
+	}
+	if (n == NULL && (n = node_new(s, now, rs)) == NULL) {
+		drop(s, RDV_DROP_FULL);
+		goto out;
+	}
+	k.valid = true;
+	k.cipher = (uint8_t)cipher;
+	k.local = (uint32_t)fresh(&s->by_index, UINT32_MAX);
+	k.remote = m.sender;
+	k.created = now;
+	out = s->io.buf(s->io.ctx);
+	wire_resp_payload_put(chosen, (uint8_t)cipher);
+	if (u64map_put(&s->by_index, k.local, n) != 0 ||
+	    noise_write_msg2(&hs, chosen, sizeof(chosen), wire_resp_put(out, k.local, k.remote),
+	                     WIRE_MSG2_LEN) != WIRE_MSG2_LEN) {
+		u64map_del(&s->by_index, k.local);
+		drop(s, RDV_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
+	{
+		uint8_t mac1[YIP_KEY_LEN];
+
+		wire_mac1_key(mac1, rs); /* a Resp carries the mac1 of its receiver */
+		wire_mac1_put(out, WIRE_RESP_LEN, mac1);
+	}
+	noise_split(&hs, k.send, k.recv, NULL);
+	/* The node switches to these keys at once; the ones before stay for
+	 * datagrams already on their way. */
+	keys_clear(s, &n->prev);
+	n->prev = n->cur;
+	n->cur = k;
+	memcpy(n->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+	n->addr = *src;
+	touch(s, n, now);
+	s->stats.handshakes++;
+	s->io.send(s->io.ctx, sock, src, WIRE_RESP_LEN);
+out:
+	noise_hs_wipe(&hs);
+	sodium_memzero(&k, sizeof(k));
+	sodium_memzero(payload, sizeof(payload));
+	sodium_memzero(&pl, sizeof(pl));
+}
+
+/* ---- control messages ------------------------------------------------------------- */
+
+static bool window_ok(const struct rdv_keys *k, uint64_t c)
+{
+	if (c >= k->win_top)
+		return true;
+	return k->win_top - c <= 64 && !(k->win_bits & 1ULL << (k->win_top - c - 1));
+}
+
+static void window_mark(struct rdv_keys *k, uint64_t c)
+{
+	if (c >= k->win_top) {
+		uint64_t shift = c + 1 - k->win_top;
+
+		k->win_bits = shift >= 64 ? 0 : k->win_bits << shift;
+		k->win_top = c + 1;
+	}
+	k->win_bits |= 1ULL << (k->win_top - c - 1);
+}
+
+/* Authenticates a Ctrl into s->scratch; the node, or NULL if dropped. */
+static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now,
+                                  const union yip_sockaddr *src, const uint8_t *d, size_t len,
+                                  size_t *plen)
+{
+	struct yip_cipher_key key;
+	struct rdv_keys *k = NULL;
+	struct rdv_node *n;
+	struct wire_hdr h;
+	int rc;
+
+	if (!wire_hdr_get(&h, d, len)) {
+		drop(s, RDV_DROP_MALFORMED);
+		return NULL;
+	}
+	n = u64map_get(&s->by_index, h.receiver);
+	if (n != NULL)
+		k = n->cur.valid && n->cur.local == h.receiver ? &n->cur : &n->prev;
+	if (k == NULL || !k->valid || k->local != h.receiver) {
+		drop(s, RDV_DROP_UNKNOWN_INDEX);
+		return NULL;
+	}
+	if (now - k->created >= KEYS_REJECT) {
+		drop(s, RDV_DROP_EXPIRED);
+		return NULL;
+	}
+	if (!window_ok(k, h.counter)) {
+		drop(s, RDV_DROP_REPLAY);
+		return NULL;
+	}
+	*plen = wire_plain_len(len);
+	if (*plen > WIRE_CTRL_MAX) {
+		drop(s, RDV_DROP_BAD_CTRL);
+		return NULL;
+	}
+	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->recv);
+	rc = yip_cipher_open(s->scratch, &key, h.counter, d, WIRE_DATA_HDR, d + WIRE_DATA_HDR,
+	                     len - WIRE_DATA_HDR);
+	sodium_memzero(&key, sizeof(key));
+	if (rc != 0) {
+		drop(s, RDV_DROP_DECRYPT);
+		return NULL;
+	}
+	window_mark(k, h.counter);
+	n->addr = *src; /* authenticated: the node may have moved */
+	touch(s, n, now);
+	return n;
+}
+
+static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
+                      const struct wire_ctrl *c)
+{
+	struct rdv_node *b = find(s, c->key);
+	struct wire_ctrl ask = {.kind = WIRE_CTRL_ASK};
+	struct rdv_ask *q;
+
+	a->stats.lookups++;
+	s->stats.lookups++;
+	if (b == NULL || b == a || !b->registered) {
+		unknown(s, a, c->id, c->key);
+		return;
+	}
+	if (a->open_asks >= MAX_ASKS || (q = calloc(1, sizeof(*q))) == NULL) {
+		drop(s, RDV_DROP_ASKS);
+		return;
+	}
+	do
+		ask.id = ++s->next_ask;
+	while (ask.id == 0 || u64map_get(&s->asks, ask.id) != NULL);
+	q->asker = a->key_hash;
+	q->target = b->key_hash;
+	memcpy(q->target_key, b->key, YIP_KEY_LEN);
+	q->asker_id = c->id;
+	q->deadline = now + ASK_TTL;
+	if (u64map_put(&s->asks, ask.id, q) != 0) {
+		free(q);
+		drop(s, RDV_DROP_ASKS);
+		return;
+	}
+	a->open_asks++;
+	if (q->deadline < s->next_timer)
+		s->next_timer = q->deadline;
+	memcpy(ask.key, a->key, YIP_KEY_LEN);
+	send_ctrl(s, RDV_SOCK_MAIN, b, &b->addr, &ask);
+}
+
+static void ask_done(struct rdv_server *s, uint32_t id, struct rdv_ask *q, struct rdv_node *a)
+{
+	u64map_del(&s->asks, id);
+	if (a != NULL && a->open_asks > 0)
+		a->open_asks--;
+	free(q);
+}
+
+static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wire_ctrl *c)
+{
+	struct rdv_ask *q = u64map_get(&s->asks, c->id);
+	struct rdv_node *a;
+
+	if (q == NULL || q->target != b->key_hash) {
+		drop(s, RDV_DROP_BAD_CTRL);
+		return;
+	}
+	a = u64map_get(&s->by_key, q->asker);
+	if (a == NULL || sodium_memcmp(a->key, c->key, YIP_KEY_LEN) != 0) {
+		drop(s, RDV_DROP_BAD_CTRL);
+		ask_done(s, c->id, q, a);
+		return;
+	}
+	if (c->flags & WIRE_CTRL_ACCEPT) {
+		/* Both said yes (a by asking): introduce them to each other at
+		 * once, and let them relay to each other. */
+		allowed_add(a, b->relay_id);
+		allowed_add(b, a->relay_id);
+		intro(s, a, q->asker_id, b);
+		intro(s, b, 0, a);
+		s->stats.intros++;
+	} else {
+		unknown(s, a, q->asker_id, b->key);
+	}
+	ask_done(s, c->id, q, a);
+}
+
+static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
+                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	struct wire_ctrl c, r = {0};
+	struct rdv_node *n;
+	size_t plen;
+
+	n = open_ctrl(s, now, src, d, len, &plen);
+	if (n == NULL)
+		return;
+	if (!wire_ctrl_get(&c, s->scratch, plen) ||
+	    (sock == RDV_SOCK_ALT && c.kind != WIRE_CTRL_WHOAMI)) {
+		drop(s, RDV_DROP_BAD_CTRL);
+		return;
+	}
+	switch (c.kind) {
+	case WIRE_CTRL_REGISTER:
+		if (!n->registered)
+			s->stats.registrations++;
+		n->registered = true;
+		n->flags = c.flags;
+		n->nat = c.nat;
+		n->n_cands = c.n_cands;
+		memcpy(n->cands, c.cands, sizeof(n->cands));
+		r.kind = WIRE_CTRL_REGISTERED;
+		r.flags = s->cfg.relay ? WIRE_CTRL_RELAY : 0;
+		r.token = n->token;
+		r.relay_id = n->relay_id;
+		r.alt_port = s->cfg.alt_port;
+		r.addr = *src;
+		send_ctrl(s, sock, n, src, &r);
+		break;
+	case WIRE_CTRL_WHOAMI:
+		r.kind = WIRE_CTRL_YOUARE;
+		r.id = c.id;
+		r.addr = *src;
+		send_ctrl(s, sock, n, src, &r);
+		break;
+	case WIRE_CTRL_LOOKUP:
+		if (!n->registered) {
+			drop(s, RDV_DROP_BAD_CTRL);
+			return;
+		}
+		on_lookup(s, now, n, &c);
+		break;
+	case WIRE_CTRL_ANSWER:
+		on_answer(s, n, &c);
+		break;
+	default:
+		drop(s, RDV_DROP_BAD_CTRL); /* a kind nodes send to each other, or we send */
+	}
+}
+
+/* ---- the relay ---------------------------------------------------------------------- */
+
+static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
+                     const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	struct rdv_node *a, *b;
+	struct wire_relay m;
+	uint8_t *out;
+
+	if (sock != RDV_SOCK_MAIN || !wire_relay_get(&m, d, len) ||
+	    m.dir != WIRE_RELAY_TO_SERVER) {
+		drop(s, RDV_DROP_MALFORMED);
+		return;
+	}
+	if (!s->cfg.relay) {
+		drop(s, RDV_DROP_RELAY_OFF);
+		return;
+	}
+	a = u64map_get(&s->by_token, m.token);
+	if (a == NULL) {
+		drop(s, RDV_DROP_RELAY_TOKEN);
+		return;
+	}
+	if (!yip_sockaddr_eq(src, &a->addr)) {
+		drop(s, RDV_DROP_RELAY_SOURCE);
+		a->stats.relay_refused++;
+		return;
+	}
+	b = u64map_get(&s->by_relay, m.relay_id);
+	if (b == NULL || !allowed_has(a, b->relay_id) || !allowed_has(b, a->relay_id)) {
+		drop(s, RDV_DROP_RELAY_NOT_ALLOWED);
+		a->stats.relay_refused++;
+		return;
+	}
+	if (a->bucket < len) {
+		uint64_t add = (now - a->bucket_at) * s->cfg.relay_rate / YIP_NS_PER_S;
+
+		a->bucket = a->bucket + add > s->cfg.relay_burst ? s->cfg.relay_burst
+		                                                 : a->bucket + add;
+		a->bucket_at = now;
+		if (a->bucket < len) {
+			drop(s, RDV_DROP_RELAY_RATE);
+			a->stats.relay_refused++;
+			return;
+		}
+	}
+	a->bucket -= len;
+	out = s->io.buf(s->io.ctx);
+	wire_relay_put(out, WIRE_RELAY_FROM_SERVER, b->token, a->relay_id);
+	memcpy(out + WIRE_RELAY_HDR, m.payload, m.len);
+	s->io.send(s->io.ctx, RDV_SOCK_MAIN, &b->addr, len);
+	a->stats.relay_in_dgrams++;
+	a->stats.relay_in_bytes += m.len;
+	b->stats.relay_out_dgrams++;
+	b->stats.relay_out_bytes += m.len;
+	s->stats.relayed_dgrams++;
+	s->stats.relayed_bytes += m.len;
+}
+
+/* ---- the engine ----------------------------------------------------------------------- */
+
+int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io,
+             char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->io = *io;
+	s->cfg = *cfg;
+	if (yip_key_public(s->public_key, cfg->private_key) != 0) {
+		snprintf(err, errlen, "the all-zero key is not a valid private key");
+		return -1;
+	}
+	wire_mac1_key(s->mac1_key, s->public_key);
+	randombytes_buf(s->hash_key, sizeof(s->hash_key));
+	s->init_global_tokens = cfg->init_global;
+	s->next_timer = UINT64_MAX;
+	if (u64map_init(&s->by_key, 1024) != 0 || u64map_init(&s->by_index, 2048) != 0 ||
+	    u64map_init(&s->by_token, 1024) != 0 || u64map_init(&s->by_relay, 1024) != 0 ||
+	    u64map_init(&s->asks, 64) != 0) {
+		snprintf(err, errlen, "out of memory");
+		rdv_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void rdv_free(struct rdv_server *s)
+{
+	while (s->lru_head != NULL)
+		node_free(s, s->lru_head);
+	if (s->asks.slots != NULL)
+		for (size_t i = 0; i <= s->asks.mask; i++)
+			free(s->asks.slots[i].val);
+	u64map_free(&s->by_key);
+	u64map_free(&s->by_index);
+	u64map_free(&s->by_token);
+	u64map_free(&s->by_relay);
+	u64map_free(&s->asks);
+	sodium_memzero(s, sizeof(*s));
+}
+
+void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
+            const uint8_t *d, size_t len)
+{
+	switch (wire_classify(d, len)) {
+	case WIRE_INIT:
+		if (sock == RDV_SOCK_MAIN)
+			rx_init(s, now, sock, src, d, len);
+		else
+			drop(s, RDV_DROP_NOT_FOR_SERVER);
+		break;
+	case WIRE_CTRL:
+		on_ctrl(s, now, sock, src, d, len);
+		break;
+	case WIRE_RELAY:
+		on_relay(s, now, sock, src, d, len);
+		break;
+	case WIRE_RESP:
+	case WIRE_DATA:
+	case WIRE_REPAIR:
+	case WIRE_REPORT:
+		drop(s, RDV_DROP_NOT_FOR_SERVER);
+		break;
+	default:
+		drop(s, RDV_DROP_MALFORMED);
+	}
+}
+
+uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	while (s->lru_head != NULL && now - s->lru_head->last_rx >= NODE_TTL)
+		node_free(s, s->lru_head);
+	if (s->lru_head != NULL)
+		next = s->lru_head->last_rx + NODE_TTL;
+	for (size_t i = 0; s->asks.count > 0 && i <= s->asks.mask; i++) {
+		struct u64map_slot *slot = &s->asks.slots[i];
+		struct rdv_ask *q = slot->val;
+		struct rdv_node *a;
+
+		if (slot->key == 0)
+			continue;
+		if (now < q->deadline) {
+			next = q->deadline < next ? q->deadline : next;
+			continue;
+		}
+		a = u64map_get(&s->by_key, q->asker);
+		if (a != NULL)
+			unknown(s, a, q->asker_id, q->target_key);
+		ask_done(s, (uint32_t)slot->key, q, a);
+		i--; /* the deletion may have moved a later entry into this slot
+		      * (at 0 this wraps, and the loop's i++ brings it back) */
+	}
+	s->next_timer = next;
+	return next;
+}
+
+void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
+              void *arg)
+{
+	for (const struct rdv_node *n = s->lru_head; n != NULL; n = n->lru_next)
+		fn(arg, n);
+}

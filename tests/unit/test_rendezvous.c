@@ -1,0 +1,419 @@
+/*
+ * The rendezvous protocol end to end in memory: a server engine and three
+ * node engines on a tiny simulated network (a router that delivers every
+ * datagram to the engine at its destination address, and can cut the
+ * direct path between two nodes). Registration, lookups that need the
+ * target's consent, introductions and a handshake without any endpoint=,
+ * the relay when the direct path is cut and the move to direct when it
+ * heals, and what forged or refused messages come to.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pair.h"
+#include "peer/peer.h"
+#include "rendezvous/rendezvous.h"
+#include "util/clock.h"
+#include "wire/wire.h"
+
+#define NODES  3 /* A and B are peers of each other; C knows B, B does not know C */
+#define SERVER NODES
+#define SRV_Q  256
+
+struct srv_dgram {
+	unsigned sock;
+	union yip_sockaddr to;
+	size_t len;
+	uint8_t buf[1600];
+};
+
+static struct rdv_server S;
+static struct srv_dgram srv_out[SRV_Q];
+static unsigned srv_n;
+static union yip_sockaddr srv_addr[RDV_SOCKS];
+static uint8_t srv_priv[YIP_KEY_LEN], srv_pub[YIP_KEY_LEN];
+
+static struct pair_node N[NODES];
+static uint8_t keys[NODES][YIP_KEY_LEN];
+static uint64_t now;
+static bool cut; /* direct datagrams between A and B are lost */
+static uint64_t lost_direct;
+
+static uint8_t *srv_buf(void *ctx)
+{
+	(void)ctx;
+	assert_true(srv_n < SRV_Q);
+	return srv_out[srv_n].buf;
+}
+
+static void srv_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size_t len)
+{
+	(void)ctx;
+	assert_true(len <= sizeof(srv_out[0].buf));
+	srv_out[srv_n].sock = sock;
+	srv_out[srv_n].to = *to;
+	srv_out[srv_n].len = len;
+	srv_n++;
+}
+
+static void set4(union yip_sockaddr *a, const char *ip, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->in4.sin_family = AF_INET;
+	a->in4.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &a->in4.sin_addr);
+}
+
+static void node_start(int i, bool relay_off)
+{
+	struct yip_peer_config pc[NODES];
+	struct yip_cidr cidr[NODES];
+	struct yip_config cfg;
+	struct pair_opts o = {.out_cap = 256, .keep_cap = 64};
+	char err[256], ip[32];
+	size_t n = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memcpy(cfg.private_key, keys[i], YIP_KEY_LEN);
+	yip_key_public(cfg.public_key, keys[i]);
+	cfg.mtu = 1420;
+	cfg.nat_keepalive = 20;
+	cfg.relay_off = relay_off;
+	set4(&cfg.rendezvous[0].addr, "198.51.100.1", 7000);
+	memcpy(cfg.rendezvous[0].public_key, srv_pub, YIP_KEY_LEN);
+	cfg.rendezvous[0].has_key = true;
+	cfg.n_rendezvous = 1;
+	/* A <-> B; C -> B (C lists B, B does not list C). */
+	for (int j = 0; j < NODES; j++) {
+		bool listed = (i == 0 && j == 1) || (i == 1 && j == 0) || (i == 2 && j == 1);
+
+		if (!listed)
+			continue;
+		memset(&pc[n], 0, sizeof(pc[n]));
+		yip_key_public(pc[n].public_key, keys[j]);
+		cidr[n] = (struct yip_cidr){.family = AF_INET, .plen = 32, .addr = {10, 0, 0}};
+		cidr[n].addr[3] = (uint8_t)(j + 1);
+		pc[n].allowed_ips = &cidr[n];
+		pc[n].n_allowed_ips = 1;
+		n++;
+	}
+	cfg.peers = pc;
+	cfg.n_peers = n;
+	assert_int_equal(pair_node_init(&N[i], &cfg, NULL, &o, err, sizeof(err)), 0);
+	snprintf(ip, sizeof(ip), "192.0.2.%d", i + 1);
+	set4(&N[i].addr, ip, 51820);
+}
+
+static void server_start(bool relay)
+{
+	struct rdv_io io = {NULL, srv_buf, srv_send};
+	struct rdv_config c;
+	char err[256];
+
+	rdv_config_default(&c);
+	memcpy(c.private_key, srv_priv, YIP_KEY_LEN);
+	c.relay = relay;
+	c.alt_port = 7001;
+	assert_int_equal(rdv_init(&S, &c, &io, err, sizeof(err)), 0);
+}
+
+/* Which party is at address a: a node, the server (sock in *sock), or -1. */
+static int party(const union yip_sockaddr *a, unsigned *sock)
+{
+	for (unsigned s = 0; s < RDV_SOCKS; s++)
+		if (yip_sockaddr_eq(a, &srv_addr[s])) {
+			*sock = s;
+			return SERVER;
+		}
+	for (int i = 0; i < NODES; i++)
+		if (yip_sockaddr_eq(a, &N[i].addr))
+			return i;
+	return -1;
+}
+
+/* Delivers everything everyone sent until nobody has anything to send. */
+static void run_net(void)
+{
+	static uint8_t copy[1600];
+
+	for (int round = 0; round < 50; round++) {
+		bool any = false;
+
+		for (int i = 0; i < NODES; i++) {
+			unsigned n = N[i].nout;
+
+			pair_flush(&N[i]);
+			for (unsigned k = 0; k < n; k++) {
+				struct pair_dgram *d = &N[i].out[k];
+				unsigned sock = 0;
+				int to = party(&d->to, &sock);
+
+				any = true;
+				if (to == SERVER) {
+					rdv_rx(&S, now, sock, &N[i].addr, d->buf, d->len);
+				} else if (to >= 0) {
+					if (cut && i + to == 1) {
+						lost_direct++;
+						continue;
+					}
+					pair_rx(&N[to], now, &N[i].addr, d->buf, d->len);
+				}
+			}
+			N[i].nout = 0;
+		}
+		for (unsigned k = 0; k < srv_n; k++) {
+			unsigned sock;
+			int to = party(&srv_out[k].to, &sock);
+
+			any = true;
+			assert_true(to >= 0 && to < NODES);
+			memcpy(copy, srv_out[k].buf, srv_out[k].len);
+			pair_rx(&N[to], now, &srv_addr[srv_out[k].sock], copy, srv_out[k].len);
+		}
+		srv_n = 0;
+		if (!any)
+			return;
+	}
+	fail_msg("the network did not settle");
+}
+
+/* Lets `secs` of time pass in steps of 50 ms, with every timer and datagram. */
+static void advance(double secs)
+{
+	uint64_t end = now + (uint64_t)(secs * 1e9);
+
+	while (now < end) {
+		now += 50 * YIP_NS_PER_MS;
+		for (int i = 0; i < NODES; i++)
+			yip_device_timers(&N[i].dev, now);
+		rdv_timers(&S, now);
+		run_net();
+	}
+}
+
+static void ping(int from, int to)
+{
+	uint8_t pkt[64] = {0x45, 0, 0, 64, [8] = 64, [9] = 17, [12] = 10, 0, 0, 0, 10, 0, 0, 0};
+
+	pkt[15] = (uint8_t)(from + 1);
+	pkt[19] = (uint8_t)(to + 1);
+	yip_device_tx(&N[from].dev, now, pkt, sizeof(pkt));
+	run_net();
+}
+
+static const struct yip_peer *peer_of(int i, int j)
+{
+	uint8_t pub[YIP_KEY_LEN];
+
+	yip_key_public(pub, keys[j]);
+	return yip_device_peer(&N[i].dev, pub);
+}
+
+static bool relayed(int i, int j)
+{
+	const struct yip_peer *p = peer_of(i, j);
+
+	return p->path >= 0 && p->paths[p->path].kind == YIP_PATH_RELAY;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	yip_crypto_init();
+	yip_key_generate(srv_priv);
+	yip_key_public(srv_pub, srv_priv);
+	for (int i = 0; i < NODES; i++)
+		yip_key_generate(keys[i]);
+	set4(&srv_addr[RDV_SOCK_MAIN], "198.51.100.1", 7000);
+	set4(&srv_addr[RDV_SOCK_ALT], "198.51.100.1", 7001);
+	now = YIP_NS_PER_S;
+	cut = false;
+	lost_direct = 0;
+	srv_n = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NODES; i++)
+		pair_node_free(&N[i]);
+	rdv_free(&S);
+	return 0;
+}
+
+static void start_all(bool relay)
+{
+	server_start(relay);
+	for (int i = 0; i < NODES; i++)
+		node_start(i, false);
+	advance(1);
+	for (int i = 0; i < NODES; i++)
+		assert_int_equal(N[i].dev.servers[0].state, YIP_SERVER_REGISTERED);
+	assert_int_equal(S.n_nodes, NODES);
+}
+
+/* No endpoint anywhere: A finds B through the server and the ping arrives. */
+static void introduced_direct(void **state)
+{
+	(void)state;
+	start_all(true);
+	ping(0, 1);
+	advance(1);
+	assert_true(yip_peer_established(peer_of(0, 1), now));
+	assert_true(N[1].packets >= 1);
+	/* Both saw each other's address: the path is direct after the probes. */
+	advance(2);
+	assert_false(relayed(0, 1));
+	assert_false(relayed(1, 0));
+	assert_true(S.stats.intros >= 1);
+	/* NAT class: the server sees each node at its own address (no local
+	 * addresses are reported here), and both ports agree. */
+	assert_int_equal(N[0].dev.nat, WIRE_NAT_EIM);
+}
+
+/* The direct path is cut: the session comes up through the relay; when the
+ * path heals, the peers move to it within seconds. */
+static void relay_then_direct(void **state)
+{
+	uint64_t before;
+
+	(void)state;
+	cut = true; /* before anything: registering already introduces peers */
+	start_all(true);
+	ping(0, 1);
+	advance(1);
+	assert_true(yip_peer_established(peer_of(0, 1), now));
+	assert_true(relayed(0, 1));
+	assert_true(relayed(1, 0));
+	before = N[1].packets;
+	ping(0, 1);
+	advance(0.2);
+	assert_int_equal(N[1].packets, before + 1);
+	assert_true(S.stats.relayed_dgrams > 0);
+	advance(5);
+	assert_true(relayed(0, 1)); /* still cut */
+	cut = false;
+	advance(3);
+	assert_false(relayed(0, 1));
+	assert_false(relayed(1, 0));
+	before = N[1].packets;
+	ping(0, 1);
+	advance(0.2);
+	assert_int_equal(N[1].packets, before + 1);
+}
+
+/* C lists B but B does not list C: C learns nothing about B. */
+static void lookup_needs_consent(void **state)
+{
+	const struct yip_peer *cb;
+
+	(void)state;
+	start_all(true);
+	ping(2, 1);
+	advance(2);
+	cb = peer_of(2, 1);
+	assert_false(yip_peer_established(cb, now));
+	assert_int_equal(cb->n_paths, 0); /* no address was handed over */
+	assert_true(N[2].dev.servers[0].unknowns >= 1);
+	assert_true(N[1].dev.servers[0].asks >= 1);
+}
+
+/* A relay datagram with a wrong token, from a node to one that never
+ * accepted it, or forged towards a node: all refused and counted. */
+static void relay_refusals(void **state)
+{
+	uint8_t d[WIRE_RELAY_HDR + WIRE_DATA_MIN + 8] = {0};
+	struct yip_device_info di;
+	const struct yip_server *sc;
+	uint32_t b_id;
+
+	(void)state;
+	start_all(true);
+	sc = &N[2].dev.servers[0];
+	b_id = N[1].dev.servers[0].relay_id;
+	/* C with a made-up token */
+	wire_relay_put(d, WIRE_RELAY_TO_SERVER, sc->token ^ 1, b_id);
+	rdv_rx(&S, now, RDV_SOCK_MAIN, &N[2].addr, d, sizeof(d));
+	assert_int_equal(S.drops[RDV_DROP_RELAY_TOKEN], 1);
+	/* C with its own token, to B, which never accepted it */
+	wire_relay_put(d, WIRE_RELAY_TO_SERVER, sc->token, b_id);
+	rdv_rx(&S, now, RDV_SOCK_MAIN, &N[2].addr, d, sizeof(d));
+	assert_int_equal(S.drops[RDV_DROP_RELAY_NOT_ALLOWED], 1);
+	/* C's token from A's address */
+	rdv_rx(&S, now, RDV_SOCK_MAIN, &N[0].addr, d, sizeof(d));
+	assert_int_equal(S.drops[RDV_DROP_RELAY_SOURCE], 1);
+	assert_int_equal(srv_n, 0); /* nothing forwarded */
+	/* A "delivery" to B that does not come from the server */
+	wire_relay_put(d, WIRE_RELAY_FROM_SERVER, N[1].dev.servers[0].token, 5);
+	pair_rx(&N[1], now, &N[2].addr, d, sizeof(d));
+	yip_device_info(&N[1].dev, &di);
+	assert_int_equal(di.drops[YIP_DROP_BAD_RELAY], 1);
+	/* ... or comes from it with another token */
+	wire_relay_put(d, WIRE_RELAY_FROM_SERVER, N[1].dev.servers[0].token + 1, 5);
+	pair_rx(&N[1], now, &srv_addr[0], d, sizeof(d));
+	yip_device_info(&N[1].dev, &di);
+	assert_int_equal(di.drops[YIP_DROP_BAD_RELAY], 2);
+}
+
+/* Registering as somebody else needs their private key: an Init built with
+ * another key registers that other key, never the victim's. A replayed
+ * Init is refused. */
+static void registration_is_authenticated(void **state)
+{
+	uint8_t init[WIRE_INIT_LEN];
+	union yip_sockaddr evil;
+	uint64_t stale;
+
+	(void)state;
+	server_start(true);
+	node_start(0, false);
+	yip_device_timers(&N[0].dev, now);
+	assert_true(N[0].nout >= 1 && N[0].out[0].len == WIRE_INIT_LEN);
+	memcpy(init, N[0].out[0].buf, WIRE_INIT_LEN);
+	run_net();
+	advance(0.5);
+	assert_int_equal(N[0].dev.servers[0].state, YIP_SERVER_REGISTERED);
+	/* The captured Init again, from elsewhere: refused, the node stays where it is. */
+	set4(&evil, "203.0.113.66", 4444);
+	stale = S.drops[RDV_DROP_STALE_INIT];
+	rdv_rx(&S, now, RDV_SOCK_MAIN, &evil, init, sizeof(init));
+	assert_int_equal(S.drops[RDV_DROP_STALE_INIT], stale + 1);
+	assert_int_equal(srv_n, 0);
+	assert_true(yip_sockaddr_eq(&S.lru_head->addr, &N[0].addr));
+}
+
+/* The server restarts and forgets everyone: the nodes notice and register
+ * again within 20 s. */
+static void server_restart(void **state)
+{
+	(void)state;
+	start_all(true);
+	rdv_free(&S);
+	server_start(true);
+	advance(20);
+	for (int i = 0; i < NODES; i++)
+		assert_int_equal(N[i].dev.servers[0].state, YIP_SERVER_REGISTERED);
+	assert_int_equal(S.n_nodes, NODES);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(introduced_direct, setup, teardown),
+	    cmocka_unit_test_setup_teardown(relay_then_direct, setup, teardown),
+	    cmocka_unit_test_setup_teardown(lookup_needs_consent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(relay_refusals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(registration_is_authenticated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(server_restart, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
