@@ -149,21 +149,28 @@ out:
 
 /*
  * mtu=auto: the largest inner packet whose datagrams (a repair is the
- * largest: see docs/protocol.md, "Overhead") fit the underlay path to every
- * peer with a known endpoint, without fragmentation.
+ * largest: see docs/protocol.md, "Overhead"; relayed, it has a relay header
+ * too) fit the underlay path to every peer with a known endpoint and to
+ * every rendezvous server, without fragmentation.
  */
 static unsigned auto_mtu(const struct yip_config *cfg)
 {
+	/* Through a rendezvous server's relay a datagram carries its header too. */
+	unsigned overhead =
+	    YIP_DGRAM_OVERHEAD + (cfg->n_rendezvous > 0 && !cfg->relay_off ? WIRE_RELAY_HDR : 0);
 	unsigned best = 0;
 
-	for (size_t i = 0; i < cfg->n_peers; i++) {
+	for (size_t i = 0; i < cfg->n_peers + cfg->n_rendezvous; i++) {
+		const union yip_sockaddr *to;
 		unsigned room;
 
-		if (!cfg->peers[i].has_endpoint)
+		if (i < cfg->n_peers && !cfg->peers[i].has_endpoint)
 			continue;
-		room = udp_path_payload(&cfg->peers[i].endpoint);
-		if (room > YIP_DGRAM_OVERHEAD && (best == 0 || room - YIP_DGRAM_OVERHEAD < best))
-			best = room - YIP_DGRAM_OVERHEAD;
+		to = i < cfg->n_peers ? &cfg->peers[i].endpoint
+		                      : &cfg->rendezvous[i - cfg->n_peers].addr;
+		room = udp_path_payload(to);
+		if (room > overhead && (best == 0 || room - overhead < best))
+			best = room - overhead;
 	}
 	if (best == 0)
 		return YIP_DEFAULT_MTU;

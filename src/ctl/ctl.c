@@ -162,7 +162,11 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 	memcpy(s->public_key, di.public_key, YIP_KEY_LEN);
 	memcpy(s->address, di.address, YIP_ADDR_LEN);
 	s->fec = di.fec;
+	s->nat = di.nat;
 	memcpy(s->drops, di.drops, sizeof(s->drops));
+	for (size_t i = 0; i < di.n_servers && i < YIP_MAX_RENDEZVOUS; i++)
+		if (yip_device_server_info(dev, i, now, &s->servers[s->n_servers]))
+			s->n_servers++;
 	if (di.n_peers == 0)
 		return 0;
 	s->peers = calloc(di.n_peers, sizeof(*s->peers));
@@ -192,6 +196,13 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		o->loss_estimate = pi.loss;
 		o->stats = pi.stats;
 		memcpy(o->fec, pi.fec, sizeof(o->fec));
+		o->has_path = pi.has_path;
+		memcpy(o->path, pi.path, sizeof(o->path));
+		o->path_age_s = pi.path_age / 1000000000ULL;
+		o->relayed_why = pi.relayed_why;
+		o->nat = pi.nat;
+		o->n_paths = pi.n_paths;
+		memcpy(o->paths, pi.paths, sizeof(o->paths));
 		s->n_peers++;
 	}
 	return 0;
@@ -251,6 +262,79 @@ static bool add_drops(cJSON *o, const struct yip_ctl_snapshot *s)
 	for (int i = 0; i < YIP_DROP_COUNT; i++)
 		if (!add_u64(d, yip_drop_name((enum yip_drop)i), s->drops[i]))
 			return false;
+	return true;
+}
+
+static bool add_str_or_null(cJSON *o, const char *name, const char *v)
+{
+	return (v != NULL ? cJSON_AddStringToObject(o, name, v) : cJSON_AddNullToObject(o, name)) !=
+	       NULL;
+}
+
+/* The current path, why it is relayed, and every candidate (docs/nat.md). */
+static bool add_paths(cJSON *o, const struct yip_ctl_peer *p)
+{
+	cJSON *arr;
+
+	if (!add_str_or_null(o, "path", p->has_path ? p->path : NULL) ||
+	    !add_u64(o, "path_age", p->has_path ? p->path_age_s : 0) ||
+	    !add_str_or_null(o, "relayed_why", p->relayed_why) ||
+	    !add_str_or_null(o, "nat", p->nat))
+		return false;
+	arr = cJSON_AddArrayToObject(o, "candidates");
+	if (arr == NULL)
+		return false;
+	for (unsigned i = 0; i < p->n_paths; i++) {
+		const struct yip_path_info *t = &p->paths[i];
+		cJSON *c = cJSON_CreateObject();
+
+		if (c == NULL || !cJSON_AddItemToArray(arr, c)) {
+			cJSON_Delete(c);
+			return false;
+		}
+		if (cJSON_AddStringToObject(c, "path", t->path) == NULL ||
+		    cJSON_AddStringToObject(c, "origin", t->origin) == NULL ||
+		    cJSON_AddBoolToObject(c, "validated", t->validated) == NULL)
+			return false;
+		if ((t->rtt
+		         ? cJSON_AddNumberToObject(c, "rtt_ms", rounded((double)t->rtt / 1e6, 1000))
+		         : cJSON_AddNullToObject(c, "rtt_ms")) == NULL)
+			return false;
+	}
+	return true;
+}
+
+/* Our NAT mapping and each rendezvous server we use. */
+static bool add_rendezvous(cJSON *o, const struct yip_ctl_snapshot *s)
+{
+	char buf[YIP_ADDRSTRLEN];
+	cJSON *arr;
+
+	if (!add_str_or_null(o, "nat", s->nat))
+		return false;
+	arr = cJSON_AddArrayToObject(o, "rendezvous");
+	if (arr == NULL)
+		return false;
+	for (size_t i = 0; i < s->n_servers; i++) {
+		const struct yip_server_info *r = &s->servers[i];
+		cJSON *c = cJSON_CreateObject();
+
+		if (c == NULL || !cJSON_AddItemToArray(arr, c)) {
+			cJSON_Delete(c);
+			return false;
+		}
+		yip_sockaddr_format(&r->addr, buf, sizeof(buf));
+		if (cJSON_AddStringToObject(c, "server", buf) == NULL ||
+		    cJSON_AddStringToObject(c, "state", r->state) == NULL)
+			return false;
+		yip_sockaddr_format(&r->reflexive, buf, sizeof(buf));
+		if (!add_str_or_null(c, "seen_as", r->has_reflexive ? buf : NULL) ||
+		    cJSON_AddBoolToObject(c, "relay", r->relay) == NULL ||
+		    !add_u64(c, "registered_age", r->registered_age / 1000000000ULL) ||
+		    !add_u64(c, "lookups", r->lookups) || !add_u64(c, "intros", r->intros) ||
+		    !add_u64(c, "unknowns", r->unknowns) || !add_u64(c, "asks", r->asks))
+			return false;
+	}
 	return true;
 }
 
@@ -323,7 +407,7 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 		    cJSON_AddNumberToObject(kr, "r", p->fec[c].r) == NULL)
 			return false;
 	}
-	return true;
+	return add_paths(o, p);
 }
 
 static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_request *req)
@@ -336,7 +420,8 @@ static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_r
 	    !add_hex(o, "public_key", s->public_key, YIP_KEY_LEN) ||
 	    cJSON_AddNumberToObject(o, "listen_port", s->listen_port) == NULL ||
 	    !add_addr6(o, "address", s->address) ||
-	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL || !add_drops(o, s))
+	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL || !add_rendezvous(o, s) ||
+	    !add_drops(o, s))
 		goto fail;
 	peers = cJSON_AddArrayToObject(o, "peers");
 	if (peers == NULL)

@@ -95,6 +95,14 @@ struct yip_ctl_peer {
 	double loss_estimate;      /* fraction, 0..1 */
 	struct yip_peer_stats stats;
 	struct fec_params fec[FLOW_CLASSES];
+	/* Paths (docs/nat.md): the current one, since when, why relayed, the candidates. */
+	bool has_path;
+	char path[YIP_ADDRSTRLEN + 16];
+	uint64_t path_age_s;
+	const char *relayed_why; /* static strings from the engine; NULL = not relayed */
+	const char *nat;         /* the peer's NAT mapping */
+	unsigned n_paths;
+	struct yip_path_info paths[YIP_MAX_PATHS];
 };
 
 /* The event loop's side: how packets move, and what its offloads and queue did. */
@@ -115,6 +123,9 @@ struct yip_ctl_snapshot {
 	uint8_t address[YIP_ADDR_LEN];
 	uint16_t listen_port;
 	bool fec;
+	const char *nat; /* our NAT mapping as the rendezvous servers show it */
+	struct yip_server_info servers[YIP_MAX_RENDEZVOUS];
+	size_t n_servers;
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */
 	size_t n_peers;

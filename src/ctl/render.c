@@ -164,6 +164,67 @@ static void put_rtt(FILE *out, const cJSON *peer)
 		fputs("unknown", out);
 }
 
+/* The current path, since when, why it is relayed, and the candidates. */
+static void put_paths(FILE *out, const cJSON *p)
+{
+	const cJSON *cands = field(p, "candidates"), *c;
+	const char *path = str_field(p, "path"), *why = str_field(p, "relayed_why");
+	char age[64];
+
+	if (path == NULL && !cJSON_IsArray(cands))
+		return; /* a daemon from before paths */
+	fputs("\n  path: ", out);
+	put_str_or(out, path, "(none yet)");
+	if (path != NULL) {
+		yip_ctl_format_duration(age, sizeof(age), u64_field(p, "path_age"));
+		fprintf(out, " (for %s)", age);
+	}
+	if (why != NULL) {
+		fputs("\n  relayed because: ", out);
+		put_str_or(out, why, "?");
+	}
+	if (!cJSON_IsArray(cands) || cJSON_GetArraySize(cands) == 0)
+		return;
+	fputs("\n  candidates:", out);
+	cJSON_ArrayForEach(c, cands)
+	{
+		double rtt;
+
+		fputs("\n    ", out);
+		put_str_or(out, str_field(c, "path"), "?");
+		fputs(" (", out);
+		put_str_or(out, str_field(c, "origin"), "?");
+		fputs(cJSON_IsTrue(field(c, "validated")) ? ", works" : ", not answered", out);
+		if (num_field(c, "rtt_ms", &rtt) && isfinite(rtt))
+			fprintf(out, ", %.3f ms", rtt);
+		fputc(')', out);
+	}
+}
+
+/* Our NAT mapping and the rendezvous servers, if any. */
+static void put_rendezvous(FILE *out, const cJSON *root)
+{
+	const cJSON *servers = field(root, "rendezvous"), *r;
+
+	if (!cJSON_IsArray(servers) || cJSON_GetArraySize(servers) == 0)
+		return;
+	fputs("\n  nat: ", out);
+	put_str_or(out, str_field(root, "nat"), "unknown");
+	cJSON_ArrayForEach(r, servers)
+	{
+		fputs("\n  rendezvous: ", out);
+		put_str_or(out, str_field(r, "server"), "?");
+		fputs(" (", out);
+		put_str_or(out, str_field(r, "state"), "?");
+		if (str_field(r, "seen_as") != NULL) {
+			fputs(", sees us as ", out);
+			put_str_or(out, str_field(r, "seen_as"), "?");
+		}
+		fputs(cJSON_IsTrue(field(r, "relay")) ? ", relays" : "", out);
+		fputc(')', out);
+	}
+}
+
 /* ---- Views ---- */
 
 static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
@@ -176,6 +237,7 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 	put_str_or(out, str_field(p, "public_key"), "(unknown)");
 	fputs("\n  endpoint: ", out);
 	put_str_or(out, str_field(p, "endpoint"), "(none)");
+	put_paths(out, p);
 	fputs("\n  allowed ips: ", out);
 	put_allowed(out, p, ", ");
 	fputs("\n  address: ", out);
@@ -235,8 +297,10 @@ static void show(FILE *out, const cJSON *root, uint64_t now_s)
 	put_str_or(out, str_field(root, "address"), "(unknown)");
 	if (num_field(root, "listen_port", &port))
 		fprintf(out, "\n  listening port: %" PRIu64, to_u64(port));
-	fprintf(out, "\n  fec: %s\n",
+	fprintf(out, "\n  fec: %s",
 	        cJSON_IsBool(fec) ? (cJSON_IsTrue(fec) ? "on" : "off") : "unknown");
+	put_rendezvous(out, root);
+	fputc('\n', out);
 	if (!cJSON_IsArray(peers))
 		return;
 	cJSON_ArrayForEach(p, peers)

@@ -35,8 +35,12 @@ struct yip_loop {
 	int sigfd;
 	int tun_fd;
 	int udp_fd;
-	bool tap;  /* the device is a TAP: Ethernet frames */
-	bool vnet; /* the TUN carries virtio-net headers: TSO in, GRO out */
+	int udp_family;
+	union yip_sockaddr listen; /* as configured: a specific address or any */
+	uint16_t port;
+	char device[IFNAMSIZ]; /* the tunnel device: its addresses are no candidates */
+	bool tap;              /* the device is a TAP: Ethernet frames */
+	bool vnet;             /* the TUN carries virtio-net headers: TSO in, GRO out */
 	struct udp_batch rx, tx;
 	struct shape shape;
 	uint64_t codel_tuned; /* when shape_set_rtt was last called */

@@ -105,6 +105,13 @@ static uint64_t io_wall(void *ctx)
 	return yip_now_wall();
 }
 
+static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
+{
+	struct yip_loop *l = ctx;
+
+	return udp_local_addrs(&l->listen, l->udp_family, l->port, l->device, out, max);
+}
+
 void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 {
 	io->ctx = l;
@@ -113,6 +120,7 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 	io->tun_write = io_tun_write;
 	io->wall_ns = io_wall;
 	io->seal_later = l->threaded ? io_seal_later : NULL;
+	io->local_addrs = io_local_addrs;
 }
 
 /* ---- Setting up ---- */
@@ -183,6 +191,11 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->epfd = l->sigfd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
+	l->udp_family = c->udp_family;
+	l->port = c->port;
+	if (c->config != NULL)
+		l->listen = c->config->listen;
+	snprintf(l->device, sizeof(l->device), "%s", c->device_name ? c->device_name : "");
 	l->vnet = c->vnet;
 	l->tap = c->tap;
 	l->io = c->io;

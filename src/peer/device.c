@@ -193,7 +193,25 @@ void yip_device_info(const struct yip_device *dev, struct yip_device_info *out)
 	out->mtu = dev->mtu;
 	out->fec = !dev->fec_off;
 	out->n_peers = dev->n_peers;
+	out->n_servers = dev->n_servers;
+	out->nat = yip_nat_name(dev->nat);
 	memcpy(out->drops, dev->drops, sizeof(out->drops));
+}
+
+/* Why a relayed peer is not direct, as far as we can tell. */
+static const char *relayed_why(const struct yip_peer *p)
+{
+	unsigned ours = p->dev->nat, theirs = p->nat, direct = 0;
+
+	if (ours == WIRE_NAT_APDM && theirs == WIRE_NAT_APDM)
+		return "both sides map per destination";
+	for (unsigned i = 0; i < p->n_paths; i++)
+		direct += p->paths[i].kind == YIP_PATH_DIRECT;
+	if (direct == 0)
+		return "no direct address known";
+	if (ours == WIRE_NAT_APDM || theirs == WIRE_NAT_APDM)
+		return "one side maps per destination; no direct candidate answered yet";
+	return "no direct candidate answered yet";
 }
 
 bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
@@ -210,12 +228,61 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 	out->has_endpoint = p->has_endpoint;
 	if (p->has_endpoint)
 		out->endpoint = p->endpoint;
+	if (p->path >= 0) {
+		out->has_path = true;
+		path_format(p, p->path, out->path, sizeof(out->path));
+		out->path_age = now - p->path_since;
+		if (p->paths[p->path].kind == YIP_PATH_RELAY)
+			out->relayed_why = relayed_why(p);
+	}
+	out->nat = yip_nat_name(p->nat);
+	out->n_paths = p->n_paths;
+	for (unsigned j = 0; j < p->n_paths; j++) {
+		static const char *const origins[] = {"config", "server", "peer", "relay"};
+		struct yip_path_info *o = &out->paths[j];
+
+		path_format(p, (int)j, o->path, sizeof(o->path));
+		o->origin = p->paths[j].origin < 4 ? origins[p->paths[j].origin] : "?";
+		o->validated = p->paths[j].validated;
+		o->rtt = p->paths[j].rtt;
+	}
 	out->established = session_usable(p, now);
 	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
 	out->srtt = p->fec.srtt;
 	out->loss = p->fec.loss;
 	memcpy(out->fec, p->fec.params, sizeof(out->fec));
 	out->stats = p->stats;
+	return true;
+}
+
+const char *yip_nat_name(unsigned nat)
+{
+	static const char *const names[WIRE_NAT_COUNT] = {"unknown", "none", "endpoint-independent",
+	                                                  "per destination"};
+
+	return nat < WIRE_NAT_COUNT ? names[nat] : "?";
+}
+
+bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
+                            struct yip_server_info *out)
+{
+	static const char *const states[] = {"connecting", "registering", "registered"};
+	const struct yip_server *s;
+
+	if (i >= dev->n_servers)
+		return false;
+	s = &dev->servers[i];
+	memset(out, 0, sizeof(*out));
+	out->addr = s->peer.endpoint;
+	out->state = s->state < 3 ? states[s->state] : "?";
+	out->has_reflexive = s->has_reflexive;
+	out->reflexive = s->reflexive;
+	out->relay = s->relay;
+	out->registered_age = s->state == YIP_SERVER_REGISTERED ? now - s->registered_at : 0;
+	out->lookups = s->lookups;
+	out->intros = s->intros;
+	out->unknowns = s->unknowns;
+	out->asks = s->asks;
 	return true;
 }
 

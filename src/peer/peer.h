@@ -447,7 +447,17 @@ struct yip_device_info {
 	unsigned mtu;
 	bool fec;
 	size_t n_peers;
+	size_t n_servers;
+	const char *nat; /* our NAT mapping as the rendezvous servers show it */
 	uint64_t drops[YIP_DROP_COUNT];
+};
+
+/* One candidate path, for yipctl. */
+struct yip_path_info {
+	char path[YIP_ADDRSTRLEN + 16]; /* "direct a.b.c.d:p", "relayed via ..." */
+	const char *origin;             /* "config", "server", "peer", "relay" */
+	bool validated;
+	uint64_t rtt; /* ns, 0 = unknown */
 };
 
 struct yip_peer_info {
@@ -455,6 +465,13 @@ struct yip_peer_info {
 	uint8_t address[YIP_ADDR_LEN];
 	bool has_endpoint;
 	union yip_sockaddr endpoint;
+	bool has_path;
+	char path[YIP_ADDRSTRLEN + 16]; /* the current path, as in yip_path_info */
+	uint64_t path_age;              /* ns since it became current */
+	const char *relayed_why;        /* relayed: why not direct; NULL otherwise */
+	const char *nat;                /* the peer's NAT mapping, from an introduction */
+	unsigned n_paths;
+	struct yip_path_info paths[YIP_MAX_PATHS];
 	bool established;
 	int cipher;    /* enum yip_cipher of the current session, -1 if none */
 	uint64_t srtt; /* smoothed RTT, ns (0 = unknown) */
@@ -464,6 +481,24 @@ struct yip_peer_info {
 };
 
 void yip_device_info(const struct yip_device *dev, struct yip_device_info *out);
+
+/* A rendezvous server the node uses, for yipctl. */
+struct yip_server_info {
+	union yip_sockaddr addr;
+	const char *state; /* "connecting", "registering", "registered" */
+	bool has_reflexive;
+	union yip_sockaddr reflexive; /* our address as it sees it */
+	bool relay;
+	uint64_t registered_age; /* ns since it first accepted us, 0 = not registered */
+	uint64_t lookups, intros, unknowns, asks;
+};
+
+/* Server i (0 <= i < n_servers); false if there is no such server. */
+bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
+                            struct yip_server_info *out);
+
+/* "unknown", "none", "endpoint-independent", "per destination" (enum wire_nat). */
+const char *yip_nat_name(unsigned nat);
 
 /* Peer i (0 <= i < n_peers) as of now; false if there is no such peer. */
 bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,

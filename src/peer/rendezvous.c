@@ -117,7 +117,8 @@ static void send_lookups(struct yip_peer *p, uint64_t now)
 static void classify_nat(struct yip_device *dev)
 {
 	union yip_sockaddr local[WIRE_MAX_CANDS];
-	size_t n = dev->io.local_addrs ? dev->io.local_addrs(dev->io.ctx, local, WIRE_MAX_CANDS) : 0;
+	size_t n =
+	    dev->io.local_addrs ? dev->io.local_addrs(dev->io.ctx, local, WIRE_MAX_CANDS) : 0;
 	const union yip_sockaddr *seen = NULL;
 	uint8_t nat = WIRE_NAT_UNKNOWN;
 
@@ -133,15 +134,14 @@ static void classify_nat(struct yip_device *dev)
 			break;
 		if (s->has_reflexive_alt)
 			nat = yip_sockaddr_eq(&s->reflexive, &s->reflexive_alt) ? WIRE_NAT_EIM
-			                                                          : WIRE_NAT_APDM;
+			                                                        : WIRE_NAT_APDM;
 		if (seen != NULL && !yip_sockaddr_eq(seen, &s->reflexive))
 			nat = WIRE_NAT_APDM; /* two servers saw two ports */
 		seen = &s->reflexive;
 	}
 	if (nat != dev->nat) {
-		static const char *const names[WIRE_NAT_COUNT] = {"unknown", "none",
-		                                                  "endpoint-independent",
-		                                                  "per destination"};
+		static const char *const names[WIRE_NAT_COUNT] = {
+		    "unknown", "none", "endpoint-independent", "per destination"};
 
 		log_info("NAT mapping: %s", names[nat]);
 		dev->nat = nat;
@@ -352,8 +352,9 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 		sp->path = -1;
 		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 		wire_mac1_key(sp->mac1_key, sp->public_key);
-		path_use(sp, 0, path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
-		                         YIP_ORIGIN_CONFIG));
+		path_use(sp, 0,
+		         path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
+		                  YIP_ORIGIN_CONFIG));
 		s->register_at = 0;
 	}
 	schedule(dev, 0);

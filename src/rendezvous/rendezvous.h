@@ -32,24 +32,24 @@
 #define RDV_SOCKS     2
 
 #define RDV_DROP_REASONS(X)                                                                        \
-	X(MALFORMED, "malformed")             /* unknown type or bad length */                     \
-	X(BAD_MAC1, "bad_mac1")               /* Init not addressed to our key */                  \
-	X(RATE_LIMITED, "rate_limited")       /* Init over the per-source or global budget */      \
+	X(MALFORMED, "malformed")               /* unknown type or bad length */                   \
+	X(BAD_MAC1, "bad_mac1")                 /* Init not addressed to our key */                \
+	X(RATE_LIMITED, "rate_limited")         /* Init over the per-source or global budget */    \
 	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise failed, or no cipher in common */         \
-	X(STALE_INIT, "stale_init")           /* Init timestamp not newer: a replay */             \
-	X(FULL, "full")                       /* Init from a new node while max_nodes are in */    \
-	X(UNKNOWN_INDEX, "unknown_index")     /* Ctrl for no session */                            \
-	X(EXPIRED, "expired")                 /* Ctrl under keys past their lifetime */            \
-	X(REPLAY, "replay")                   /* Ctrl counter already seen or too old */           \
-	X(DECRYPT, "decrypt")                 /* Ctrl failed authentication */                     \
-	X(BAD_CTRL, "bad_ctrl")               /* malformed or unexpected control message */        \
-	X(NOT_FOR_SERVER, "not_for_server")   /* a datagram type nodes send only to each other */  \
-	X(RELAY_OFF, "relay_off")             /* Relay while relaying is off */                    \
-	X(RELAY_TOKEN, "relay_token")         /* Relay with no registered node's token */          \
-	X(RELAY_SOURCE, "relay_source")       /* Relay from somewhere else than its node */        \
+	X(STALE_INIT, "stale_init")             /* Init timestamp not newer: a replay */           \
+	X(FULL, "full")                         /* Init from a new node while max_nodes are in */  \
+	X(UNKNOWN_INDEX, "unknown_index")       /* Ctrl for no session */                          \
+	X(EXPIRED, "expired")                   /* Ctrl under keys past their lifetime */          \
+	X(REPLAY, "replay")                     /* Ctrl counter already seen or too old */         \
+	X(DECRYPT, "decrypt")                   /* Ctrl failed authentication */                   \
+	X(BAD_CTRL, "bad_ctrl")                 /* malformed or unexpected control message */      \
+	X(NOT_FOR_SERVER, "not_for_server") /* a datagram type nodes send only to each other */    \
+	X(RELAY_OFF, "relay_off")           /* Relay while relaying is off */                      \
+	X(RELAY_TOKEN, "relay_token")       /* Relay with no registered node's token */            \
+	X(RELAY_SOURCE, "relay_source")     /* Relay from somewhere else than its node */          \
 	X(RELAY_NOT_ALLOWED, "relay_not_allowed") /* to a node that did not accept the sender */   \
-	X(RELAY_RATE, "relay_rate")           /* over the sender's bytes per second */             \
-	X(ASKS, "asks")                       /* lookup while too many of the node's are open */
+	X(RELAY_RATE, "relay_rate")               /* over the sender's bytes per second */         \
+	X(ASKS, "asks")                           /* lookup while too many of the node's are open */
 
 enum rdv_drop {
 #define X(name, str) RDV_DROP_##name,
@@ -70,13 +70,13 @@ struct rdv_io {
 
 struct rdv_config {
 	uint8_t private_key[YIP_KEY_LEN];
-	bool relay;            /* forward Relay datagrams */
-	uint64_t relay_rate;   /* bytes per second per node (what it sends through us) */
-	uint64_t relay_burst;  /* bytes a node may send at once above the rate */
-	uint16_t alt_port;     /* the second port, told to nodes (0: none) */
-	size_t max_nodes;      /* registered at once */
-	unsigned init_rate;    /* Inits per second from one source address */
-	unsigned init_global;  /* Inits per second in all */
+	bool relay;           /* forward Relay datagrams */
+	uint64_t relay_rate;  /* bytes per second per node (what it sends through us) */
+	uint64_t relay_burst; /* bytes a node may send at once above the rate */
+	uint16_t alt_port;    /* the second port, told to nodes (0: none) */
+	size_t max_nodes;     /* registered at once */
+	unsigned init_rate;   /* Inits per second from one source address */
+	unsigned init_global; /* Inits per second in all */
 };
 
 /* Defaults for what the daemon does not set. */
@@ -96,7 +96,7 @@ struct rdv_keys {
 struct rdv_node_stats {
 	uint64_t relay_in_dgrams, relay_in_bytes;   /* it sent through us */
 	uint64_t relay_out_dgrams, relay_out_bytes; /* we delivered to it */
-	uint64_t relay_refused;                      /* its Relay datagrams we dropped */
+	uint64_t relay_refused;                     /* its Relay datagrams we dropped */
 	uint64_t lookups, intros, unknowns;
 };
 
@@ -126,7 +126,7 @@ struct rdv_node {
 struct rdv_ask {
 	uint64_t asker, target; /* key_hash of both */
 	uint8_t target_key[YIP_KEY_LEN];
-	uint32_t asker_id;      /* the asker's LOOKUP id */
+	uint32_t asker_id; /* the asker's LOOKUP id */
 	uint64_t deadline;
 };
 
@@ -156,8 +156,8 @@ struct rdv_server {
 	struct rdv_stats stats;
 };
 
-int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io,
-             char *err, size_t errlen);
+int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io, char *err,
+             size_t errlen);
 void rdv_free(struct rdv_server *s);
 
 /* A datagram arrived on socket sock from src. */

@@ -16,12 +16,12 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define PROLOGUE     "yip-v1"
-#define NODE_TTL     (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
-#define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
-#define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
-#define MAX_ASKS     16                   /* open lookups per node */
-#define MAX_ALLOWED  4096                 /* nodes one node may relay to */
+#define PROLOGUE    "yip-v1"
+#define NODE_TTL    (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
+#define KEYS_REJECT (360 * YIP_NS_PER_S) /* session keys older than this are refused */
+#define ASK_TTL     (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
+#define MAX_ASKS    16                   /* open lookups per node */
+#define MAX_ALLOWED 4096                 /* nodes one node may relay to */
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -216,8 +216,8 @@ static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
 static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
                   const struct rdv_node *about)
 {
-	struct wire_ctrl c = {.kind = WIRE_CTRL_INTRO, .id = id, .relay_id = about->relay_id,
-	                      .nat = about->nat};
+	struct wire_ctrl c = {
+	    .kind = WIRE_CTRL_INTRO, .id = id, .relay_id = about->relay_id, .nat = about->nat};
 
 	memcpy(c.key, about->key, YIP_KEY_LEN);
 	c.cands[c.n_cands++] = about->addr;
@@ -241,8 +241,7 @@ static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, cons
 /* ---- handshakes ------------------------------------------------------------------- */
 
 /* A token bucket: true (and one token less) if one is left after refilling. */
-static bool bucket_take(uint64_t *tokens, uint64_t *at, uint64_t now, uint64_t rate,
-                        uint64_t burst)
+static bool bucket_take(uint64_t *tokens, uint64_t *at, uint64_t now, uint64_t rate, uint64_t burst)
 {
 	uint64_t add = (now - *at) / YIP_NS_PER_MS * rate / 1000;
 
@@ -409,9 +408,8 @@ static void window_mark(struct rdv_keys *k, uint64_t c)
 }
 
 /* Authenticates a Ctrl into s->scratch; the node, or NULL if dropped. */
-static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now,
-                                  const union yip_sockaddr *src, const uint8_t *d, size_t len,
-                                  size_t *plen)
+static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
+                                  const uint8_t *d, size_t len, size_t *plen)
 {
 	struct yip_cipher_key key;
 	struct rdv_keys *k = NULL;
@@ -593,8 +591,7 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 	struct wire_relay m;
 	uint8_t *out;
 
-	if (sock != RDV_SOCK_MAIN || !wire_relay_get(&m, d, len) ||
-	    m.dir != WIRE_RELAY_TO_SERVER) {
+	if (sock != RDV_SOCK_MAIN || !wire_relay_get(&m, d, len) || m.dir != WIRE_RELAY_TO_SERVER) {
 		drop(s, RDV_DROP_MALFORMED);
 		return;
 	}
@@ -621,8 +618,8 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 	if (a->bucket < len) {
 		uint64_t add = (now - a->bucket_at) * s->cfg.relay_rate / YIP_NS_PER_S;
 
-		a->bucket = a->bucket + add > s->cfg.relay_burst ? s->cfg.relay_burst
-		                                                 : a->bucket + add;
+		a->bucket =
+		    a->bucket + add > s->cfg.relay_burst ? s->cfg.relay_burst : a->bucket + add;
 		a->bucket_at = now;
 		if (a->bucket < len) {
 			drop(s, RDV_DROP_RELAY_RATE);
@@ -645,8 +642,8 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 
 /* ---- the engine ----------------------------------------------------------------------- */
 
-int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io,
-             char *err, size_t errlen)
+int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rdv_io *io, char *err,
+             size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->io = *io;

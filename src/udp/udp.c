@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdio.h>
@@ -313,4 +315,81 @@ unsigned udp_path_payload(const union yip_sockaddr *to)
 	}
 	close(fd);
 	return mtu > 0 ? (unsigned)mtu - (v4 ? 20 : 40) - 8 : 0;
+}
+
+static bool is_any(const union yip_sockaddr *a)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (a->sa.sa_family == AF_INET)
+		return a->in4.sin_addr.s_addr == htonl(INADDR_ANY);
+	if (a->sa.sa_family == AF_INET6)
+		return memcmp(&a->in6.sin6_addr, &any6, sizeof(any6)) == 0;
+	return true; /* AF_UNSPEC: dual-stack any */
+}
+
+/* Whether an interface address is worth telling a peer about. */
+static bool usable(const struct ifaddrs *ifa, int want, const char *skip)
+{
+	const struct sockaddr *sa = ifa->ifa_addr;
+
+	if (sa == NULL || !(ifa->ifa_flags & IFF_UP) || (ifa->ifa_flags & IFF_LOOPBACK) ||
+	    (skip != NULL && strcmp(ifa->ifa_name, skip) == 0) || sa->sa_family != want)
+		return false;
+	if (want == AF_INET) {
+		uint32_t ip = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+
+		return (ip >> 24) != 127 && (ip >> 16) != 0xa9fe && ip != 0 && (ip >> 28) != 0xe;
+	}
+	{
+		const struct in6_addr *ip = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return !IN6_IS_ADDR_LINKLOCAL(ip) && !IN6_IS_ADDR_LOOPBACK(ip) &&
+		       !IN6_IS_ADDR_MULTICAST(ip) && !IN6_IS_ADDR_UNSPECIFIED(ip) &&
+		       !IN6_IS_ADDR_V4MAPPED(ip);
+	}
+}
+
+size_t udp_local_addrs(const union yip_sockaddr *bound, int family, uint16_t port, const char *skip,
+                       union yip_sockaddr *out, size_t max)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	struct ifaddrs *list = NULL;
+	size_t n = 0;
+
+	if (max == 0)
+		return 0;
+	if (!is_any(bound)) {
+		out[0] = *bound;
+		if (out[0].sa.sa_family == AF_INET)
+			out[0].in4.sin_port = htons(port);
+		else
+			out[0].in6.sin6_port = htons(port);
+		return 1;
+	}
+	if (getifaddrs(&list) != 0)
+		return 0;
+	for (size_t f = 0; f < 2; f++) {
+		if (families[f] == AF_INET6 && family == AF_INET)
+			continue;
+		for (const struct ifaddrs *ifa = list; ifa != NULL && n < max;
+		     ifa = ifa->ifa_next) {
+			union yip_sockaddr *a = &out[n];
+
+			if (!usable(ifa, families[f], skip))
+				continue;
+			memset(a, 0, sizeof(*a));
+			if (families[f] == AF_INET) {
+				a->in4 = *(const struct sockaddr_in *)ifa->ifa_addr;
+				a->in4.sin_port = htons(port);
+			} else {
+				a->in6 = *(const struct sockaddr_in6 *)ifa->ifa_addr;
+				a->in6.sin6_port = htons(port);
+				a->in6.sin6_scope_id = 0;
+			}
+			n++;
+		}
+	}
+	freeifaddrs(list);
+	return n;
 }

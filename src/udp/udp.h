@@ -92,4 +92,15 @@ unsigned udp_tx_flush(struct udp_batch *b);
  */
 unsigned udp_path_payload(const union yip_sockaddr *to);
 
+/*
+ * This host's own addresses a peer on the same network could reach us at,
+ * each with port: the socket's bound address if it is a specific one;
+ * otherwise the addresses of every interface that is up, except loopback,
+ * link-local and multicast ones, those of interface `skip` (the tunnel
+ * device itself), and IPv6 ones when family is AF_INET. IPv4 first. Returns
+ * how many it wrote (at most max).
+ */
+size_t udp_local_addrs(const union yip_sockaddr *bound, int family, uint16_t port, const char *skip,
+                       union yip_sockaddr *out, size_t max);
+
 #endif

@@ -165,6 +165,31 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].fec[FLOW_DEFAULT] = (struct fec_params){.k = 16, .r = 2};
 	peers[0].fec[FLOW_INTERACTIVE] = (struct fec_params){.k = 1, .r = 1};
 	peers[0].fec[FLOW_BULK] = (struct fec_params){.k = 32, .r = 4};
+	/* Relayed for now, with a direct candidate that has not answered. */
+	peers[0].has_path = true;
+	snprintf(peers[0].path, sizeof(peers[0].path), "relayed via 198.51.100.1:7000");
+	peers[0].path_age_s = 65;
+	peers[0].relayed_why = "both sides map per destination";
+	peers[0].nat = "per destination";
+	peers[0].n_paths = 2;
+	snprintf(peers[0].paths[0].path, sizeof(peers[0].paths[0].path), "direct 192.0.2.7:4500");
+	peers[0].paths[0].origin = "server";
+	snprintf(peers[0].paths[1].path, sizeof(peers[0].paths[1].path),
+	         "relayed via 198.51.100.1:7000");
+	peers[0].paths[1].origin = "relay";
+	peers[0].paths[1].validated = true;
+	peers[0].paths[1].rtt = 2500000;
+	s->nat = "per destination";
+	s->n_servers = 1;
+	s->servers[0].state = "registered";
+	s->servers[0].relay = true;
+	s->servers[0].has_reflexive = true;
+	assert_int_equal(yip_endpoint_parse("198.51.100.1:7000", 0, false, &s->servers[0].addr,
+	                                    NULL, e, sizeof(e)),
+	                 0);
+	assert_int_equal(yip_endpoint_parse("203.0.113.9:40000", 0, false, &s->servers[0].reflexive,
+	                                    NULL, e, sizeof(e)),
+	                 0);
 
 	memset(peers[1].public_key, 0x02, YIP_KEY_LEN);
 	peers[1].rtt_ms = -1;
@@ -487,7 +512,16 @@ static void test_render_views(void **state)
 	assert_non_null(strstr(out, "fec 5 recovered, 1 unrecovered; arq 2 recovered, 3 resent"));
 	assert_non_null(strstr(out, "  fec k/r: default 16/2, interactive 1/1, bulk 32/4\n"));
 	/* The second peer. */
-	assert_non_null(strstr(out, "  endpoint: (none)\n  allowed ips: (none)\n"));
+	assert_non_null(strstr(out,
+	                       "  path: relayed via 198.51.100.1:7000 (for 1 minute, 5 seconds)\n"
+	                       "  relayed because: both sides map per destination\n"
+	                       "  candidates:\n"
+	                       "    direct 192.0.2.7:4500 (server, not answered)\n"
+	                       "    relayed via 198.51.100.1:7000 (relay, works, 2.500 ms)\n"));
+	assert_non_null(strstr(out, "  nat: per destination\n  rendezvous: 198.51.100.1:7000 "
+	                            "(registered, sees us as 203.0.113.9:40000, relays)\n"));
+	assert_non_null(
+	    strstr(out, "  endpoint: (none)\n  path: (none yet)\n  allowed ips: (none)\n"));
 	assert_non_null(strstr(out, "  latest handshake: never\n"));
 	assert_non_null(strstr(out, "  rtt: unknown\n"));
 	free(out);
