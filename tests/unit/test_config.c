@@ -352,6 +352,28 @@ static const struct bad_case bad_cases[] = {
     {PRIV_LINE "mtu=1400\0\n", sizeof(PRIV_LINE "mtu=1400\0\n") - 1,
      "t.conf:2: line contains a NUL byte"},
     {"\0", 1, "t.conf:1: line contains a NUL byte"},
+    {PRIV_LINE "rendezvous=192.0.2.9:7000\n", 0,
+     "t.conf:2: rendezvous has no rendezvous_key (the server's public key"},
+    {PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous=192.0.2.10:7000\n", 0,
+     "t.conf:3: the rendezvous on line 2 has no rendezvous_key yet"},
+    {PRIV_LINE "rendezvous_key=" BOB_PUB "\n", 0,
+     "t.conf:2: rendezvous_key must follow the rendezvous= it belongs to"},
+    {PRIV_LINE "rendezvous=192.0.2.9\nrendezvous_key=" BOB_PUB "\n", 0,
+     "t.conf:2: rendezvous: missing port in '192.0.2.9'"},
+    {PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous_key=abc\n", 0,
+     "t.conf:3: rendezvous_key: expected 64 hex digits, got 3"},
+    {PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\nrendezvous_key=" BOB_PUB
+               "\n",
+     0, "t.conf:4: rendezvous_key must follow the rendezvous= it belongs to"},
+    {PRIV_LINE "rendezvous=192.0.2.1:7\nrendezvous_key=" BOB_PUB "\n"
+               "rendezvous=192.0.2.2:7\nrendezvous_key=" BOB_PUB "\n"
+               "rendezvous=192.0.2.3:7\nrendezvous_key=" BOB_PUB "\n"
+               "rendezvous=192.0.2.4:7\nrendezvous_key=" BOB_PUB "\n"
+               "rendezvous=192.0.2.5:7\n",
+     0, "t.conf:10: too many rendezvous servers (at most 4)"},
+    {PRIV_LINE "nat_keepalive=0\n", 0,
+     "t.conf:2: nat_keepalive '0': expected seconds from 1 to 3600, or 'off'"},
+    {PRIV_LINE "relay=maybe\n", 0, "t.conf:2: relay 'maybe': expected 'on' or 'off'"},
 };
 
 static void test_bad_configs(void **state)
@@ -375,6 +397,36 @@ static void test_bad_configs(void **state)
 		assert_null(cfg.addresses);
 		assert_int_equal(cfg.private_key[0], 0);
 	}
+}
+
+static void test_rendezvous(void **state)
+{
+	const char *text = PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
+	                             "rendezvous=[2001:db8::9]:7001\nrendezvous_key=" CAROL_PUB "\n"
+	                             "nat_keepalive=15\nrelay=off\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.n_rendezvous, 2);
+	assert_sockaddr(&cfg.rendezvous[0].addr, "192.0.2.9:7000");
+	assert_key(cfg.rendezvous[0].public_key, BOB_PUB);
+	assert_sockaddr(&cfg.rendezvous[1].addr, "[2001:db8::9]:7001");
+	assert_key(cfg.rendezvous[1].public_key, CAROL_PUB);
+	assert_int_equal(cfg.nat_keepalive, 15);
+	assert_true(cfg.relay_off);
+	yip_config_free(&cfg);
+	/* Defaults */
+	assert_int_equal(parse(PRIV_LINE, false, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.n_rendezvous, 0);
+	assert_int_equal(cfg.nat_keepalive, YIP_DEFAULT_NAT_KEEPALIVE);
+	assert_false(cfg.relay_off);
+	yip_config_free(&cfg);
+	assert_int_equal(parse(PRIV_LINE "nat_keepalive=off\n", false, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.nat_keepalive, 0);
+	yip_config_free(&cfg);
 }
 
 static void test_no_suggestion_for_distant_key(void **state)
@@ -570,6 +622,7 @@ int main(void)
 	    cmocka_unit_test(test_listen_variants),
 	    cmocka_unit_test(test_hostname_endpoint),
 	    cmocka_unit_test(test_bad_configs),
+	    cmocka_unit_test(test_rendezvous),
 	    cmocka_unit_test(test_no_suggestion_for_distant_key),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_long_line),
