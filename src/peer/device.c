@@ -125,6 +125,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->peers = calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*dev->peers));
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
+	dev->sockbuf = malloc(YIP_MAX_DGRAM);
 	dev->txsym = malloc(dev->sym_cap);
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
@@ -135,7 +136,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 		}
 	}
 	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows ||
-	    !dev->txsym) {
+	    !dev->txsym || !dev->sockbuf) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -163,6 +164,7 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(&p->prev, sizeof(p->prev));
 		sodium_memzero(&p->cur, sizeof(p->cur));
 		sodium_memzero(&p->next, sizeof(p->next));
+		punch_free(p);
 		datapath_free(p);
 		protect_free(p);
 	}
@@ -177,6 +179,7 @@ void yip_device_free(struct yip_device *dev)
 	if (dev->scratch)
 		sodium_memzero(dev->scratch, YIP_MAX_DGRAM);
 	free(dev->scratch);
+	free(dev->sockbuf);
 	sodium_memzero(dev, sizeof(*dev));
 }
 
@@ -383,6 +386,15 @@ void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockadd
 		relayed(dev, now, src, d, len);
 	else
 		dispatch(dev, now, &from, d, len);
+}
+
+void yip_device_rx_on(struct yip_device *dev, uint64_t now, int sock, const union yip_sockaddr *src,
+                      const uint8_t *d, size_t len)
+{
+	struct yip_from from = {.addr = *src, .server = -1, .sock = sock};
+
+	/* Extra sockets exist for direct paths only: nothing relayed comes here. */
+	dispatch(dev, now, &from, d, len);
 }
 
 const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len)

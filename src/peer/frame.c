@@ -17,52 +17,77 @@ uint64_t frame_wall(struct yip_device *dev)
 	return dev->io.wall_ns(dev->io.ctx);
 }
 
-uint8_t *frame_buf(struct yip_device *dev)
-{
-	return dev->io.udp_buf(dev->io.ctx);
-}
-
-void frame_send_raw(struct yip_device *dev, const union yip_sockaddr *to, size_t len)
-{
-	dev->io.udp_send(dev->io.ctx, to, len, 0);
-}
-
 void frame_tun_write(struct yip_device *dev, const uint8_t *pkt, size_t len)
 {
 	dev->io.tun_write(dev->io.ctx, pkt, len);
 }
 
-void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
+/* Where a datagram for p on path i (-1: the current one) is built, and how it leaves. */
+struct out {
+	uint8_t *buf; /* the relay header (if any), then the datagram */
+	size_t hdr;
+	const union yip_sockaddr *to;
+	int sock; /* > 0: an extra socket, sent at once */
+};
+
+static void out_begin(struct yip_peer *p, int i, struct out *o)
 {
 	struct yip_device *dev = p->dev;
-	const union yip_sockaddr *to;
-	uint8_t *out = dev->io.udp_buf(dev->io.ctx);
-	size_t hdr = path_prefix_for(p, i, out, &to);
+	int cur = i >= 0 ? i : p->path;
+	const struct yip_path *t = cur >= 0 ? &p->paths[cur] : NULL;
 
-	memcpy(out + hdr, d, len);
-	dev->io.udp_send(dev->io.ctx, to, hdr + len, 0);
+	o->sock = t != NULL && t->kind == YIP_PATH_DIRECT ? t->sock : 0;
+	o->buf = o->sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
+	o->hdr = i >= 0 ? path_prefix_for(p, i, o->buf, &o->to) : path_prefix(p, o->buf, &o->to);
+}
+
+static void out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t train)
+{
+	if (o->sock > 0) {
+		if (dev->io.udp_send_on != NULL)
+			dev->io.udp_send_on(dev->io.ctx, o->sock, o->to, o->buf, o->hdr + len);
+		return;
+	}
+	dev->io.udp_send(dev->io.ctx, o->to, o->hdr + len, train);
+}
+
+void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
+{
+	struct out o;
+
+	out_begin(p, i, &o);
+	memcpy(o.buf + o.hdr, d, len);
+	out_send(p->dev, &o, len, 0);
 }
 
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
-                     const union yip_sockaddr *to)
+                     const union yip_sockaddr *to, int sock)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_keypair *kp = &p->cur;
-	uint8_t msg[WIRE_CTRL_MAX], *d = dev->io.udp_buf(dev->io.ctx);
-	size_t len = wire_ctrl_put(msg, c), hdr = 0;
+	uint8_t msg[WIRE_CTRL_MAX];
+	size_t len = wire_ctrl_put(msg, c);
 	struct wire_hdr h;
+	struct out o;
+	uint8_t *d;
 
 	if (len == 0 || !session_usable(p, now))
 		return;
-	if (to == NULL)
-		hdr = path >= 0 ? path_prefix_for(p, path, d, &to) : path_prefix(p, d, &to);
+	if (to != NULL) {
+		o.sock = sock;
+		o.buf = sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
+		o.hdr = 0;
+		o.to = to;
+	} else {
+		out_begin(p, path, &o);
+	}
+	d = o.buf + o.hdr;
 	h = (struct wire_hdr){WIRE_CTRL, 0, 0, kp->remote_index, kp->send_counter++};
-	wire_hdr_put(d + hdr, &h);
-	yip_cipher_seal(d + hdr + WIRE_DATA_HDR, &kp->send, h.counter, d + hdr, WIRE_DATA_HDR, msg,
-	                len);
-	dev->io.udp_send(dev->io.ctx, to, hdr + WIRE_DATA_MIN + len, 0);
+	wire_hdr_put(d, &h);
+	yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, h.counter, d, WIRE_DATA_HDR, msg, len);
+	out_send(dev, &o, WIRE_DATA_MIN + len, 0);
 	p->last_tx = now;
-	p->stats.wire_bytes += hdr + WIRE_DATA_MIN + len;
+	p->stats.wire_bytes += o.hdr + WIRE_DATA_MIN + len;
 }
 
 uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
@@ -71,15 +96,16 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	struct yip_device *dev = p->dev;
 	struct yip_keypair *kp = &p->cur;
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
-	const union yip_sockaddr *to;
-	uint8_t *buf = dev->io.udp_buf(dev->io.ctx);
-	size_t hdr = path_prefix(p, buf, &to);
-	uint8_t *d = buf + hdr, *body = d + WIRE_DATA_HDR;
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
+	uint8_t *d, *body;
 	uint32_t train;
+	struct out o;
 
+	out_begin(p, -1, &o);
+	d = o.buf + o.hdr;
+	body = d + WIRE_DATA_HDR;
 	wire_hdr_put(d, &h);
-	if (dev->io.seal_later != NULL) {
+	if (dev->io.seal_later != NULL && o.sock == 0) {
 		if (prelen > 0)
 			memcpy(body, pre, prelen);
 		memcpy(body + prelen, pkt, len);
@@ -96,9 +122,9 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag:
 	 * the I/O layer never puts two of them in one GSO train. */
 	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
-	dev->io.udp_send(dev->io.ctx, to, hdr + total, train);
+	out_send(dev, &o, total, train);
 	p->last_tx = now;
-	p->stats.wire_bytes += hdr + total;
+	p->stats.wire_bytes += o.hdr + total;
 	return h.counter;
 }
 

@@ -258,8 +258,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	session_install(p, kp, now, frame_wall(dev));
 	path_confirm(p, now, from, false);
 	/* The Resp goes back the way the Init came. */
-	back = path_find(p, from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY, &from->addr,
-	                 from->server, from->relay_id);
+	back = path_from(p, from);
 	if (back >= 0)
 		frame_send_path(p, back, resp, WIRE_RESP_LEN);
 	p->last_tx = now;

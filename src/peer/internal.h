@@ -73,12 +73,16 @@ uint64_t session_timers(struct yip_peer *p, uint64_t now);
 
 int path_find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int server,
               uint32_t relay_id);
+/* The path a datagram came by, or -1. */
+int path_from(const struct yip_peer *p, const struct yip_from *from);
 /* Adds a candidate (or finds it); its index, or -1 if the table is full. */
 int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
              uint32_t relay_id, int origin);
 /* Makes path i current (logs the change). */
 void path_use(struct yip_peer *p, uint64_t now, int i);
 void path_clear_current(struct yip_peer *p);
+/* Forgets path i (the current one too). */
+void path_remove(struct yip_peer *p, int i);
 /* "direct a.b.c.d:p" or "relayed via a.b.c.d:p". */
 void path_format(const struct yip_peer *p, int i, char *out, size_t len);
 /* An authenticated datagram came by `from`; probe: only a path probe. */
@@ -104,15 +108,13 @@ size_t icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt
 /* ---- frame.c: the engine's only yip_io calls ------------------------------------ */
 
 uint64_t frame_wall(struct yip_device *dev);
-/* A buffer for a handshake datagram, then sending it to `to`. */
-uint8_t *frame_buf(struct yip_device *dev);
-void frame_send_raw(struct yip_device *dev, const union yip_sockaddr *to, size_t len);
 /* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
 /* Seals a control message to p (a server or a peer) and sends it on its
- * current path, or on path i >= 0, or straight to `to` when not NULL. */
+ * current path, or on path i >= 0, or straight to `to` (from our socket
+ * sock) when to is not NULL. */
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
-                     const union yip_sockaddr *to);
+                     const union yip_sockaddr *to, int sock);
 /*
  * Seals pre || pkt as a datagram of the given type under p's current keys
  * and sends it. Returns the counter used. pre (at most 16 bytes) is copied
@@ -202,6 +204,8 @@ void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 /* New candidates: probe them now, fast. */
 void punch_restart(struct yip_peer *p, uint64_t now);
 uint64_t punch_timers(struct yip_peer *p, uint64_t now);
+/* Ends a many-ports attempt under way (the peer goes away). */
+void punch_free(struct yip_peer *p);
 
 /* ---- rendezvous.c: the rendezvous servers -------------------------------------------- */
 

@@ -23,22 +23,35 @@
 #include "util/log.h"
 
 static bool path_matches(const struct yip_path *t, int kind, const union yip_sockaddr *addr,
-                         int server, uint32_t relay_id)
+                         int sock, int server, uint32_t relay_id)
 {
 	if (t->kind != kind)
 		return false;
 	if (kind == YIP_PATH_DIRECT)
-		return yip_sockaddr_eq(&t->addr, addr);
+		return t->sock == sock && yip_sockaddr_eq(&t->addr, addr);
 	return t->server == server && t->relay_id == relay_id;
+}
+
+static int find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int sock,
+                int server, uint32_t relay_id)
+{
+	for (unsigned i = 0; i < p->n_paths; i++)
+		if (path_matches(&p->paths[i], kind, addr, sock, server, relay_id))
+			return (int)i;
+	return -1;
 }
 
 int path_find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int server,
               uint32_t relay_id)
 {
-	for (unsigned i = 0; i < p->n_paths; i++)
-		if (path_matches(&p->paths[i], kind, addr, server, relay_id))
-			return (int)i;
-	return -1;
+	return find(p, kind, addr, 0, server, relay_id);
+}
+
+int path_from(const struct yip_peer *p, const struct yip_from *from)
+{
+	if (from->server >= 0)
+		return find(p, YIP_PATH_RELAY, &from->addr, 0, from->server, from->relay_id);
+	return find(p, YIP_PATH_DIRECT, &from->addr, from->sock, -1, 0);
 }
 
 /* The slot a new path may take when the table is full: the oldest one that
@@ -58,10 +71,10 @@ static int evictable(const struct yip_peer *p)
 	return best;
 }
 
-int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
-             uint32_t relay_id, int origin)
+static int add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int sock,
+               int server, uint32_t relay_id, int origin)
 {
-	int i = path_find(p, kind, addr, server, relay_id);
+	int i = find(p, kind, addr, sock, server, relay_id);
 	struct yip_path *t;
 
 	if (i >= 0)
@@ -76,10 +89,18 @@ int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockadd
 	t->origin = (uint8_t)origin;
 	t->server = (int8_t)server;
 	t->relay_id = relay_id;
-	if (kind == YIP_PATH_DIRECT)
+	if (kind == YIP_PATH_DIRECT) {
 		t->addr = *addr;
+		t->sock = sock;
+	}
 	t->added = now;
 	return i;
+}
+
+int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
+             uint32_t relay_id, int origin)
+{
+	return add(p, now, kind, addr, 0, server, relay_id, origin);
 }
 
 void path_format(const struct yip_peer *p, int i, char *out, size_t len)
@@ -89,7 +110,10 @@ void path_format(const struct yip_peer *p, int i, char *out, size_t len)
 
 	if (t->kind == YIP_PATH_DIRECT) {
 		yip_sockaddr_format(&t->addr, a, sizeof(a));
-		snprintf(out, len, "direct %s", a);
+		if (t->sock > 0)
+			snprintf(out, len, "direct %s (extra socket %d)", a, t->sock);
+		else
+			snprintf(out, len, "direct %s", a);
 	} else {
 		yip_sockaddr_format(&p->dev->servers[t->server].peer.endpoint, a, sizeof(a));
 		snprintf(out, len, "relayed via %s", a);
@@ -125,6 +149,17 @@ void path_use(struct yip_peer *p, uint64_t now, int i)
 	}
 }
 
+void path_remove(struct yip_peer *p, int i)
+{
+	if (i == p->path)
+		path_clear_current(p);
+	memmove(&p->paths[i], &p->paths[i + 1],
+	        (p->n_paths - (unsigned)i - 1) * sizeof(p->paths[0]));
+	p->n_paths--;
+	if (p->path > i)
+		p->path--;
+}
+
 void path_clear_current(struct yip_peer *p)
 {
 	p->path = -1;
@@ -143,7 +178,8 @@ void path_confirm(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 	int kind = from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY;
 	int origin = from->server < 0 ? YIP_ORIGIN_PEER : YIP_ORIGIN_RELAY;
 	const struct yip_path *cur = p->path >= 0 ? &p->paths[p->path] : NULL;
-	int i = path_add(p, now, kind, &from->addr, from->server, from->relay_id, origin);
+	int i = add(p, now, kind, &from->addr, kind == YIP_PATH_DIRECT ? from->sock : 0,
+	            from->server, from->relay_id, origin);
 
 	if (i < 0)
 		return; /* the table is full of validated paths: keep them */

@@ -109,6 +109,17 @@ struct yip_io {
 	 * (docs/nat.md); returns how many.
 	 */
 	size_t (*local_addrs)(void *ctx, union yip_sockaddr *out, size_t max);
+	/*
+	 * Optional, for many-ports probing (docs/nat.md): opens one more UDP
+	 * socket on an ephemeral port and returns its id (> 0), or -1; what
+	 * arrives on it comes in through yip_device_rx_on with that id.
+	 * udp_send_on sends len bytes at d from socket sock at once.
+	 * sock_close closes one.
+	 */
+	int (*sock_open)(void *ctx);
+	void (*udp_send_on)(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
+	                    size_t len);
+	void (*sock_close)(void *ctx, int sock);
 };
 
 /*
@@ -240,6 +251,7 @@ struct yip_from {
 	union yip_sockaddr addr; /* the sender's, or the server's when relayed */
 	int server;              /* -1: direct; else the index of the relaying server */
 	uint32_t relay_id;       /* relayed: the sender's relay id at that server */
+	int sock;                /* our socket it arrived on: 0 the main one, else an extra one */
 };
 
 /* A way to reach a peer (docs/nat.md, "Paths"). */
@@ -259,6 +271,7 @@ struct yip_path {
 	int8_t server;           /* relay: the server's index */
 	bool validated;          /* an authenticated datagram came back on it */
 	union yip_sockaddr addr; /* direct: the peer's address */
+	int sock;                /* direct: our socket it uses (0: the main one) */
 	uint32_t relay_id;       /* relay: the peer's id at the server */
 	uint64_t added;
 	uint64_t last_rx;  /* last authenticated datagram on it, 0 = never */
@@ -293,6 +306,11 @@ struct yip_peer {
 	uint64_t intro_at;   /* last INTRO about this peer, 0 = never */
 	uint64_t probe_next; /* next path probing round */
 	unsigned probe_rounds;
+	bool has_reflexive; /* the peer's reflexive address, from an INTRO */
+	union yip_sockaddr reflexive;
+	struct yip_many_ports *many; /* a many-ports probe under way, or NULL */
+	uint64_t many_next;          /* no new one before this */
+	unsigned many_tries;
 
 	/* Handshake we initiated and are waiting on. */
 	bool hs_pending;
@@ -392,6 +410,7 @@ struct yip_device {
 	size_t index_mask;
 
 	uint8_t *scratch;         /* YIP_MAX_DGRAM bytes for decryption */
+	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
 	struct yip_preopened pre; /* for the datagram being handled, if any */
 	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
 	uint64_t next_timer;      /* earliest deadline over all peers */
@@ -417,6 +436,10 @@ void yip_device_free(struct yip_device *dev);
 /* A datagram arrived from src. */
 void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                    const uint8_t *d, size_t len);
+
+/* The same, on an extra socket (struct yip_io's sock_open). */
+void yip_device_rx_on(struct yip_device *dev, uint64_t now, int sock, const union yip_sockaddr *src,
+                      const uint8_t *d, size_t len);
 
 /* The device produced an IP packet. */
 void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);

@@ -18,6 +18,7 @@
 #include "peer/internal.h"
 
 #include <sodium.h>
+#include <stdlib.h>
 
 #include "util/clock.h"
 
@@ -30,6 +31,24 @@
 #define IDLE_PROBE  (5 * YIP_NS_PER_S)  /* probe an idle current path this often */
 #define IDLE_DEAD   (15 * YIP_NS_PER_S) /* no answer while idle */
 #define ALIVE       (5 * YIP_NS_PER_S)  /* an alternative heard from this recently is live */
+
+/* Many-ports probing (docs/nat.md). */
+#define MANY_SOCKETS  256  /* mappings the symmetric side makes */
+#define MANY_ROUNDS   3    /* probes from each of them, a second apart */
+#define MANY_PROBES   1024 /* random ports the other side tries */
+#define MANY_TICK     (50 * YIP_NS_PER_MS)
+#define MANY_PER_TICK 12                  /* ~240 probes a second */
+#define MANY_FOR      (15 * YIP_NS_PER_S) /* one attempt */
+#define MANY_BACKOFF  (60 * YIP_NS_PER_S) /* before the next, doubling */
+#define MANY_MAX_WAIT (3600 * YIP_NS_PER_S)
+
+struct yip_many_ports {
+	bool
+	    from_sockets; /* we map per destination: probe from many sockets; else: to many ports */
+	uint64_t started, next;
+	unsigned rounds, sent, n_socks;
+	int socks[MANY_SOCKETS];
+};
 
 static uint32_t ts_us(uint64_t now)
 {
@@ -45,7 +64,7 @@ static void probe(struct yip_peer *p, uint64_t now, int i)
 	c.nonce = t->probe_nonce;
 	t->probe_at = now;
 	t->unanswered++;
-	frame_send_ctrl(p, now, &c, i, NULL);
+	frame_send_ctrl(p, now, &c, i, NULL, 0);
 }
 
 /* Whether path a is better than path b by the rules above. */
@@ -101,7 +120,6 @@ void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
                 const struct wire_ctrl *c)
 {
 	struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = c->nonce, .ts_us = c->ts_us};
-	int kind = from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY;
 	int i;
 
 	if (c->kind != WIRE_CTRL_PROBE && c->kind != WIRE_CTRL_PROBE_OK) {
@@ -109,17 +127,16 @@ void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 		return;
 	}
 	path_confirm(p, now, from, true);
-	i = path_find(p, kind, &from->addr, from->server, from->relay_id);
+	i = path_from(p, from);
 	if (i < 0)
 		return;
 	if (c->kind == WIRE_CTRL_PROBE) {
 		/* Answer on the path it came by: that is the one being tested. */
-		frame_send_ctrl(p, now, &ok, i, NULL);
+		frame_send_ctrl(p, now, &ok, i, NULL, 0);
 		return;
 	}
-	if (p->paths[i].probe_nonce == 0 || c->nonce != p->paths[i].probe_nonce)
-		return; /* an answer to an older probe: liveness only */
-	{
+	/* An answer to this path's last probe measures it; any answer shows it works. */
+	if (p->paths[i].probe_nonce != 0 && c->nonce == p->paths[i].probe_nonce) {
 		struct yip_path *t = &p->paths[i];
 		uint64_t rtt = now - t->probe_at;
 
@@ -128,6 +145,124 @@ void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 		t->probe_nonce = 0;
 	}
 	select_path(p, now);
+}
+
+/* ---- many-ports probing --------------------------------------------------------------- */
+
+/* One side maps per destination and the other does not: the case plain
+ * probing cannot open when the second filters by address and port. */
+static bool many_worthwhile(unsigned ours, unsigned theirs)
+{
+	return (ours == WIRE_NAT_APDM && theirs == WIRE_NAT_EIM) ||
+	       (ours == WIRE_NAT_EIM && theirs == WIRE_NAT_APDM);
+}
+
+static void many_start(struct yip_peer *p, uint64_t now)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_many_ports *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return;
+	m->from_sockets = dev->nat == WIRE_NAT_APDM;
+	m->started = m->next = now;
+	if (m->from_sockets) {
+		if (dev->io.sock_open == NULL || dev->io.udp_send_on == NULL) {
+			free(m);
+			p->many_next = now + MANY_MAX_WAIT;
+			return;
+		}
+		while (m->n_socks < MANY_SOCKETS) {
+			int sock = dev->io.sock_open(dev->io.ctx);
+
+			if (sock <= 0)
+				break;
+			m->socks[m->n_socks++] = sock;
+		}
+	}
+	p->many = m;
+	p->many_tries++;
+}
+
+/*
+ * Ends an attempt. Only the socket the current path uses stays open; paths
+ * through the others (more than one probe may have got through) go with
+ * them.
+ */
+static void many_finish(struct yip_peer *p, uint64_t now, bool found)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_many_ports *m = p->many;
+	int keep =
+	    p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT ? p->paths[p->path].sock : 0;
+	uint64_t wait = MANY_BACKOFF;
+
+	for (unsigned i = p->n_paths; i-- > 0;)
+		if (p->paths[i].kind == YIP_PATH_DIRECT && p->paths[i].sock > 0 &&
+		    p->paths[i].sock != keep)
+			path_remove(p, (int)i);
+	for (unsigned i = 0; i < m->n_socks; i++)
+		if (m->socks[i] != keep)
+			dev->io.sock_close(dev->io.ctx, m->socks[i]);
+	for (unsigned t = 1; t < p->many_tries && wait < MANY_MAX_WAIT; t++)
+		wait *= 2;
+	p->many_next =
+	    now + (found ? MANY_MAX_WAIT : (wait < MANY_MAX_WAIT ? wait : MANY_MAX_WAIT));
+	free(m);
+	p->many = NULL;
+}
+
+static void many_probe(struct yip_peer *p, uint64_t now, const union yip_sockaddr *to, int sock)
+{
+	struct wire_ctrl c = {.kind = WIRE_CTRL_PROBE, .ts_us = ts_us(now)};
+
+	randombytes_buf(&c.nonce, sizeof(c.nonce));
+	frame_send_ctrl(p, now, &c, -1, to, sock);
+}
+
+static uint64_t many_timers(struct yip_peer *p, uint64_t now)
+{
+	struct yip_many_ports *m = p->many;
+
+	if (p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT) {
+		many_finish(p, now, true);
+		return UINT64_MAX;
+	}
+	if (now - m->started >= MANY_FOR) {
+		many_finish(p, now, false);
+		return UINT64_MAX;
+	}
+	if (now < m->next)
+		return m->next;
+	if (m->from_sockets) {
+		/* Each socket's probe makes one mapping towards the peer. */
+		if (m->rounds < MANY_ROUNDS) {
+			for (unsigned i = 0; i < m->n_socks; i++)
+				many_probe(p, now, &p->reflexive, m->socks[i]);
+			m->rounds++;
+		}
+		m->next = now + YIP_NS_PER_S;
+	} else {
+		/* Random ports of the peer's address, from our one mapping. */
+		for (unsigned i = 0; i < MANY_PER_TICK && m->sent < MANY_PROBES; i++, m->sent++) {
+			union yip_sockaddr to = p->reflexive;
+			uint16_t port = (uint16_t)(1024 + randombytes_uniform(65536 - 1024));
+
+			if (to.sa.sa_family == AF_INET)
+				to.in4.sin_port = htons(port);
+			else
+				to.in6.sin6_port = htons(port);
+			many_probe(p, now, &to, 0);
+		}
+		m->next = now + MANY_TICK;
+	}
+	return min64(m->next, m->started + MANY_FOR);
+}
+
+void punch_free(struct yip_peer *p)
+{
+	if (p->many != NULL)
+		many_finish(p, 0, false);
 }
 
 /* Whether some direct candidate is still worth probing. */
@@ -198,5 +333,15 @@ uint64_t punch_timers(struct yip_peer *p, uint64_t now)
 		}
 		next = min64(next, p->probe_next);
 	}
+
+	/* Still relayed after the fast rounds: try many ports if the NATs call for it. */
+	if (p->many == NULL && p->path >= 0 && p->paths[p->path].kind == YIP_PATH_RELAY &&
+	    p->has_reflexive && p->probe_rounds >= FAST_ROUNDS && now >= p->many_next &&
+	    many_worthwhile(dev->nat, p->nat))
+		many_start(p, now);
+	if (p->many != NULL)
+		next = min64(next, many_timers(p, now));
+	else if (p->many_next > now)
+		next = min64(next, p->many_next);
 	return next;
 }

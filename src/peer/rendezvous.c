@@ -57,7 +57,7 @@ static void send_register(struct yip_server *s, uint64_t now)
 	c.flags = dev->relay_off ? 0 : WIRE_CTRL_RELAY;
 	if (dev->io.local_addrs != NULL)
 		c.n_cands = (uint8_t)dev->io.local_addrs(dev->io.ctx, c.cands, WIRE_MAX_CANDS);
-	frame_send_ctrl(&s->peer, now, &c, -1, NULL);
+	frame_send_ctrl(&s->peer, now, &c, -1, NULL, 0);
 	if (s->state == YIP_SERVER_CONNECTING)
 		s->state = YIP_SERVER_REGISTERING;
 	s->unanswered++;
@@ -77,7 +77,7 @@ static void send_whoami(struct yip_server *s, uint64_t now)
 		alt.in4.sin_port = htons(s->alt_port);
 	else
 		alt.in6.sin6_port = htons(s->alt_port);
-	frame_send_ctrl(&s->peer, now, &c, -1, &alt);
+	frame_send_ctrl(&s->peer, now, &c, -1, &alt, 0);
 }
 
 void rendezvous_lookup(struct yip_peer *p, uint64_t now)
@@ -103,7 +103,7 @@ static void send_lookups(struct yip_peer *p, uint64_t now)
 
 		if (s->state != YIP_SERVER_REGISTERED)
 			continue;
-		frame_send_ctrl(&s->peer, now, &c, -1, NULL);
+		frame_send_ctrl(&s->peer, now, &c, -1, NULL, 0);
 		s->lookups++;
 	}
 	/* Until a path works, ask again; more slowly once introduced. */
@@ -145,10 +145,15 @@ static void classify_nat(struct yip_device *dev)
 
 		log_info("NAT mapping: %s", names[nat]);
 		dev->nat = nat;
-		/* Tell the servers, so introductions carry it. */
+		/* Tell the servers, so introductions carry it; then ask again
+		 * for peers not yet direct, so both sides learn both mappings. */
 		for (size_t i = 0; i < dev->n_servers; i++)
 			if (dev->servers[i].state == YIP_SERVER_REGISTERED)
 				dev->servers[i].register_at = 0;
+		for (size_t i = 0; i < dev->n_peers; i++)
+			if (dev->peers[i].lookup_at != 0)
+				dev->peers[i].lookup_at = 1; /* due at once, after the REGISTER */
+		schedule(dev, 0);
 	}
 }
 
@@ -206,7 +211,7 @@ static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c
 	/* Only our own peers may learn where we are. */
 	if (index_key_find(dev, c->key) != NULL)
 		a.flags = WIRE_CTRL_ACCEPT;
-	frame_send_ctrl(&s->peer, now, &a, -1, NULL);
+	frame_send_ctrl(&s->peer, now, &a, -1, NULL, 0);
 }
 
 static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
@@ -221,6 +226,11 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 	s->intros++;
 	p->intro_at = now;
 	p->nat = c->nat;
+	if (c->n_cands > 0) {
+		/* The first address is what the server saw: the peer's NAT mapping. */
+		p->reflexive = c->cands[0];
+		p->has_reflexive = true;
+	}
 	for (unsigned i = 0; i < c->n_cands; i++)
 		path_add(p, now, YIP_PATH_DIRECT, &c->cands[i], -1, 0, YIP_ORIGIN_SERVER);
 	if (s->relay && !dev->relay_off)

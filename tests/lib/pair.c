@@ -82,7 +82,42 @@ static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uin
 	d->to = *to;
 	d->len = len;
 	d->train = train;
+	d->sock = 0;
 	n->nout++;
+}
+
+static int io_sock_open(void *ctx)
+{
+	struct pair_node *n = ctx;
+
+	if (n->socks_opened >= n->max_socks)
+		return -1;
+	return (int)++n->socks_opened;
+}
+
+static void io_udp_send_on(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
+                           size_t len)
+{
+	struct pair_node *n = ctx;
+
+	if (n->nout == n->out_cap) {
+		n->datagrams++;
+		n->overflow++;
+		if (!n->discard)
+			fatal("more than %u datagrams queued at one node", n->out_cap);
+		return;
+	}
+	memcpy(n->out[n->nout].buf, d, len);
+	io_udp_send(ctx, to, len, 0);
+	n->out[n->nout - 1].sock = sock;
+}
+
+static void io_sock_close(void *ctx, int sock)
+{
+	struct pair_node *n = ctx;
+
+	(void)sock;
+	n->socks_closed++;
 }
 
 static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
@@ -136,7 +171,13 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const struct yip_timing *t,
                    const struct pair_opts *o, char *err, size_t errlen)
 {
-	struct yip_io io = {n, io_udp_buf, io_udp_send, io_tun_write, io_wall, NULL, NULL};
+	struct yip_io io = {
+	    .ctx = n,
+	    .udp_buf = io_udp_buf,
+	    .udp_send = io_udp_send,
+	    .tun_write = io_tun_write,
+	    .wall_ns = io_wall,
+	};
 	struct yip_timing def;
 
 	memset(n, 0, sizeof(*n));
@@ -162,6 +203,12 @@ int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const stru
 	if (n->seal_later) {
 		n->jobs = zalloc(sizeof(*n->jobs) * n->out_cap);
 		io.seal_later = io_seal_later;
+	}
+	n->max_socks = o->extra_socks;
+	if (o->extra_socks > 0) {
+		io.sock_open = io_sock_open;
+		io.udp_send_on = io_udp_send_on;
+		io.sock_close = io_sock_close;
 	}
 	if (n->preopen)
 		n->plain = zalloc(YIP_MAX_DGRAM);

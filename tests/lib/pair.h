@@ -53,6 +53,7 @@ struct pair_opts {
 	unsigned keep_cap;                  /* delivered packets each node keeps; 0: none */
 	size_t keep_len;                    /* bytes of room per kept packet; 0: 1500 */
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
+	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
 };
 
 /* A datagram a node sent. buf holds YIP_MAX_DGRAM bytes, 64-byte aligned. */
@@ -60,6 +61,7 @@ struct pair_dgram {
 	union yip_sockaddr to;
 	size_t len;
 	uint32_t train;
+	int sock; /* 0: the main socket; else the extra socket it was sent from */
 	uint8_t *buf;
 };
 
@@ -81,10 +83,11 @@ struct pair_node {
 	size_t keep_len;
 	uint64_t wall; /* ns since the epoch; every read advances it by 1 us */
 
-	uint64_t datagrams, wire_bytes; /* every send, kept or thrown away */
-	uint64_t tx_dropped;            /* sends tx_drop threw away */
-	uint64_t overflow;              /* sends and deliveries that did not fit */
-	uint64_t packets, packet_bytes; /* every delivery, kept or not */
+	uint64_t datagrams, wire_bytes;                 /* every send, kept or thrown away */
+	uint64_t tx_dropped;                            /* sends tx_drop threw away */
+	uint64_t overflow;                              /* sends and deliveries that did not fit */
+	uint64_t packets, packet_bytes;                 /* every delivery, kept or not */
+	unsigned max_socks, socks_opened, socks_closed; /* extra sockets (pair_opts.extra_socks) */
 
 	/* Optional: returns true for a datagram to throw away as it is sent. */
 	bool (*tx_drop)(void *arg, const uint8_t *d, size_t len);
