@@ -12,6 +12,7 @@
 #include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "loop/shape.h"
+#include "loop/socks.h"
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
@@ -65,6 +66,8 @@ struct yip_loop {
 	struct yip_ctl_config ctl_cfg;
 	bool ctl_on; /* the control socket is open */
 	struct yip_ctl_server ctl;
+	struct socks socks; /* extra sockets for many-ports probing */
+	uint8_t *sockbuf;   /* YIP_MAX_DGRAM: one datagram from an extra socket */
 };
 
 /* ---- control.c ---- */

@@ -105,6 +105,29 @@ static uint64_t io_wall(void *ctx)
 	return yip_now_wall();
 }
 
+static int io_sock_open(void *ctx)
+{
+	struct yip_loop *l = ctx;
+
+	return socks_open(&l->socks);
+}
+
+static void io_udp_send_on(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
+                           size_t len)
+{
+	struct yip_loop *l = ctx;
+
+	if (!socks_send(&l->socks, sock, to, d, len))
+		yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
+}
+
+static void io_sock_close(void *ctx, int sock)
+{
+	struct yip_loop *l = ctx;
+
+	socks_close(&l->socks, sock);
+}
+
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
 {
 	struct yip_loop *l = ctx;
@@ -121,6 +144,9 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 	io->wall_ns = io_wall;
 	io->seal_later = l->threaded ? io_seal_later : NULL;
 	io->local_addrs = io_local_addrs;
+	io->sock_open = io_sock_open;
+	io->udp_send_on = io_udp_send_on;
+	io->sock_close = io_sock_close;
 }
 
 /* ---- Setting up ---- */
@@ -156,7 +182,9 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	l->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
-	if (l->epfd < 0 || l->sigfd < 0 || l->segbuf == NULL ||
+	l->sockbuf = malloc(YIP_MAX_DGRAM);
+	socks_init(&l->socks, l->epfd, c->udp_family);
+	if (l->epfd < 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
 	    shape_init(&l->shape, c->tap) != 0 ||
 	    (c->vnet && offload_gro_init(&l->gro, gro_write, l) != 0) ||
 	    udp_batch_init(&l->rx, c->udp_fd, c->udp_family, YIP_MAX_DGRAM, true, c->udp_offload) !=
@@ -219,6 +247,8 @@ void yip_loop_free(struct yip_loop *l)
 	loop_ctl_close(l);
 	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
+		socks_free(&l->socks);
+	if (l->epfd >= 0)
 		close(l->epfd);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
@@ -231,6 +261,7 @@ void yip_loop_free(struct yip_loop *l)
 	free(l->open_jobs);
 	free(l->open_plain);
 	free(l->segbuf);
+	free(l->sockbuf);
 	shape_free(&l->shape);
 	free(l);
 }
@@ -518,6 +549,12 @@ int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int 
 			loop_ctl_event(l, evs[i].data.u32, evs[i].events);
 			break;
 		default:
+			if (l->dev != NULL &&
+			    socks_event(&l->socks, evs[i].data.u32, l->dev, yip_now_mono(),
+			                l->sockbuf, YIP_MAX_DGRAM)) {
+				yip_loop_flush(l);
+				break;
+			}
 			evs[kept++] = evs[i];
 			break;
 		}

@@ -181,12 +181,10 @@ uint8_t *udp_tx_buf(struct udp_batch *b)
 	return b->count == UDP_BATCH ? NULL : udp_batch_buf(b, b->count);
 }
 
-bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train)
+bool udp_dest(int family, const union yip_sockaddr *to, union yip_sockaddr *a)
 {
-	union yip_sockaddr *a = &b->addrs[b->count];
-
 	*a = *to;
-	if (b->family == AF_INET6) {
+	if (family == AF_INET6) {
 		yip_sockaddr_to_v6(a);
 	} else if (a->sa.sa_family != AF_INET) {
 		/* An IPv4 socket can reach an IPv6 peer only via a mapped address. */
@@ -199,6 +197,32 @@ bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, 
 		memcpy(&v4.sin_addr, v6 + 12, 4);
 		a->in4 = v4;
 	}
+	return true;
+}
+
+int udp_open_ephemeral(int family)
+{
+	union yip_sockaddr any;
+	int fd, off = 0;
+
+	memset(&any, 0, sizeof(any));
+	any.sa.sa_family = (sa_family_t)family;
+	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, &any.sa, yip_sockaddr_len(&any)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train)
+{
+	if (!udp_dest(b->family, to, &b->addrs[b->count]))
+		return false;
 	b->iov[b->count].iov_len = len;
 	b->trains[b->count] = train;
 	b->count++;

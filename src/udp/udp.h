@@ -78,6 +78,14 @@ void udp_msg_info(struct msghdr *h, uint16_t *seg, uint64_t *stamp);
 /* Send side: the buffer for the next datagram; NULL if the batch is full (flush it first). */
 uint8_t *udp_tx_buf(struct udp_batch *b);
 
+/* to as a socket of this family must write it (IPv4-mapped on a dual-stack
+ * socket); false if such a socket cannot reach it. */
+bool udp_dest(int family, const union yip_sockaddr *to, union yip_sockaddr *out);
+
+/* A non-blocking UDP socket of the family (dual-stack for AF_INET6) on an
+ * ephemeral port, for many-ports probing; -1 on failure. */
+int udp_open_ephemeral(int family);
+
 /* Queues the datagram in the current buffer for to. Returns false if to cannot be
  * reached from this socket's family. */
 bool udp_tx_push(struct udp_batch *b, const union yip_sockaddr *to, size_t len, uint32_t train);
