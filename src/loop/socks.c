@@ -52,8 +52,7 @@ void socks_close(struct socks *s, int id)
 	s->open--;
 }
 
-bool socks_send(struct socks *s, int id, const union yip_sockaddr *to, const uint8_t *d,
-                size_t len)
+bool socks_send(struct socks *s, int id, const union yip_sockaddr *to, const uint8_t *d, size_t len)
 {
 	union yip_sockaddr dest;
 
@@ -66,8 +65,8 @@ bool socks_send(struct socks *s, int id, const union yip_sockaddr *to, const uin
 	return true;
 }
 
-bool socks_event(struct socks *s, uint32_t tag, struct yip_device *dev, uint64_t now,
-                 uint8_t *buf, size_t cap)
+bool socks_event(struct socks *s, uint32_t tag, struct yip_device *dev, uint64_t now, uint8_t *buf,
+                 size_t cap)
 {
 	int id = (int)tag - SOCKS_EV_BASE;
 

@@ -13,7 +13,7 @@
 #include "addr/addr.h"
 #include "peer/peer.h"
 
-#define SOCKS_MAX     300 /* extra sockets at once */
+#define SOCKS_MAX     300  /* extra sockets at once */
 #define SOCKS_EV_BASE 1000 /* epoll tag of extra socket i: SOCKS_EV_BASE + i */
 
 struct socks {
@@ -33,7 +33,7 @@ bool socks_send(struct socks *s, int id, const union yip_sockaddr *to, const uin
                 size_t len);
 /* The epoll tag is one of ours: reads what waits on that socket into buf
  * and hands each datagram to the engine at now. Returns false for another tag. */
-bool socks_event(struct socks *s, uint32_t tag, struct yip_device *dev, uint64_t now,
-                 uint8_t *buf, size_t cap);
+bool socks_event(struct socks *s, uint32_t tag, struct yip_device *dev, uint64_t now, uint8_t *buf,
+                 size_t cap);
 
 #endif

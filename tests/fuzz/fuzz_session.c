@@ -669,6 +669,46 @@ static void op_status(void)
 }
 
 /* Unauthenticated bytes with a plausible type word. */
+/*
+ * A control message from A: a path probe or its answer (with the nonce B's
+ * own probe carried, sometimes, so the answer measures a path), a message
+ * of a kind only servers send, or bytes that are no message at all.
+ */
+static void op_ctrl(struct reader *rd)
+{
+	struct yip_keypair *kp = forge_keys(rd);
+	const struct yip_peer *bp = &B->dev.peers[0];
+	struct wire_ctrl c = {0};
+	uint8_t sel = next(rd);
+	size_t plen;
+
+	if (kp == NULL)
+		return;
+	if (sel % 4 == 3) {
+		plen = next(rd) % 64;
+		fill(rd, plain, plen);
+	} else {
+		static const uint8_t kinds[] = {
+		    WIRE_CTRL_PROBE, WIRE_CTRL_PROBE_OK, WIRE_CTRL_INTRO,  WIRE_CTRL_REGISTERED,
+		    WIRE_CTRL_ASK,   WIRE_CTRL_UNKNOWN,  WIRE_CTRL_YOUARE, WIRE_CTRL_REGISTER};
+
+		c.kind = kinds[(sel >> 2) % sizeof(kinds)];
+		c.nonce = next64(rd);
+		if ((sel & 0x40) && bp->n_paths > 0)
+			c.nonce = bp->paths[next(rd) % bp->n_paths].probe_nonce;
+		c.ts_us = next32(rd);
+		c.id = next32(rd);
+		c.n_cands = next(rd) % 3;
+		for (unsigned i = 0; i < c.n_cands; i++) {
+			c.cands[i] = A->addr;
+			c.cands[i].in4.sin_port = (uint16_t)(next16(rd) | 1);
+		}
+		c.addr = A->addr;
+		plen = wire_ctrl_put(plain, &c);
+	}
+	forge_send(rd, kp, WIRE_CTRL, 0, 0, forge_counter(rd, kp), plen);
+}
+
 static void op_raw(struct reader *rd)
 {
 	size_t len = next16(rd) % (YIP_MAX_DGRAM + 1);
@@ -740,7 +780,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!start(flags, next(&rd)))
 		__builtin_trap(); /* the pair no longer completes a handshake */
 	for (unsigned ops = 0; ops < MAX_OPS && rd.n > 0; ops++) {
-		switch (next(&rd) % 19) {
+		switch (next(&rd) % 20) {
 		case 0:
 		case 1:
 		case 2:
@@ -788,6 +828,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 18:
 			op_stranger();
+			break;
+		case 19:
+			op_ctrl(&rd);
 			break;
 		default:
 			op_raw(&rd);
