@@ -135,7 +135,9 @@ void path_use(struct yip_peer *p, uint64_t now, int i)
 	p->has_endpoint = true;
 	p->endpoint =
 	    t->kind == YIP_PATH_DIRECT ? t->addr : p->dev->servers[t->server].peer.endpoint;
-	if (p->is_server)
+	/* A configured endpoint taken at start-up is no news; a path that
+	 * carried something is. */
+	if (p->is_server || !t->validated)
 		return;
 	path_format(p, i, is, sizeof(is));
 	if (had) {

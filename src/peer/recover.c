@@ -191,7 +191,7 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 		return; /* nothing left to rebuild: not a drop */
 	if (b->k == 0) {
 		/* Sources that claim a position past K would be inconsistent. */
-		if (b->have_src >> m.k) {
+		if (m.k < FEC_MAX_K && (b->have_src >> m.k) != 0) {
 			yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 			return;
 		}

@@ -123,10 +123,9 @@ static void op_ctrl(struct reader *rd)
 		for (size_t i = 0; i < len; i++)
 			msg[i] = next(rd);
 	} else {
-		static const uint8_t kinds[] = {WIRE_CTRL_INTRO,  WIRE_CTRL_ASK,
-		                                WIRE_CTRL_UNKNOWN, WIRE_CTRL_REGISTERED,
-		                                WIRE_CTRL_YOUARE, WIRE_CTRL_PROBE,
-		                                WIRE_CTRL_LOOKUP};
+		static const uint8_t kinds[] = {
+		    WIRE_CTRL_INTRO,  WIRE_CTRL_ASK,   WIRE_CTRL_UNKNOWN, WIRE_CTRL_REGISTERED,
+		    WIRE_CTRL_YOUARE, WIRE_CTRL_PROBE, WIRE_CTRL_LOOKUP};
 
 		c.kind = kinds[sel % 7 < 7 ? sel % 7 : 0];
 		memcpy(c.key, (sel & 8) ? peer_pub : N.dev.public_key, YIP_KEY_LEN);
