@@ -1,9 +1,8 @@
 # shellcheck shell=bash disable=SC2034  # sourced; callers read the names set here
 # tests/lib/natlab.sh: nodes behind real NATs, emulated with nftables in router
-# namespaces, for NAT-traversal tests. Sourced, not run. The rule sets and
-# their pitfalls are those verified in docs kept with the project's shared
-# reference notes (nat-lab.md); tests/netns/natlab_selftest.sh checks every
-# behaviour built here with tests/lib/udpprobe.py.
+# namespaces, for NAT-traversal tests. Sourced, not run.
+# tests/netns/natlab_selftest.sh checks every behaviour built here with plain
+# UDP probes (tests/lib/udpprobe.py), before any test relies on it.
 #
 #   public hosts ─┐                      ┌─ lan0 (bridge) ─ LAN hosts
 #                 ├─ br0 in "inet" ─ wan0 [router: nft NAT]
@@ -78,15 +77,25 @@
 #   natlab_block_drops ROUTER                       what the block dropped
 #   natlab_server NAME LOG ADDR:PORT...             starts udpprobe.py server
 #   natlab_probe NAME ARGS...                       runs udpprobe.py in NAME
+#   natlab_classify HOST ADDR1 ADDR2 [PORT1 PORT2]  HOST's NAT, as probed
+#   natlab_expected HOST                            ... and as built
 #
 # Needs ip (iproute2), nft (nftables), conntrack (conntrack-tools), sysctl,
 # python3.
 
 NATLAB_PROBE=${NATLAB_PROBE:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/udpprobe.py}
+# The interpreter itself, not a wrapper script in PATH (pyenv's shims cost
+# a tenth of a second or more per start, and tests start many probes).
+NATLAB_PYTHON=${NATLAB_PYTHON:-$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)}
 NATLAB_ERR=
 NATLAB_P=
 NATLAB_WAN=
 NATLAB_SERVER_PID=
+NATLAB_MAPPING=''
+NATLAB_FILTERING=''
+NATLAB_CLASSIFIED=''
+NATLAB_WANT_MAPPING=''
+NATLAB_WANT_FILTERING=''
 declare -gA NATLAB_KIND=() NATLAB_ADDR=() NATLAB_NAT=() NATLAB_UP=()
 declare -gA NATLAB_LAN=() NATLAB_LEN=() NATLAB_NEXT=() NATLAB_PORTS=()
 
@@ -271,7 +280,9 @@ NFT
 		# LAN -> own WAN address: DNAT by the same map; on the way back out
 		# of lan0, SNAT to the sender's external port (the hairpin map,
 		# internal address . port -> external port), or just to the WAN
-		# address for a sender that has no mapping yet.
+		# address for a sender that has no mapping yet. (Linux 6.18 already
+		# gives a plain "snat to WAN" the source's existing external port;
+		# the map states it rather than relying on that.)
 		cat <<NFT
 table ip nat {
 	map hairpin {
@@ -486,7 +497,7 @@ natlab_server() {
 	ready=$log.ready
 	rm -f "$ready"
 	# Not through a shell function: $! must be the server itself.
-	ip netns exec "$NATLAB_P$n" python3 "$NATLAB_PROBE" server --ready "$ready" "$@" </dev/null >"$log" 2>&1 &
+	ip netns exec "$NATLAB_P$n" "$NATLAB_PYTHON" "$NATLAB_PROBE" server --ready "$ready" "$@" </dev/null >"$log" 2>&1 &
 	NATLAB_SERVER_PID=$!
 	natlab_track pid "$NATLAB_SERVER_PID"
 	for _ in $(seq 1 100); do
@@ -502,5 +513,55 @@ natlab_server() {
 natlab_probe() {
 	local n=$1
 	shift
-	ip netns exec "$NATLAB_P$n" python3 "$NATLAB_PROBE" "$@"
+	ip netns exec "$NATLAB_P$n" "$NATLAB_PYTHON" "$NATLAB_PROBE" "$@"
+}
+
+# natlab_classify HOST ADDR1 ADDR2 [PORT1 PORT2]
+#   Classifies the NAT (or NATs) between HOST and the internet with
+#   udpprobe.py, against a natlab_server bound to ADDR1:PORT1, ADDR1:PORT2
+#   and ADDR2:PORT1 (ports default 3478 and 3479): sets NATLAB_MAPPING and
+#   NATLAB_FILTERING to the RFC 4787 names udpprobe.py prints
+#   (endpoint-independent, address-dependent, address-and-port-dependent)
+#   and NATLAB_CLASSIFIED to both probes' output on one line, for messages.
+#   Fails if a probe got no answer or no control datagram.
+natlab_classify() {
+	local h=$1 a1=$2 a2=$3 p1=${4:-3478} p2=${5:-3479} tmp pid rc=0
+	tmp=$(mktemp -d) || _natlab_fail "natlab_classify: mktemp failed" || return 1
+	natlab_probe "$h" map "$a1:$p1" "$a1:$p2" "$a2:$p1" >"$tmp/map" 2>&1 &
+	pid=$!
+	natlab_probe "$h" filter "$a1:$p1" "$a1:$p2" "$a2:$p1" >"$tmp/filter" 2>&1 || rc=1
+	wait "$pid" || rc=1
+	NATLAB_MAPPING=$(sed -n 's/^mapping=//p' "$tmp/map")
+	NATLAB_FILTERING=$(sed -n 's/^filtering=//p' "$tmp/filter")
+	NATLAB_CLASSIFIED=$(cat "$tmp/map" "$tmp/filter" | tr '\n' ' ')
+	rm -rf "$tmp"
+	[ "$rc" = 0 ] || _natlab_fail "natlab_classify $h: a probe failed: $NATLAB_CLASSIFIED" || return 1
+}
+
+# natlab_expected HOST: sets NATLAB_WANT_MAPPING and NATLAB_WANT_FILTERING to
+# what natlab_classify should find for HOST, from the behaviours of the
+# routers between it and the internet: the mapping is address-and-port-
+# dependent if one of them is symmetric, else endpoint-independent; the
+# filtering is the strictest of theirs (a carrier's filter applies to what
+# reaches the home router, the home router's to the rest).
+natlab_expected() {
+	local n=$1 rank=0 r
+	NATLAB_WANT_MAPPING=endpoint-independent
+	[ "${NATLAB_KIND[$n]:-}" = host ] || _natlab_fail "natlab_expected: $n is not a LAN host" || return 1
+	n=${NATLAB_UP[$n]}
+	while [ "$n" != inet ]; do
+		case ${NATLAB_NAT[$n]} in
+		full) r=0 ;;
+		addr) r=1 ;;
+		port) r=2 ;;
+		symmetric) r=2 NATLAB_WANT_MAPPING=address-and-port-dependent ;;
+		esac
+		[ "$r" -le "$rank" ] || rank=$r
+		n=${NATLAB_UP[$n]}
+	done
+	case $rank in
+	0) NATLAB_WANT_FILTERING=endpoint-independent ;;
+	1) NATLAB_WANT_FILTERING=address-dependent ;;
+	2) NATLAB_WANT_FILTERING=address-and-port-dependent ;;
+	esac
 }
