@@ -11,7 +11,8 @@
 #                                            wan0 join: double NAT)
 #
 # Names. Every namespace is PREFIX (given to natlab_internet) followed by the
-# name the caller gives it; natlab_ns NAME prints it. Inside a namespace the
+# name the caller gives it ("inet" is the internet's own); natlab_ns NAME
+# prints it. Inside a namespace the
 # interfaces are always the same: eth0 on a host, wan0 and lan0 on a router,
 # br0 in the internet namespace "inet"; the bridge ports are p1, p2, ...
 #
@@ -35,6 +36,11 @@
 #   port       port-restricted cone (EIM + APDF): plain masquerade;
 #   symmetric  address-and-port-dependent mapping (APDM + APDF):
 #              masquerade random, a new external port for each destination.
+# full, addr and port keep a host's local port as external port when it is
+# free; of two LAN hosts on one local port (two nodes behind one NAT), the
+# second gets another port, the same for every destination (Linux 6.18 gives
+# a new flow from a known source its existing external port). The maps of
+# full and addr hold UDP only: TCP through them is translated as by port.
 # Every router has the same filter table: WAN input that conntrack does not
 # know is dropped (an accepted early punch packet would create an entry for
 # the router itself, and the later SNAT would then pick another port: a

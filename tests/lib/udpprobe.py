@@ -10,9 +10,10 @@ per datagram. Results are printed as key=value lines for shell tests.
       endpoints a full classification needs) and answers:
         echo      -> replies, from the endpoint it reached, with the source
                      address and port it saw (the client's reflexive address);
-        send      -> after "delay" seconds sends one datagram from the bound
-                     endpoint "from" to "to" (default: the requester), which the
-                     NAT in front of "to" may or may not let through;
+        send      -> sends one datagram from the bound endpoint "from" to
+                     "to" (default: the requester), which the NAT in front of
+                     "to" may or may not let through, then (if asked) an ack
+                     to the requester from the endpoint it reached;
         register  -> records NAME of session ID at the source it saw; once
                      NAME's PEER (same ID) has registered too, tells each the
                      other's reflexive address (a rendezvous, as for hole
@@ -119,7 +120,8 @@ NOTES = []
 
 
 def request(sock, obj, to, tries=5, wait=0.3):
-    """Sends obj to the server until a reply with the same id comes back."""
+    """Sends obj to the server until a reply with the same id comes back;
+    returns it (None if none came). A "send" must be acknowledged."""
     for _ in range(tries):
         send_json(sock, obj, to)
         end = time.monotonic() + wait
@@ -130,6 +132,8 @@ def request(sock, obj, to, tries=5, wait=0.3):
             if "note" in msg:
                 NOTES.append((msg, src))
             elif msg.get("id") == obj["id"]:
+                if obj.get("op") == "send" and not msg.get("ack"):
+                    return None  # refused: no such endpoint
                 return msg
     return None
 
@@ -146,17 +150,9 @@ def server(args):
         socks[ep] = s
     if args.ready:
         open(args.ready, "w").close()
-    registered = {}  # name -> (reflexive address, socket it came in on)
-    pending = []  # (due time, socket, datagram, destination)
+    registered = {}  # (session, name) -> (reflexive address, socket it came in on)
     while True:
-        timeout = None
-        if pending:
-            timeout = max(0.0, min(p[0] for p in pending) - time.monotonic())
-        ready, _, _ = select.select(list(socks.values()), [], [], timeout)
-        now = time.monotonic()
-        for p in [p for p in pending if p[0] <= now]:
-            pending.remove(p)
-            send_json(p[1], p[2], p[3])
+        ready, _, _ = select.select(list(socks.values()), [], [])
         for s in ready:
             try:
                 data, src = s.recvfrom(2048)
@@ -174,8 +170,9 @@ def server(args):
                 except (KeyError, argparse.ArgumentTypeError):
                     send_json(s, {"id": msg.get("id"), "error": "no such endpoint"}, src)
                     continue
-                note = {"note": msg.get("id"), "from": msg["from"]}
-                pending.append((now + float(msg.get("delay", 0)), frm, note, to))
+                # Before the ack: once the client has the ack, the datagram
+                # is already on its way.
+                send_json(frm, {"note": msg.get("id"), "from": msg["from"]}, to)
                 if msg.get("ack"):
                     send_json(s, {"id": msg.get("id"), "ack": True}, src)
             elif op == "register":
