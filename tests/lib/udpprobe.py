@@ -109,9 +109,11 @@ def recv_json(sock, timeout):
             return None, None
         try:
             data, src = sock.recvfrom(2048)
-            return json.loads(data), src
+            msg = json.loads(data)
         except (OSError, ValueError):
             continue
+        if isinstance(msg, dict):
+            return msg, src
 
 
 # Unsolicited datagrams ("note" instead of "id") that arrived while request()
@@ -159,7 +161,7 @@ def server(args):
                 msg = json.loads(data)
                 op = msg.get("op")
             except (OSError, ValueError, AttributeError):
-                continue
+                continue  # not a JSON object
             here = fmt(s.getsockname())
             if op == "echo":
                 send_json(s, {"id": msg.get("id"), "seen": fmt(src), "at": here}, src)

@@ -235,7 +235,8 @@ inbound() {
 	natlab_probe "$1" inbound --bind "$2" --via "$S1:3478" --from "$3" --to "$4" >"$TMP/in" 2>&1 || true
 	val "$TMP/in" received
 }
-# Symmetric: the next datagram after a flush gets a new random port.
+# Symmetric: the flow is gone, and the next datagram gets a new random port
+# (the same one again has odds of about 1 in 64000).
 natlab_probe s1 map --bind 40001 "$S1:3478" >"$TMP/flush1" 2>&1 || true
 m1=$(mapped "$TMP/flush1" "$S1:3478")
 before=$(flows sym 40001)
