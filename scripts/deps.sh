@@ -12,6 +12,8 @@ pkgs=(
 	libsodium-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev
 	# tests and demo
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
+	# conntrack -F for the NAT lab (tests/lib/natlab.sh)
+	conntrack
 )
 
 # Benchmark contenders and tools are listed one per line in deps-bench.list.
