@@ -337,7 +337,10 @@ static void cpu_model(char *out, size_t len)
 
 static void put_row(FILE *f, bool md, const char *name, const char *value)
 {
-	if (md)
+	if (md && name[0] == ' ')
+		fprintf(f, "| &emsp;%-42s | %14s |\n", name + 2,
+		        value); /* a detail of the row above */
+	else if (md)
 		fprintf(f, "| %-44s | %14s |\n", name, value);
 	else
 		fprintf(f, "  %-44s %14s\n", name, value);

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 	        "\n"
 	        "The status socket is %s/%s%s (%s changes the directory).\n"
 	        "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n"
-	        "Reference: docs/configuration.md and docs/control.md (yip-rendezvous)\n",
+	        "Reference: docs/rendezvous.md; the status: docs/control.md\n",
 	        RDV_DEFAULT_PORT, YIP_CTL_DEFAULT_DIR, YIP_RDV_CTL_NAME, YIP_CTL_SUFFIX,
 	        YIP_CTL_DIR_ENV);
 }

@@ -4,7 +4,7 @@
  * names with '-' for '_') and its key file (what `yip-rendezvous --genkey`
  * prints). Pure parsing, no I/O: the program reads the files and checks
  * their modes. Errors name "file:line: what is wrong", or the option.
- * docs/configuration.md ("yip-rendezvous") lists the settings.
+ * docs/rendezvous.md lists the settings.
  */
 #ifndef YIP_RENDEZVOUS_CONF_H
 #define YIP_RENDEZVOUS_CONF_H
