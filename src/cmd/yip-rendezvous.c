@@ -37,8 +37,9 @@ static void usage(FILE *f)
 	        "       yip-rendezvous --genkey                print a new key pair (a key file)\n"
 	        "       yip-rendezvous --pubkey                read a private key or key file on\n"
 	        "                                              stdin, print its public key\n"
-	        "       yip-rendezvous status [--json] [node-public-key]\n"
-	        "                                              ask the running server\n"
+	        "       yip-rendezvous status [--json] [--summary | node-public-key]\n"
+	        "                                              ask the running server (--summary:\n"
+	        "                                              without the list of nodes)\n"
 	        "       yip-rendezvous --version | --help\n"
 	        "\n"
 	        "options (each also a key=value line of --config, named with '_' for '-'):\n"
@@ -253,12 +254,14 @@ static int cmd_status(int argc, char **argv)
 	const char *dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)), *node = NULL;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], request[YIP_CTL_MAX_REQUEST];
 	char err[512];
-	bool json = false;
+	bool json = false, summary = false;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "-s") == 0) {
+			summary = true;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "yip-rendezvous status: unknown option '%s'\n", argv[i]);
 			return EXIT_USAGE;
@@ -278,12 +281,20 @@ static int cmd_status(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (summary && node != NULL) {
+		fprintf(stderr, "yip-rendezvous status: --summary lists no node\n");
+		return EXIT_USAGE;
+	}
 	if (yip_ctl_socket_path(path, sizeof(path), dir, YIP_RDV_CTL_NAME) != 0) {
 		fprintf(stderr, "yip-rendezvous status: the socket path under %s is too long\n",
 		        dir);
 		return EXIT_USAGE;
 	}
-	snprintf(request, sizeof(request), node ? "show %s" : "show", node ? node : "");
+	/* "stats" is everything but the nodes: for a server with many, a short reply. */
+	if (summary)
+		snprintf(request, sizeof(request), "stats");
+	else
+		snprintf(request, sizeof(request), node ? "show %s" : "show", node ? node : "");
 	for (int attempt = 0;; attempt++) {
 		char *reply = NULL;
 		size_t len = 0;

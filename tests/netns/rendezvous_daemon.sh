@@ -115,6 +115,7 @@ echo "$text" | grep -q "public key: $SPUB" || fail "status text: $text"
 [ "$(rdv_get port)" = 7000 ] && [ "$(rdv_get alt_port)" = 7001 ] || fail "status --json: ports"
 [ "$(rdv_get relay_rate)" = $((64 << 20)) ] || fail "status --json: relay_rate from the file"
 [ "$(rdv_get nodes_known)" = 0 ] || fail "nodes before any registered"
+expect_usage "--summary lists no node" status --summary "$SPUB"
 
 # node_conf NAME LISTEN RENDEZVOUS [PEER]: a node with the server and at most one
 # peer, without endpoint=.
@@ -166,6 +167,9 @@ ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
 	fail "a and b were not both introduced"
 [ "$(peer_field a established)" = yes ] || fail "a has no session with b"
 rdv status | sed 's/^/    /'
+rdv status --summary | grep -q "^node:" && fail "status --summary lists nodes"
+rdv status --summary | grep -q "nodes: 3 registered" || fail "status --summary: $(rdv status --summary)"
+rdv status "$(pub_of c)" | grep -c "^node:" | grep -qx 1 || fail "status <c's key> does not list c alone"
 
 log "direct UDP between a and b dropped: restarted, they ping through the relay"
 for n in a b; do
