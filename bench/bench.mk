@@ -47,3 +47,17 @@ bench-micro: build
 .PHONY: bench-cpb
 bench-cpb: bench-deps build
 	@./bench/cpb/run.sh yip=$(BUILD)/yipd "yip-offload-off=$(BUILD)/yipd:offload=off" $(CPB_ARGS)
+
+# make bench-rendezvous  the rendezvous server's engine in memory: 100 000 nodes with
+#                        their own keys complete real handshakes and register
+#                        (registrations/s, memory per node), then relayed 1400-byte
+#                        datagrams between two introduced nodes (datagrams/s). No root;
+#                        about a minute, most of it the nodes' own X25519 work. Writes
+#                        docs/benchmarks/rendezvous.md. Options for build/yip-rdv-bench
+#                        (e.g. "--nodes 20000") in RDV_BENCH_ARGS=...
+.PHONY: bench-rendezvous
+bench-rendezvous: build
+	@mkdir -p docs/benchmarks
+	@$(BUILD)/yip-rdv-bench --markdown docs/benchmarks/rendezvous.md \
+		--command "make bench-rendezvous$(if $(RDV_BENCH_ARGS), RDV_BENCH_ARGS='$(RDV_BENCH_ARGS)')" \
+		$(RDV_BENCH_ARGS)

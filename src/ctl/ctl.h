@@ -192,6 +192,19 @@ const char *yip_ctl_dir(const char *override);
  */
 int yip_ctl_socket_path(char *out, size_t outlen, const char *dir, const char *device);
 
+/* ---- The client's side (client.c) ---- */
+
+/*
+ * Connects to the socket at path, sends request and a newline, and reads
+ * the whole reply into *out (NUL-terminated, the caller frees; at most
+ * YIP_CTL_MAX_REPLY bytes), each step bounded by timeout_s seconds.
+ * Returns 0; or -1 with *conn_errno set when the connection itself failed
+ * (ENOENT, ECONNREFUSED: no daemon; EACCES: not allowed), or with
+ * *conn_errno 0 and a message in err for anything later.
+ */
+int yip_ctl_ask(const char *path, const char *request, int timeout_s, char **out, size_t *out_len,
+                int *conn_errno, char *err, size_t errlen);
+
 /* ---- The daemon's side of the socket (server.c) ---- */
 
 struct yip_ctl_server {

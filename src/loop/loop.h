@@ -12,6 +12,9 @@
  *   shape.c     the TUN-side queue, CoDel, CE marking, MSS clamping
  *   workers.c   the crypto worker pool
  *
+ * rendezvous.c, yip-rendezvous's loop (rendezvous.h), stands apart: it
+ * calls none of these.
+ *
  * The loop's state (struct yip_loop, src/loop/internal.h) is private to
  * these files.
  */

@@ -296,6 +296,34 @@ static unsigned build_messages(struct udp_batch *b)
 	return m;
 }
 
+/*
+ * Sends the datagrams of GSO train m one by one, as they would have gone
+ * without GSO, after the kernel refused the train as a whole: EINVAL when
+ * its segment size does not fit the route's MTU (a single datagram would
+ * have been fragmented instead), EIO when the route cannot offload the
+ * checksum. Returns how many of them failed.
+ */
+static unsigned send_singly(struct udp_batch *b, unsigned m)
+{
+	struct msghdr h = b->msgs[m].msg_hdr;
+	struct iovec *iov = h.msg_iov;
+	unsigned failed = 0;
+
+	h.msg_control = NULL;
+	h.msg_controllen = 0;
+	h.msg_iovlen = 1;
+	for (unsigned i = 0; i < b->segs[m]; i++) {
+		h.msg_iov = &iov[i];
+		while (sendmsg(b->fd, &h, MSG_DONTWAIT) < 0) {
+			if (errno != EINTR) {
+				failed++;
+				break;
+			}
+		}
+	}
+	return failed;
+}
+
 unsigned udp_tx_flush(struct udp_batch *b)
 {
 	unsigned done = 0, failed = 0, m;
@@ -310,8 +338,12 @@ unsigned udp_tx_flush(struct udp_batch *b)
 			if (errno == EINTR)
 				continue;
 			/* Skip the message the kernel refused (unreachable, buffer
-			 * full) and count its datagrams; the rest still go. */
-			failed += b->segs[done];
+			 * full) and count its datagrams; the rest still go. A
+			 * train refused for being a train goes datagram by datagram. */
+			if (b->segs[done] > 1 && (errno == EINVAL || errno == EIO))
+				failed += send_singly(b, done);
+			else
+				failed += b->segs[done];
 			done++;
 			continue;
 		}

@@ -1,0 +1,441 @@
+/*
+ * yip-rendezvous: the rendezvous server daemon (src/rendezvous on
+ * src/loop/rendezvous.c), and `yip-rendezvous status`, its status client.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crypto/crypto.h"
+#include "ctl/ctl.h"
+#include "ctl/rendezvous.h"
+#include "loop/rendezvous.h"
+#include "rendezvous/conf.h"
+#include "rendezvous/rendezvous.h"
+#include "udp/udp.h"
+#include "util/hex.h"
+#include "util/log.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+#define IO_TIMEOUT_S 5   /* status: for connecting, sending and each read */
+#define BUSY_RETRIES 20  /* the daemon serves one client at a time */
+#define OPT_SETTING  256 /* getopt values OPT_SETTING + enum rdv_conf_key */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: yip-rendezvous [options] --key FILE    run the server in the foreground\n"
+	        "       yip-rendezvous --genkey                print a new key pair (a key file)\n"
+	        "       yip-rendezvous --pubkey                read a private key or key file on\n"
+	        "                                              stdin, print its public key\n"
+	        "       yip-rendezvous status [--json] [--summary | node-public-key]\n"
+	        "                                              ask the running server (--summary:\n"
+	        "                                              without the list of nodes)\n"
+	        "       yip-rendezvous --version | --help\n"
+	        "\n"
+	        "options (each also a key=value line of --config, named with '_' for '-'):\n"
+	        "  --listen ADDR:PORT   main UDP socket (default 0.0.0.0:%d; [::]:PORT for IPv6\n"
+	        "                       and IPv4)\n"
+	        "  --alt-port N         second UDP port, for NAT mapping probes (default: the\n"
+	        "                       listen port + 1; 0: none)\n"
+	        "  --key FILE           the key file (--genkey's output, mode 0600)\n"
+	        "  --relay on|off       forward datagrams between introduced nodes (default on)\n"
+	        "  --relay-rate BYTES   per node, per second (K, M, G suffixes; default 128M)\n"
+	        "  --relay-burst BYTES  per node, at once above the rate (default 8M)\n"
+	        "  --max-nodes N        registered at once (default 100000)\n"
+	        "  --config FILE        read settings from FILE; options given here win\n"
+	        "  -v                   debug logging\n"
+	        "\n"
+	        "The status socket is %s/%s%s (%s changes the directory).\n"
+	        "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n"
+	        "Reference: docs/rendezvous.md; the status: docs/control.md\n",
+	        RDV_DEFAULT_PORT, YIP_CTL_DEFAULT_DIR, YIP_RDV_CTL_NAME, YIP_CTL_SUFFIX,
+	        YIP_CTL_DIR_ENV);
+}
+
+static int cmd_genkey(void)
+{
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
+	char hex[2 * YIP_KEY_LEN + 1];
+
+	yip_key_generate(priv);
+	yip_key_public(pub, priv);
+	yip_hex_encode(hex, priv, YIP_KEY_LEN);
+	printf("private=%s\n", hex);
+	yip_hex_encode(hex, pub, YIP_KEY_LEN);
+	printf("public=%s\n", hex);
+	sodium_memzero(priv, sizeof(priv));
+	sodium_memzero(hex, sizeof(hex));
+	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+}
+
+/* The first line of stdin: 64 hex digits, with or without "private=". */
+static int cmd_pubkey(void)
+{
+	char line[256], *s, *end, hex[2 * YIP_KEY_LEN + 1];
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
+	int rc = EXIT_USAGE;
+
+	if (fgets(line, sizeof(line), stdin) == NULL) {
+		fprintf(stderr,
+		        "yip-rendezvous: --pubkey: expected a private key on standard input\n");
+		return EXIT_USAGE;
+	}
+	s = line + strspn(line, " \t");
+	if (strncmp(s, "private=", 8) == 0)
+		s += 8;
+	end = s + strcspn(s, " \t\r\n");
+	*end = '\0';
+	if (yip_hex_decode(priv, YIP_KEY_LEN, s) != 0)
+		fprintf(stderr, "yip-rendezvous: --pubkey: expected 64 hex digits\n");
+	else if (yip_key_public(pub, priv) != 0)
+		fprintf(stderr,
+		        "yip-rendezvous: --pubkey: the all-zero key is not a valid private key\n");
+	else {
+		yip_hex_encode(hex, pub, YIP_KEY_LEN);
+		printf("%s\n", hex);
+		rc = fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+	}
+	sodium_memzero(line, sizeof(line));
+	sodium_memzero(priv, sizeof(priv));
+	return rc;
+}
+
+/* ---- files ------------------------------------------------------------------------- */
+
+/*
+ * Reads a small regular file into a fresh buffer (wiped and freed by
+ * drop_text). A key file (secret) must give group and others no access.
+ * Returns 0, or -1 with a message in err.
+ */
+static int read_text(const char *path, bool secret, char **out, size_t *out_len, char *err,
+                     size_t errlen)
+{
+	size_t cap = RDV_CONF_FILE_LIMIT + 1, len = 0;
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (secret && (st.st_mode & 077) != 0) {
+		snprintf(err, errlen,
+		         "%s: mode %04o lets group or others at the private key; refusing it "
+		         "(chmod 600 %s)",
+		         path, (unsigned)(st.st_mode & 07777), path);
+		close(fd);
+		return -1;
+	}
+	buf = malloc(cap);
+	if (buf == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			close(fd);
+			*out = buf;
+			*out_len = len;
+			return 0;
+		}
+		len += (size_t)n;
+		if (len == cap) {
+			snprintf(err, errlen, "%s: longer than %d bytes", path,
+			         RDV_CONF_FILE_LIMIT);
+			break;
+		}
+	}
+	sodium_memzero(buf, cap);
+	free(buf);
+	close(fd);
+	return -1;
+}
+
+static void drop_text(char *text, size_t len)
+{
+	sodium_memzero(text, len);
+	free(text);
+}
+
+/* ---- the server ------------------------------------------------------------------- */
+
+static int open_sockets(const struct rdv_conf *c, int fd[RDV_SOCKS], char *err, size_t errlen)
+{
+	union yip_sockaddr alt = c->listen;
+	uint16_t port = rdv_conf_alt_port(c), bound;
+
+	fd[RDV_SOCK_MAIN] = fd[RDV_SOCK_ALT] = -1;
+	fd[RDV_SOCK_MAIN] = udp_open(&c->listen, true, 0, 0, &bound, err, errlen);
+	if (fd[RDV_SOCK_MAIN] < 0 || port == 0)
+		return fd[RDV_SOCK_MAIN] < 0 ? -1 : 0;
+	if (alt.sa.sa_family == AF_INET)
+		alt.in4.sin_port = htons(port);
+	else
+		alt.in6.sin6_port = htons(port);
+	fd[RDV_SOCK_ALT] = udp_open(&alt, true, 0, 0, &bound, err, errlen);
+	if (fd[RDV_SOCK_ALT] < 0) {
+		close(fd[RDV_SOCK_MAIN]);
+		fd[RDV_SOCK_MAIN] = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static int serve(const struct rdv_conf *c)
+{
+	struct rdv_config engine;
+	struct rdv_loop_config lc;
+	char err[512], *text;
+	size_t len;
+	int rc;
+
+	rdv_config_default(&engine);
+	rdv_conf_engine(c, &engine);
+	if (read_text(c->key_file, true, &text, &len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "yip-rendezvous: %s\n", err);
+		return EXIT_USAGE;
+	}
+	rc = rdv_keyfile_parse(text, len, c->key_file, engine.private_key, err, sizeof(err));
+	drop_text(text, len);
+	if (rc != 0) {
+		fprintf(stderr, "yip-rendezvous: %s\n", err);
+		return EXIT_USAGE;
+	}
+	lc = (struct rdv_loop_config){
+	    .engine = &engine,
+	    .family = c->listen.sa.sa_family,
+	    .listen = c->listen,
+	    .alt_port = rdv_conf_alt_port(c),
+	    /* The status socket; the loop removes it when it stops. */
+	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
+	};
+	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0) {
+		log_err("%s", err);
+		sodium_memzero(&engine, sizeof(engine));
+		return EXIT_RUNTIME;
+	}
+	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
+	sodium_memzero(&engine, sizeof(engine));
+	for (unsigned s = 0; s < RDV_SOCKS; s++)
+		if (lc.fd[s] >= 0)
+			close(lc.fd[s]);
+	return rc;
+}
+
+/* ---- status ------------------------------------------------------------------------ */
+
+static int cmd_status(int argc, char **argv)
+{
+	const char *dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)), *node = NULL;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], request[YIP_CTL_MAX_REQUEST];
+	char err[512];
+	bool json = false, summary = false;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--summary") == 0 || strcmp(argv[i], "-s") == 0) {
+			summary = true;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "yip-rendezvous status: unknown option '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		} else if (node == NULL) {
+			uint8_t key[YIP_KEY_LEN];
+
+			node = argv[i];
+			if (yip_hex_decode(key, YIP_KEY_LEN, node) != 0) {
+				fprintf(
+				    stderr,
+				    "yip-rendezvous status: a node public key is %d hex digits\n",
+				    2 * YIP_KEY_LEN);
+				return EXIT_USAGE;
+			}
+		} else {
+			fprintf(stderr, "yip-rendezvous status: too many arguments\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (summary && node != NULL) {
+		fprintf(stderr, "yip-rendezvous status: --summary lists no node\n");
+		return EXIT_USAGE;
+	}
+	if (yip_ctl_socket_path(path, sizeof(path), dir, YIP_RDV_CTL_NAME) != 0) {
+		fprintf(stderr, "yip-rendezvous status: the socket path under %s is too long\n",
+		        dir);
+		return EXIT_USAGE;
+	}
+	/* "stats" is everything but the nodes: for a server with many, a short reply. */
+	if (summary)
+		snprintf(request, sizeof(request), "stats");
+	else
+		snprintf(request, sizeof(request), node ? "show %s" : "show", node ? node : "");
+	for (int attempt = 0;; attempt++) {
+		char *reply = NULL;
+		size_t len = 0;
+		int e = 0;
+
+		if (yip_ctl_ask(path, request, IO_TIMEOUT_S, &reply, &len, &e, err, sizeof(err)) !=
+		    0) {
+			if (e == ENOENT || e == ECONNREFUSED)
+				fprintf(stderr,
+				        "yip-rendezvous status: the server is not running (%s)\n",
+				        err);
+			else
+				fprintf(stderr, "yip-rendezvous status: %s%s\n", err,
+				        e == EACCES || e == EPERM ? " (it needs root)" : "");
+			return EXIT_RUNTIME;
+		}
+		if (json)
+			rc = yip_ctl_render(stdout, YIP_CTL_VIEW_JSON, reply, len, 0, err,
+			                    sizeof(err));
+		else
+			rc = yip_rdv_ctl_render(stdout, reply, len, (uint64_t)time(NULL), SIZE_MAX,
+			                        err, sizeof(err));
+		free(reply);
+		if (rc == 0)
+			break;
+		if (strncmp(err, "busy", 4) == 0 && attempt < BUSY_RETRIES) {
+			struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		fprintf(stderr, "yip-rendezvous status: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "yip-rendezvous status: writing output: %s\n", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* ---- the command line -------------------------------------------------------------- */
+
+/* The long option that sets setting k. */
+static const char *option_name(const struct option *opts, int k)
+{
+	for (; opts->name != NULL; opts++)
+		if (opts->val == OPT_SETTING + k)
+			return opts->name;
+	return "?";
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"genkey", no_argument, NULL, 'g'},
+	    {"pubkey", no_argument, NULL, 'p'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"listen", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN},
+	    {"alt-port", required_argument, NULL, OPT_SETTING + RDV_CONF_ALT_PORT},
+	    {"key", required_argument, NULL, OPT_SETTING + RDV_CONF_KEY},
+	    {"relay", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY},
+	    {"relay-rate", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_RATE},
+	    {"relay-burst", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_BURST},
+	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;
+	struct rdv_conf conf;
+	char err[512];
+	int c;
+
+	if (yip_crypto_init() != 0) {
+		fprintf(stderr, "yip-rendezvous: libsodium failed to initialise\n");
+		return EXIT_RUNTIME;
+	}
+	if (argc >= 2 && strcmp(argv[1], "status") == 0)
+		return cmd_status(argc - 1, argv + 1);
+	while ((c = getopt_long(argc, argv, "vVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			return cmd_genkey();
+		case 'p':
+			return cmd_pubkey();
+		case 'c':
+			config = optarg;
+			break;
+		case 'V':
+			printf("yip-rendezvous %s\n", YIP_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'v':
+			yip_log_set_level(YIP_LOG_DEBUG);
+			break;
+		default:
+			if (c >= OPT_SETTING && c < OPT_SETTING + RDV_CONF_COUNT) {
+				set[c - OPT_SETTING] = optarg; /* the last one given wins */
+				break;
+			}
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "yip-rendezvous: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	rdv_conf_default(&conf);
+	if (config != NULL) {
+		char *text;
+		size_t len;
+		int rc;
+
+		if (read_text(config, false, &text, &len, err, sizeof(err)) != 0) {
+			fprintf(stderr, "yip-rendezvous: %s\n", err);
+			return EXIT_USAGE;
+		}
+		rc = rdv_conf_parse(&conf, text, len, config, err, sizeof(err));
+		drop_text(text, len);
+		if (rc != 0) {
+			fprintf(stderr, "yip-rendezvous: %s\n", err);
+			return EXIT_USAGE;
+		}
+	}
+	for (int k = 0; k < RDV_CONF_COUNT; k++) {
+		if (set[k] == NULL)
+			continue;
+		if (rdv_conf_set(&conf, (enum rdv_conf_key)k, set[k], err, sizeof(err)) != 0) {
+			fprintf(stderr, "yip-rendezvous: --%s: %s\n", option_name(opts, k), err);
+			return EXIT_USAGE;
+		}
+	}
+	if (rdv_conf_check(&conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "yip-rendezvous: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return serve(&conf);
+}

@@ -1,0 +1,379 @@
+/*
+ * yip-rendezvous's status: the JSON reply, written straight from the
+ * engine's state (a server may hold 100 000 nodes: no document tree is
+ * built for them), and the text view that `yip-rendezvous status` prints.
+ * Every string written is hex, a formatted address or a fixed name, so no
+ * escaping is needed.
+ */
+#include "ctl/rendezvous.h"
+
+#include <cJSON.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl/ctl.h"
+#include "util/clock.h"
+#include "util/hex.h"
+
+const char *yip_rdv_nat_name(unsigned nat)
+{
+	static const char *const names[WIRE_NAT_COUNT] = {"unknown", "none", "endpoint-independent",
+	                                                  "per-destination"};
+
+	return nat < WIRE_NAT_COUNT ? names[nat] : "unknown";
+}
+
+/* ---- the reply ------------------------------------------------------------------- */
+
+/* Unix seconds of monotonic time t, seen from st's moment. */
+static uint64_t unix_of(const struct yip_rdv_status *st, uint64_t t)
+{
+	uint64_t ago = t < st->now ? (st->now - t) / YIP_NS_PER_S : 0;
+
+	return ago < st->now_wall_s ? st->now_wall_s - ago : 0;
+}
+
+static void put_key(FILE *f, const char *name, const uint8_t key[YIP_KEY_LEN])
+{
+	char hex[2 * YIP_KEY_LEN + 1];
+
+	yip_hex_encode(hex, key, YIP_KEY_LEN);
+	fprintf(f, "\"%s\":\"%s\"", name, hex);
+}
+
+static void put_addr(FILE *f, const char *name, const union yip_sockaddr *a)
+{
+	char s[YIP_ADDRSTRLEN];
+
+	yip_sockaddr_format(a, s, sizeof(s));
+	fprintf(f, "\"%s\":\"%s\"", name, s);
+}
+
+static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_node *n)
+{
+	const struct rdv_node_stats *s = &n->stats;
+
+	fputc('{', f);
+	put_key(f, "public_key", n->key);
+	fputc(',', f);
+	put_addr(f, "address", &n->addr);
+	fprintf(f, ",\"since\":%" PRIu64 ",\"last_seen\":%" PRIu64 ",\"registered\":%s",
+	        unix_of(st, n->since), unix_of(st, n->last_rx), n->registered ? "true" : "false");
+	fprintf(f, ",\"nat\":\"%s\",\"relay_id\":%" PRIu32 ",\"relay\":%s",
+	        yip_rdv_nat_name(n->nat), n->relay_id,
+	        n->flags & WIRE_CTRL_RELAY ? "true" : "false");
+	fputs(",\"candidates\":[", f);
+	for (unsigned i = 0; i < n->n_cands && i < WIRE_MAX_CANDS; i++) {
+		char a[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&n->cands[i], a, sizeof(a));
+		fprintf(f, "%s\"%s\"", i ? "," : "", a);
+	}
+	fprintf(f,
+	        "],\"relay_in_dgrams\":%" PRIu64 ",\"relay_in_bytes\":%" PRIu64
+	        ",\"relay_out_dgrams\":%" PRIu64 ",\"relay_out_bytes\":%" PRIu64
+	        ",\"relay_refused\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"intros\":%" PRIu64
+	        ",\"unknowns\":%" PRIu64 "}",
+	        s->relay_in_dgrams, s->relay_in_bytes, s->relay_out_dgrams, s->relay_out_bytes,
+	        s->relay_refused, s->lookups, s->intros, s->unknowns);
+}
+
+struct walk {
+	FILE *f;
+	const struct yip_rdv_status *st;
+	const uint8_t *only; /* a node's key, or NULL for all */
+	size_t known, registered, written;
+	bool write;
+};
+
+static void count_node(void *arg, const struct rdv_node *n)
+{
+	struct walk *w = arg;
+
+	w->known++;
+	w->registered += n->registered;
+}
+
+static void write_node(void *arg, const struct rdv_node *n)
+{
+	struct walk *w = arg;
+
+	if (w->only != NULL && memcmp(n->key, w->only, YIP_KEY_LEN) != 0)
+		return;
+	if (w->written++ > 0)
+		fputc(',', w->f);
+	put_node(w->f, w->st, n);
+}
+
+static void put_server(FILE *f, const struct yip_rdv_status *st, const struct walk *w)
+{
+	const struct rdv_server *s = st->srv;
+	const struct rdv_stats *c = &s->stats;
+	uint16_t port = ntohs(st->listen.sa.sa_family == AF_INET ? st->listen.in4.sin_port
+	                                                         : st->listen.in6.sin6_port);
+
+	fputs("{\"server\":\"yip-rendezvous\",", f);
+	put_key(f, "public_key", s->public_key);
+	fputc(',', f);
+	put_addr(f, "listen", &st->listen);
+	fprintf(f, ",\"port\":%u,\"alt_port\":%u", port, st->alt_port);
+	fprintf(f, ",\"relay\":%s,\"relay_rate\":%" PRIu64 ",\"relay_burst\":%" PRIu64,
+	        s->cfg.relay ? "true" : "false", s->cfg.relay_rate, s->cfg.relay_burst);
+	fprintf(f, ",\"max_nodes\":%zu,\"nodes_known\":%zu,\"nodes_registered\":%zu",
+	        s->cfg.max_nodes, w->known, w->registered);
+	fprintf(f,
+	        ",\"counters\":{\"handshakes\":%" PRIu64 ",\"registrations\":%" PRIu64
+	        ",\"lookups\":%" PRIu64 ",\"intros\":%" PRIu64 ",\"unknowns\":%" PRIu64
+	        ",\"relayed_dgrams\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64 "}",
+	        c->handshakes, c->registrations, c->lookups, c->intros, c->unknowns,
+	        c->relayed_dgrams, c->relayed_bytes);
+	fputs(",\"drops\":{", f);
+	for (int d = 0; d < RDV_DROP_COUNT; d++)
+		fprintf(f, "%s\"%s\":%" PRIu64, d ? "," : "", rdv_drop_name((enum rdv_drop)d),
+		        s->drops[d]);
+	fprintf(f,
+	        "},\"io\":{\"rx_dgrams\":%" PRIu64 ",\"rx_truncated\":%" PRIu64
+	        ",\"tx_dgrams\":%" PRIu64 ",\"tx_failed\":%" PRIu64 ",\"udp_gso\":%s"
+	        ",\"udp_trains\":%" PRIu64 ",\"udp_train_dgrams\":%" PRIu64 "}",
+	        st->rx_dgrams, st->rx_truncated, st->tx_dgrams, st->tx_failed,
+	        st->udp_gso ? "true" : "false", st->udp_trains, st->udp_train_dgrams);
+}
+
+char *yip_rdv_ctl_reply(const struct yip_rdv_status *st, const char *line, size_t len,
+                        size_t *out_len)
+{
+	struct yip_ctl_request req;
+	struct walk w = {0};
+	char err[128], *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) != 0)
+		return yip_ctl_error_reply(err, out_len);
+	w.st = st;
+	w.only = req.has_peer ? req.peer : NULL;
+	rdv_each(st->srv, count_node, &w);
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return NULL;
+	w.f = f;
+	put_server(f, st, &w);
+	if (req.cmd == YIP_CTL_SHOW) {
+		fputs(",\"nodes\":[", f);
+		rdv_each(st->srv, write_node, &w);
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	if (req.has_peer && w.written == 0) {
+		free(buf);
+		return yip_ctl_error_reply("no such node", out_len);
+	}
+	*out_len = size;
+	return buf;
+}
+
+/* ---- for people --------------------------------------------------------------------- */
+
+static uint64_t to_u64(double v)
+{
+	if (!(v > 0)) /* also NaN */
+		return 0;
+	if (v >= 18446744073709551616.0)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
+
+static const cJSON *field(const cJSON *o, const char *name)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
+}
+
+static uint64_t num(const cJSON *o, const char *name)
+{
+	const cJSON *f = field(o, name);
+
+	return cJSON_IsNumber(f) ? to_u64(f->valuedouble) : 0;
+}
+
+/* A string field with every byte that is not printable ASCII replaced by '?'. */
+static void put_str(FILE *out, const cJSON *o, const char *name, const char *none)
+{
+	const cJSON *f = field(o, name);
+	const char *s = cJSON_IsString(f) && f->valuestring ? f->valuestring : none;
+
+	for (; *s; s++)
+		fputc((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?', out);
+}
+
+static const char *yes_no(const cJSON *o, const char *name)
+{
+	const cJSON *f = field(o, name);
+
+	return cJSON_IsBool(f) ? (cJSON_IsTrue(f) ? "yes" : "no") : "unknown";
+}
+
+static void put_ago(FILE *out, uint64_t t, uint64_t now_s)
+{
+	char d[128];
+
+	if (t == 0) {
+		fputs("unknown", out);
+		return;
+	}
+	yip_ctl_format_duration(d, sizeof(d), t < now_s ? now_s - t : 0);
+	fprintf(out, "%s ago", d);
+}
+
+static void put_bytes(FILE *out, uint64_t n)
+{
+	char b[32];
+
+	yip_ctl_format_bytes(b, sizeof(b), n);
+	fputs(b, out);
+}
+
+static void show_server(FILE *out, const cJSON *r)
+{
+	const cJSON *c = field(r, "counters"), *drops = field(r, "drops"), *io = field(r, "io"), *d;
+	uint64_t total = 0;
+
+	fputs("rendezvous server\n  public key: ", out);
+	put_str(out, r, "public_key", "(unknown)");
+	fputs("\n  listening: ", out);
+	put_str(out, r, "listen", "(unknown)");
+	if (num(r, "alt_port") != 0)
+		fprintf(out, ", second port %" PRIu64, num(r, "alt_port"));
+	else
+		fputs(", no second port", out);
+	fprintf(out, "\n  relay: %s",
+	        cJSON_IsBool(field(r, "relay")) ? (cJSON_IsTrue(field(r, "relay")) ? "on" : "off")
+	                                        : "unknown");
+	if (cJSON_IsTrue(field(r, "relay"))) {
+		fputs(", ", out);
+		put_bytes(out, num(r, "relay_rate"));
+		fputs("/s per node, burst ", out);
+		put_bytes(out, num(r, "relay_burst"));
+	}
+	fprintf(out, "\n  nodes: %" PRIu64 " registered, %" PRIu64 " known (at most %" PRIu64 ")",
+	        num(r, "nodes_registered"), num(r, "nodes_known"), num(r, "max_nodes"));
+	fprintf(out,
+	        "\n  handshakes: %" PRIu64 ", registrations: %" PRIu64 ", lookups: %" PRIu64
+	        ", introductions: %" PRIu64 ", unknown: %" PRIu64,
+	        num(c, "handshakes"), num(c, "registrations"), num(c, "lookups"), num(c, "intros"),
+	        num(c, "unknowns"));
+	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", num(c, "relayed_dgrams"));
+	put_bytes(out, num(c, "relayed_bytes"));
+	fprintf(out,
+	        "\n  datagrams: %" PRIu64 " received, %" PRIu64 " sent, %" PRIu64
+	        " send failures, %" PRIu64 " truncated",
+	        num(io, "rx_dgrams"), num(io, "tx_dgrams"), num(io, "tx_failed"),
+	        num(io, "rx_truncated"));
+	fputs("\n  drops:", out);
+	if (cJSON_IsObject(drops)) {
+		cJSON_ArrayForEach(d, drops)
+		{
+			uint64_t n = cJSON_IsNumber(d) ? to_u64(d->valuedouble) : 0;
+
+			if (n == 0)
+				continue;
+			fputs(total == 0 ? " " : ", ", out);
+			for (const char *s = d->string ? d->string : "?"; *s; s++)
+				fputc((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s
+				                                                            : '?',
+				      out);
+			fprintf(out, " %" PRIu64, n);
+			total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
+		}
+	}
+	fputs(total == 0 ? " none\n" : "\n", out);
+}
+
+static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
+{
+	const cJSON *cands = field(n, "candidates"), *a;
+	bool any = false;
+
+	fputs("\nnode: ", out);
+	put_str(out, n, "public_key", "(unknown)");
+	fputs("\n  address: ", out);
+	put_str(out, n, "address", "(unknown)");
+	fputs("\n  local addresses: ", out);
+	if (cJSON_IsArray(cands)) {
+		cJSON_ArrayForEach(a, cands)
+		{
+			if (!cJSON_IsString(a) || a->valuestring == NULL)
+				continue;
+			fputs(any ? ", " : "", out);
+			for (const char *s = a->valuestring; *s; s++)
+				fputc((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s
+				                                                            : '?',
+				      out);
+			any = true;
+		}
+	}
+	fputs(any ? "" : "(none)", out);
+	fprintf(out, "\n  registered: %s, since ", yes_no(n, "registered"));
+	put_ago(out, num(n, "since"), now_s);
+	fputs("; last seen ", out);
+	put_ago(out, num(n, "last_seen"), now_s);
+	fputs("\n  nat: ", out);
+	put_str(out, n, "nat", "(unknown)");
+	fprintf(out, "\n  relay id: %" PRIu64 " (asks for the relay: %s)", num(n, "relay_id"),
+	        yes_no(n, "relay"));
+	fprintf(out, "\n  relayed: sent %" PRIu64 " datagrams (", num(n, "relay_in_dgrams"));
+	put_bytes(out, num(n, "relay_in_bytes"));
+	fprintf(out, "), received %" PRIu64 " datagrams (", num(n, "relay_out_dgrams"));
+	put_bytes(out, num(n, "relay_out_bytes"));
+	fprintf(out, "), refused %" PRIu64, num(n, "relay_refused"));
+	fprintf(out, "\n  lookups: %" PRIu64 ", introductions: %" PRIu64 ", unknown: %" PRIu64 "\n",
+	        num(n, "lookups"), num(n, "intros"), num(n, "unknowns"));
+}
+
+int yip_rdv_ctl_render(FILE *out, const char *json, size_t len, uint64_t now_s, size_t max_nodes,
+                       char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	const cJSON *e, *nodes, *n;
+	size_t shown = 0, total = 0;
+
+	if (!cJSON_IsObject(root)) {
+		snprintf(err, errlen, "the reply is not a JSON object");
+		cJSON_Delete(root);
+		return -1;
+	}
+	e = field(root, "error");
+	if (e != NULL) {
+		snprintf(err, errlen, "%s",
+		         cJSON_IsString(e) && e->valuestring && e->valuestring[0]
+		             ? e->valuestring
+		             : "the daemon reported an error");
+		for (char *s = err; *s; s++)
+			if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+				*s = '?';
+		cJSON_Delete(root);
+		return -1;
+	}
+	show_server(out, root);
+	nodes = field(root, "nodes");
+	if (cJSON_IsArray(nodes)) {
+		cJSON_ArrayForEach(n, nodes)
+		{
+			total++;
+			if (shown < max_nodes) {
+				show_node(out, n, now_s);
+				shown++;
+			}
+		}
+	}
+	if (total > shown)
+		fprintf(out, "\n(%zu more nodes: yip-rendezvous status --json lists every one)\n",
+		        total - shown);
+	cJSON_Delete(root);
+	return 0;
+}

@@ -1,0 +1,384 @@
+/*
+ * yip-rendezvous's event loop (see rendezvous.h). The engine builds every
+ * datagram it sends in the main socket's send batch (struct rdv_io.buf has
+ * no socket argument, and all but WHOAMI answers leave from the main
+ * socket), so a relayed datagram is copied once, from the receive buffer
+ * into the send batch; the rare answer from the second port is copied
+ * across to that socket's batch. Batches leave with one sendmmsg after each
+ * receive batch, or when full.
+ */
+#include "loop/rendezvous.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "ctl/ctl.h"
+#include "ctl/rendezvous.h"
+#include "udp/udp.h"
+#include "util/clock.h"
+#include "util/hex.h"
+#include "util/log.h"
+
+#define RX_BURST   8 /* receive batches per socket per wakeup */
+#define MAX_EVENTS 8
+#define LOG_NODES  32 /* nodes the status log lists at most */
+
+enum { EV_SIG = 1, EV_CTL, EV_CTL_CLIENT, EV_UDP_MAIN, EV_UDP_ALT };
+
+struct rdv_loop {
+	struct rdv_server srv;
+	int fd[RDV_SOCKS];
+	struct udp_batch rx[RDV_SOCKS], tx[RDV_SOCKS];
+	int epfd, sigfd;
+	struct yip_ctl_server ctl;
+	bool ctl_on, stopped;
+	union yip_sockaddr listen;
+	uint16_t alt_port;
+	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
+};
+
+/* ---- sending ----------------------------------------------------------------------- */
+
+static void flush(struct rdv_loop *l, unsigned sock)
+{
+	unsigned queued = l->tx[sock].count, failed;
+
+	if (queued == 0)
+		return;
+	failed = udp_tx_flush(&l->tx[sock]);
+	l->tx_dgrams += queued - failed;
+	l->tx_failed += failed;
+}
+
+static void flush_all(struct rdv_loop *l)
+{
+	for (unsigned s = 0; s < RDV_SOCKS; s++)
+		if (l->fd[s] >= 0)
+			flush(l, s);
+}
+
+static uint8_t *io_buf(void *ctx)
+{
+	struct rdv_loop *l = ctx;
+	uint8_t *b = udp_tx_buf(&l->tx[RDV_SOCK_MAIN]);
+
+	if (b == NULL) {
+		flush(l, RDV_SOCK_MAIN);
+		b = udp_tx_buf(&l->tx[RDV_SOCK_MAIN]);
+	}
+	return b;
+}
+
+static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size_t len)
+{
+	struct rdv_loop *l = ctx;
+	struct udp_batch *b = &l->tx[RDV_SOCK_MAIN];
+
+	if (sock == RDV_SOCK_ALT) {
+		uint8_t *dst;
+
+		if (l->fd[RDV_SOCK_ALT] < 0) {
+			l->tx_failed++; /* the engine answers on a socket only what came in on it */
+			return;
+		}
+		b = &l->tx[RDV_SOCK_ALT];
+		if ((dst = udp_tx_buf(b)) == NULL) {
+			flush(l, RDV_SOCK_ALT);
+			dst = udp_tx_buf(b);
+		}
+		memcpy(dst, udp_tx_buf(&l->tx[RDV_SOCK_MAIN]), len);
+	}
+	if (!udp_tx_push(b, to, len, 0))
+		l->tx_failed++;
+}
+
+/* ---- status -------------------------------------------------------------------------- */
+
+static void status_fill(const struct rdv_loop *l, struct yip_rdv_status *st)
+{
+	*st = (struct yip_rdv_status){
+	    .srv = &l->srv,
+	    .listen = l->listen,
+	    .alt_port = l->alt_port,
+	    .now = yip_now_mono(),
+	    .now_wall_s = yip_now_wall() / YIP_NS_PER_S,
+	    .rx_dgrams = l->rx_dgrams,
+	    .rx_truncated = l->rx_truncated,
+	    .tx_dgrams = l->tx_dgrams,
+	    .tx_failed = l->tx_failed,
+	    .udp_gso = l->tx[RDV_SOCK_MAIN].gso,
+	    .udp_trains = l->tx[RDV_SOCK_MAIN].trains_sent + l->tx[RDV_SOCK_ALT].trains_sent,
+	    .udp_train_dgrams =
+	        l->tx[RDV_SOCK_MAIN].train_dgrams + l->tx[RDV_SOCK_ALT].train_dgrams,
+	};
+}
+
+static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
+{
+	struct yip_rdv_status st;
+
+	status_fill(ctx, &st);
+	return yip_rdv_ctl_reply(&st, line, len, out_len);
+}
+
+/* Logs what `yip-rendezvous status` prints, one log line per line, listing
+ * the nodes only when there are few. */
+static void log_status(const struct rdv_loop *l)
+{
+	const char *req = l->srv.n_nodes <= LOG_NODES ? "show" : "stats";
+	struct yip_rdv_status st;
+	char *reply, *text = NULL, err[256] = "out of memory";
+	size_t len, size = 0;
+	FILE *out;
+	int rc = -1;
+
+	status_fill(l, &st);
+	reply = yip_rdv_ctl_reply(&st, req, strlen(req), &len);
+	out = open_memstream(&text, &size);
+	if (reply != NULL && out != NULL)
+		rc =
+		    yip_rdv_ctl_render(out, reply, len, st.now_wall_s, LOG_NODES, err, sizeof(err));
+	if (out != NULL && fclose(out) != 0)
+		rc = -1;
+	free(reply);
+	if (rc != 0) {
+		log_warn("status: %s", err);
+		free(text);
+		return;
+	}
+	for (char *line = text, *end; *line != '\0'; line = end + (*end != '\0')) {
+		end = line + strcspn(line, "\n");
+		log_info("status: %.*s", (int)(end - line), line);
+	}
+	if (l->srv.n_nodes > LOG_NODES)
+		log_info("status: (%zu nodes: yip-rendezvous status lists them)", l->srv.n_nodes);
+	free(text);
+}
+
+/* ---- receiving ----------------------------------------------------------------------- */
+
+static void on_udp(struct rdv_loop *l, unsigned sock)
+{
+	struct udp_batch *b = &l->rx[sock];
+
+	for (int burst = 0; burst < RX_BURST; burst++) {
+		int n = udp_recv(b);
+		uint64_t now = yip_now_mono();
+
+		for (int i = 0; i < n; i++) {
+			const struct mmsghdr *m = &b->msgs[i];
+
+			l->rx_dgrams++;
+			if (m->msg_hdr.msg_flags & MSG_TRUNC)
+				l->rx_truncated++;
+			else
+				rdv_rx(&l->srv, now, sock, &b->addrs[i],
+				       udp_batch_buf(b, (unsigned)i), m->msg_len);
+		}
+		flush_all(l);
+		if (n < UDP_BATCH)
+			break;
+	}
+}
+
+/* Handles pending signals; false when the server should stop. */
+static bool on_signal(struct rdv_loop *l)
+{
+	struct signalfd_siginfo si;
+
+	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1) {
+			log_status(l);
+		} else if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: configuration reload is not supported; ignoring");
+		} else {
+			log_info("signal %u: shutting down", si.ssi_signo);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Milliseconds until the engine's next timer or the control client's deadline. */
+static int timeout_ms(struct rdv_loop *l, uint64_t now)
+{
+	uint64_t next = l->srv.next_timer, c;
+
+	if (l->ctl_on && (c = yip_ctl_server_expire(&l->ctl, now)) != 0 && c < next)
+		next = c;
+	if (next <= now)
+		return 0;
+	if (next - now >= 1000 * YIP_NS_PER_MS)
+		return 1000;
+	return (int)((next - now + YIP_NS_PER_MS - 1) / YIP_NS_PER_MS);
+}
+
+static int run(struct rdv_loop *l)
+{
+	struct epoll_event evs[MAX_EVENTS];
+
+	while (!l->stopped) {
+		uint64_t now = yip_now_mono();
+		int n;
+
+		if (now >= l->srv.next_timer) {
+			rdv_timers(&l->srv, now);
+			flush_all(l);
+		}
+		n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout_ms(l, now));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case EV_SIG:
+				l->stopped = !on_signal(l);
+				break;
+			case EV_CTL:
+				yip_ctl_server_on_listen(&l->ctl, yip_now_mono());
+				break;
+			case EV_CTL_CLIENT:
+				yip_ctl_server_on_client(&l->ctl, yip_now_mono(), evs[i].events,
+				                         ctl_reply, l);
+				break;
+			case EV_UDP_MAIN:
+				on_udp(l, RDV_SOCK_MAIN);
+				break;
+			case EV_UDP_ALT:
+				on_udp(l, RDV_SOCK_ALT);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- setting up ---------------------------------------------------------------------- */
+
+static int watch(int epfd, int fd, uint32_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
+{
+	struct rdv_io io = {l, io_buf, io_send};
+	char err[256];
+	sigset_t mask;
+
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	l->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (l->epfd < 0 || l->sigfd < 0 || watch(l->epfd, l->sigfd, EV_SIG) != 0) {
+		log_err("event loop setup failed: %s", strerror(errno));
+		return -1;
+	}
+	for (unsigned s = 0; s < RDV_SOCKS; s++) {
+		if (l->fd[s] < 0)
+			continue;
+		/* Receive without GRO: every datagram is the engine's to judge. Send
+		 * with GSO: a relayed flow is a run of equal-size datagrams to one node. */
+		if (udp_batch_init(&l->rx[s], l->fd[s], c->family, RDV_MAX_DGRAM + 1, true,
+		                   false) != 0 ||
+		    udp_batch_init(&l->tx[s], l->fd[s], c->family, RDV_MAX_DGRAM, false, true) !=
+		        0 ||
+		    watch(l->epfd, l->fd[s], s == RDV_SOCK_MAIN ? EV_UDP_MAIN : EV_UDP_ALT) != 0) {
+			log_err("event loop setup failed: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (rdv_init(&l->srv, c->engine, &io, err, sizeof(err)) != 0) {
+		log_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The status socket; the server runs without one that cannot be opened. */
+static void ctl_open(struct rdv_loop *l, const char *dir)
+{
+	char err[256];
+
+	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, err, sizeof(err)) != 0) {
+		log_warn("control socket disabled: %s", err);
+	} else if (yip_ctl_server_watch(&l->ctl, l->epfd, EV_CTL, EV_CTL_CLIENT) != 0) {
+		log_warn("control socket disabled: %s", strerror(errno));
+		yip_ctl_server_close(&l->ctl);
+	} else {
+		l->ctl_on = true;
+		log_info("control socket %s", l->ctl.path);
+	}
+}
+
+static void log_start(const struct rdv_loop *l)
+{
+	const struct rdv_config *cfg = &l->srv.cfg;
+	char key[2 * YIP_KEY_LEN + 1], addr[YIP_ADDRSTRLEN], alt[32] = "no second port";
+	char rate[32], burst[32], relay[96] = "relay off";
+
+	yip_hex_encode(key, l->srv.public_key, YIP_KEY_LEN);
+	yip_sockaddr_format(&l->listen, addr, sizeof(addr));
+	if (l->alt_port != 0)
+		snprintf(alt, sizeof(alt), "second port %u", l->alt_port);
+	if (cfg->relay) {
+		yip_ctl_format_bytes(rate, sizeof(rate), cfg->relay_rate);
+		yip_ctl_format_bytes(burst, sizeof(burst), cfg->relay_burst);
+		snprintf(relay, sizeof(relay), "relay on (%s/s per node, burst %s)", rate, burst);
+	}
+	log_info("yip-rendezvous %s: public key %s", YIP_VERSION, key);
+	log_info("listening on %s, %s; %s; UDP GSO %s; at most %zu nodes", addr, alt, relay,
+	         l->tx[RDV_SOCK_MAIN].gso ? "on" : "off", cfg->max_nodes);
+}
+
+int rdv_loop_run(const struct rdv_loop_config *c)
+{
+	struct rdv_loop *l = calloc(1, sizeof(*l));
+	int rc = 1;
+
+	if (l == NULL) {
+		log_err("event loop setup failed: out of memory");
+		return 1;
+	}
+	l->epfd = l->sigfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
+	l->fd[RDV_SOCK_MAIN] = c->fd[RDV_SOCK_MAIN];
+	l->fd[RDV_SOCK_ALT] = c->fd[RDV_SOCK_ALT];
+	l->listen = c->listen;
+	l->alt_port = c->fd[RDV_SOCK_ALT] >= 0 ? c->alt_port : 0;
+	if (setup(l, c) == 0) {
+		log_start(l);
+		if (c->ctl_dir != NULL)
+			ctl_open(l, c->ctl_dir);
+		rc = run(l);
+		log_status(l);
+		rdv_free(&l->srv);
+	}
+	if (l->ctl_on)
+		yip_ctl_server_close(&l->ctl);
+	for (unsigned s = 0; s < RDV_SOCKS; s++) {
+		udp_batch_free(&l->rx[s]);
+		udp_batch_free(&l->tx[s]);
+	}
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	free(l);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * yip-rendezvous's event loop: the rendezvous engine (src/rendezvous) on
+ * two UDP sockets, the main port and the second port for NAT mapping
+ * probes, with batched receives and sends (src/udp: recvmmsg, sendmmsg,
+ * UDP GSO for runs of equal-size datagrams to one node, which is what a
+ * relayed flow is), epoll, a signalfd (INT and TERM stop, USR1 logs the
+ * status, HUP is ignored) and the control socket <ctl_dir>/rendezvous.sock
+ * (src/ctl/rendezvous.h). It calls none of the other files of src/loop.
+ */
+#ifndef YIP_LOOP_RENDEZVOUS_H
+#define YIP_LOOP_RENDEZVOUS_H
+
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "rendezvous/rendezvous.h"
+
+struct rdv_loop_config {
+	const struct rdv_config *engine; /* copied by the engine */
+	int fd[RDV_SOCKS];               /* bound UDP sockets; fd[RDV_SOCK_ALT] -1: none */
+	int family;                      /* of both: AF_INET, or AF_INET6 (dual-stack) */
+	union yip_sockaddr listen;       /* the main socket's address, for the status */
+	uint16_t alt_port;               /* the second socket's port, 0: none */
+	const char *ctl_dir;             /* where the control socket goes; NULL: none */
+};
+
+/*
+ * Runs the server until SIGINT or SIGTERM, then logs its counters and
+ * removes the control socket. A control socket that cannot be opened is
+ * logged and done without. Returns 0 after a stop signal, 1 when the loop
+ * could not be set up or failed (the reason is logged). Closes no fd of c.
+ */
+int rdv_loop_run(const struct rdv_loop_config *c);
+
+#endif

@@ -1,0 +1,413 @@
+/*
+ * yip-rendezvous's settings and key file (see conf.h). Lines are parsed
+ * from a copy that is wiped afterwards, because a key file's line holds the
+ * private key.
+ */
+#include "rendezvous/conf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "util/hex.h"
+
+#define MAX_LINE 2048 /* characters, not counting the newline */
+#define MAX_MSG  384
+
+static const char *const key_names[] = {
+#define X(name, str) str,
+    RDV_CONF_KEYS(X)
+#undef X
+};
+
+void rdv_conf_default(struct rdv_conf *c)
+{
+	struct rdv_config e;
+
+	memset(c, 0, sizeof(*c));
+	c->listen.in4.sin_family = AF_INET;
+	c->listen.in4.sin_port = htons(RDV_DEFAULT_PORT);
+	rdv_config_default(&e);
+	c->relay = e.relay;
+	c->relay_rate = e.relay_rate;
+	c->relay_burst = e.relay_burst;
+	c->max_nodes = e.max_nodes;
+}
+
+int rdv_conf_key(const char *name)
+{
+	for (int i = 0; i < RDV_CONF_COUNT; i++)
+		if (strcmp(name, key_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* Replaces control characters, so a message cannot mess up a terminal or a log. */
+static void sanitize(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			*s = '?';
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	sanitize(err);
+	return -1;
+}
+
+/* Decimal digits only, at most 19 of them (so the value fits), no sign. */
+static int parse_u64(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 19)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int rdv_conf_bytes(const char *s, uint64_t max, uint64_t *out)
+{
+	size_t len = strlen(s);
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (len > 0) {
+		switch (s[len - 1]) {
+		case 'k':
+		case 'K':
+			shift = 10;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			break;
+		}
+	}
+	if (parse_u64(s, len - (shift != 0), &v) != 0 || v > max >> shift)
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+static int set_bytes(uint64_t *out, const char *what, uint64_t min, const char *value, char *err,
+                     size_t errlen)
+{
+	if (rdv_conf_bytes(value, RDV_CONF_MAX_RATE, out) != 0)
+		return fail(err, errlen,
+		            "expected %s: digits with an optional K, M or G (at most 16G), got "
+		            "'%.64s'",
+		            what, value);
+	if (*out < min)
+		return fail(err, errlen, "%s must be at least %llu", what, (unsigned long long)min);
+	return 0;
+}
+
+int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, char *err,
+                 size_t errlen)
+{
+	char reason[MAX_MSG];
+	uint64_t v;
+
+	switch (key) {
+	case RDV_CONF_LISTEN:
+		/* Numeric only: a server binds an address of its own, no name to resolve. */
+		if (yip_endpoint_parse(value, 0, false, &c->listen, NULL, reason, sizeof(reason)) !=
+		    0)
+			return fail(err, errlen, "%s", reason);
+		return 0;
+	case RDV_CONF_ALT_PORT:
+		if (parse_u64(value, strlen(value), &v) != 0 || v > 65535)
+			return fail(err, errlen, "expected a port number (0 for none), got '%.64s'",
+			            value);
+		c->alt_port = (uint16_t)v;
+		c->alt_port_set = true;
+		return 0;
+	case RDV_CONF_KEY:
+		if (strlen(value) >= sizeof(c->key_file))
+			return fail(err, errlen, "path longer than %zu characters",
+			            sizeof(c->key_file) - 1);
+		snprintf(c->key_file, sizeof(c->key_file), "%s", value);
+		return 0;
+	case RDV_CONF_RELAY:
+		if (strcmp(value, "on") == 0)
+			c->relay = true;
+		else if (strcmp(value, "off") == 0)
+			c->relay = false;
+		else
+			return fail(err, errlen, "expected 'on' or 'off', got '%.64s'", value);
+		return 0;
+	case RDV_CONF_RELAY_RATE:
+		return set_bytes(&c->relay_rate, "bytes per second", 1, value, err, errlen);
+	case RDV_CONF_RELAY_BURST:
+		return set_bytes(&c->relay_burst, "bytes", RDV_CONF_MIN_BURST, value, err, errlen);
+	case RDV_CONF_MAX_NODES:
+		if (parse_u64(value, strlen(value), &v) != 0 || v < 1 || v > RDV_CONF_NODES_LIMIT)
+			return fail(err, errlen, "expected a number from 1 to %d, got '%.64s'",
+			            RDV_CONF_NODES_LIMIT, value);
+		c->max_nodes = (size_t)v;
+		return 0;
+	case RDV_CONF_COUNT:
+		break;
+	}
+	return fail(err, errlen, "unknown setting");
+}
+
+uint16_t rdv_conf_alt_port(const struct rdv_conf *c)
+{
+	uint16_t port = ntohs(c->listen.sa.sa_family == AF_INET ? c->listen.in4.sin_port
+	                                                        : c->listen.in6.sin6_port);
+
+	if (c->alt_port_set)
+		return c->alt_port;
+	return port == 65535 ? 0 : (uint16_t)(port + 1);
+}
+
+int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
+{
+	uint16_t port = ntohs(c->listen.sa.sa_family == AF_INET ? c->listen.in4.sin_port
+	                                                        : c->listen.in6.sin6_port);
+
+	if (!c->alt_port_set && port == 65535)
+		return fail(err, errlen,
+		            "the listen port is 65535, so the second port cannot be the next one: "
+		            "set alt_port (0 for none)");
+	if (rdv_conf_alt_port(c) == port)
+		return fail(err, errlen, "alt_port %u is the listen port; it must be another",
+		            port);
+	if (c->key_file[0] == '\0')
+		return fail(err, errlen,
+		            "no key file: give --key FILE or key=FILE in the configuration (make "
+		            "one with: yip-rendezvous --genkey > FILE; chmod 600 FILE)");
+	return 0;
+}
+
+void rdv_conf_engine(const struct rdv_conf *c, struct rdv_config *e)
+{
+	e->relay = c->relay;
+	e->relay_rate = c->relay_rate;
+	e->relay_burst = c->relay_burst;
+	e->max_nodes = c->max_nodes;
+	e->alt_port = rdv_conf_alt_port(c);
+}
+
+/* ---- lines ---------------------------------------------------------------------- */
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static char *trim(char *s)
+{
+	size_t len;
+
+	while (is_space(*s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && is_space(s[len - 1]))
+		s[--len] = '\0';
+	return s;
+}
+
+/* Cuts a '#' comment at the start of the line or after whitespace ("a#b" is kept). */
+static void strip_comment(char *s)
+{
+	for (size_t i = 0; s[i] != '\0'; i++)
+		if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
+			s[i] = '\0';
+			return;
+		}
+}
+
+/*
+ * Calls fn for each key=value line of text (comments and blank lines
+ * skipped) with the line number; stops at the first error. Lines too long,
+ * with a NUL, or without '=' are errors here.
+ */
+static int each_pair(const char *text, size_t len, const char *name,
+                     int (*fn)(void *arg, unsigned line, char *key, char *value, char *err,
+                               size_t errlen),
+                     void *arg, char *err, size_t errlen)
+{
+	char buf[MAX_LINE + 1], reason[MAX_MSG];
+	size_t pos = 0;
+	unsigned line = 0;
+	int rc = 0;
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3; /* a UTF-8 byte order mark */
+	while (pos < len && rc == 0) {
+		const char *start = text + pos, *nl = memchr(start, '\n', len - pos);
+		size_t n = nl != NULL ? (size_t)(nl - start) : len - pos;
+		char *s, *eq;
+
+		pos += n + (nl != NULL);
+		line++;
+		reason[0] = '\0';
+		if (n > MAX_LINE) {
+			snprintf(reason, sizeof(reason), "line is longer than %d characters",
+			         MAX_LINE);
+			rc = -1;
+			break;
+		}
+		if (memchr(start, '\0', n) != NULL) {
+			snprintf(reason, sizeof(reason), "line contains a NUL byte");
+			rc = -1;
+			break;
+		}
+		memcpy(buf, start, n);
+		buf[n] = '\0';
+		strip_comment(buf);
+		s = trim(buf);
+		if (s[0] == '\0')
+			continue;
+		eq = strchr(s, '=');
+		if (eq == NULL) {
+			snprintf(reason, sizeof(reason),
+			         "expected key=value, but the line has no '='");
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		rc = fn(arg, line, trim(s), trim(eq + 1), reason, sizeof(reason));
+	}
+	sodium_memzero(buf, sizeof(buf));
+	if (rc != 0)
+		fail(err, errlen, "%s:%u: %s", name, line, reason);
+	return rc;
+}
+
+/* ---- the configuration file ------------------------------------------------------ */
+
+static int conf_pair(void *arg, unsigned line, char *key, char *value, char *err, size_t errlen)
+{
+	struct rdv_conf *c = arg;
+	char reason[MAX_MSG];
+	int k;
+
+	if (key[0] == '\0')
+		return fail(err, errlen, "missing key before '='");
+	k = rdv_conf_key(key);
+	if (k < 0)
+		return fail(err, errlen,
+		            "unknown key '%.64s' (the keys are listen, alt_port, key, relay, "
+		            "relay_rate, relay_burst, max_nodes)",
+		            key);
+	if (c->line[k] != 0)
+		return fail(err, errlen, "duplicate key '%s' (first set on line %u)", key,
+		            c->line[k]);
+	if (value[0] == '\0')
+		return fail(err, errlen, "empty value for '%s'", key);
+	if (rdv_conf_set(c, (enum rdv_conf_key)k, value, reason, sizeof(reason)) != 0)
+		return fail(err, errlen, "%s: %s", key, reason);
+	c->line[k] = line;
+	return 0;
+}
+
+int rdv_conf_parse(struct rdv_conf *c, const char *text, size_t len, const char *name, char *err,
+                   size_t errlen)
+{
+	return each_pair(text, len, name, conf_pair, c, err, errlen);
+}
+
+/* ---- the key file --------------------------------------------------------------- */
+
+struct keyfile {
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
+	unsigned priv_line, pub_line;
+};
+
+static int key_value(const char *what, const char *value, uint8_t key[YIP_KEY_LEN], char *err,
+                     size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len != 2 * YIP_KEY_LEN)
+		return fail(err, errlen, "%s: expected %d hex digits, got %zu characters", what,
+		            2 * YIP_KEY_LEN, len);
+	if (yip_hex_decode(key, YIP_KEY_LEN, value) != 0)
+		return fail(err, errlen, "%s: character %zu is not a hex digit", what,
+		            strspn(value, "0123456789abcdefABCDEF") + 1);
+	return 0;
+}
+
+static int key_pair(void *arg, unsigned line, char *key, char *value, char *err, size_t errlen)
+{
+	struct keyfile *k = arg;
+
+	if (strcmp(key, "private") == 0) {
+		if (k->priv_line != 0)
+			return fail(err, errlen, "duplicate private= (first on line %u)",
+			            k->priv_line);
+		if (key_value("private", value, k->priv, err, errlen) != 0)
+			return -1;
+		k->priv_line = line;
+		return 0;
+	}
+	if (strcmp(key, "public") == 0) {
+		if (k->pub_line != 0)
+			return fail(err, errlen, "duplicate public= (first on line %u)",
+			            k->pub_line);
+		if (key_value("public", value, k->pub, err, errlen) != 0)
+			return -1;
+		k->pub_line = line;
+		return 0;
+	}
+	return fail(err, errlen,
+	            "unknown key '%.64s' (a key file holds private= and public=, as "
+	            "yip-rendezvous --genkey prints them)",
+	            key);
+}
+
+int rdv_keyfile_parse(const char *text, size_t len, const char *name,
+                      uint8_t private_key[YIP_KEY_LEN], char *err, size_t errlen)
+{
+	struct keyfile k;
+	uint8_t pub[YIP_KEY_LEN];
+	int rc = -1;
+
+	memset(&k, 0, sizeof(k));
+	if (each_pair(text, len, name, key_pair, &k, err, errlen) != 0)
+		goto out;
+	if (k.priv_line == 0) {
+		fail(err, errlen,
+		     "%s: no private= line (make a key file with yip-rendezvous --genkey)", name);
+		goto out;
+	}
+	if (yip_key_public(pub, k.priv) != 0) {
+		fail(err, errlen, "%s:%u: private is not a usable X25519 private key", name,
+		     k.priv_line);
+		goto out;
+	}
+	if (k.pub_line != 0 && memcmp(pub, k.pub, YIP_KEY_LEN) != 0) {
+		fail(err, errlen, "%s:%u: public does not match private", name, k.pub_line);
+		goto out;
+	}
+	memcpy(private_key, k.priv, YIP_KEY_LEN);
+	rc = 0;
+out:
+	sodium_memzero(&k, sizeof(k));
+	return rc;
+}

@@ -1,0 +1,96 @@
+/*
+ * yip-rendezvous's settings: its configuration file (key=value lines, '#'
+ * comments), its command-line options (the same settings under the same
+ * names with '-' for '_') and its key file (what `yip-rendezvous --genkey`
+ * prints). Pure parsing, no I/O: the program reads the files and checks
+ * their modes. Errors name "file:line: what is wrong", or the option.
+ * docs/rendezvous.md lists the settings.
+ */
+#ifndef YIP_RENDEZVOUS_CONF_H
+#define YIP_RENDEZVOUS_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "crypto/crypto.h"
+#include "rendezvous/rendezvous.h"
+
+#define RDV_DEFAULT_PORT     7000
+#define RDV_CONF_PATH_MAX    1024
+#define RDV_CONF_MAX_RATE    (16ULL << 30) /* bytes per second: keeps the engine's refill in range */
+#define RDV_CONF_MIN_BURST   (64ULL << 10) /* one datagram of the largest size fits */
+#define RDV_CONF_NODES_LIMIT 10000000
+#define RDV_CONF_FILE_LIMIT  (64 * 1024) /* bytes of a configuration or key file */
+
+#define RDV_CONF_KEYS(X)                                                                           \
+	X(LISTEN, "listen")                                                                        \
+	X(ALT_PORT, "alt_port")                                                                    \
+	X(KEY, "key")                                                                              \
+	X(RELAY, "relay")                                                                          \
+	X(RELAY_RATE, "relay_rate")                                                                \
+	X(RELAY_BURST, "relay_burst")                                                              \
+	X(MAX_NODES, "max_nodes")
+
+enum rdv_conf_key {
+#define X(name, str) RDV_CONF_##name,
+	RDV_CONF_KEYS(X)
+#undef X
+	    RDV_CONF_COUNT
+};
+
+struct rdv_conf {
+	union yip_sockaddr listen; /* address and port of the main socket */
+	bool alt_port_set;         /* false: the listen port + 1 */
+	uint16_t alt_port;         /* 0: no second port */
+	char key_file[RDV_CONF_PATH_MAX];
+	bool relay;
+	uint64_t relay_rate, relay_burst; /* bytes per second per node; bytes */
+	size_t max_nodes;
+	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
+};
+
+/* Defaults: 0.0.0.0:7000, second port 7001, no key file, and the engine's defaults. */
+void rdv_conf_default(struct rdv_conf *c);
+
+/* The setting called name (as in the file), or -1. */
+int rdv_conf_key(const char *name);
+
+/* Sets one setting from its text. Returns 0, or -1 with the reason in err. */
+int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, char *err,
+                 size_t errlen);
+
+/*
+ * Parses a configuration file's text (len bytes, any bytes at all) named
+ * name into c, on top of what c holds. A key may appear once. Returns 0, or
+ * -1 with "name:line: message" in err.
+ */
+int rdv_conf_parse(struct rdv_conf *c, const char *text, size_t len, const char *name, char *err,
+                   size_t errlen);
+
+/* Checks the settings together (ports, key file). 0, or -1 with a message in err. */
+int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen);
+
+/* The second port the settings give (0: none). */
+uint16_t rdv_conf_alt_port(const struct rdv_conf *c);
+
+/* Copies the engine's part into e (which keeps its private key and Init budgets). */
+void rdv_conf_engine(const struct rdv_conf *c, struct rdv_config *e);
+
+/*
+ * A byte count: decimal digits with an optional K, M or G (2^10, 2^20, 2^30;
+ * either case). Returns 0, or -1 if malformed or above max.
+ */
+int rdv_conf_bytes(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * A key file's text: "private=<64 hex digits>" and optionally the matching
+ * "public=<64 hex digits>" (what --genkey prints), blank lines and '#'
+ * comments. Returns 0 with the private key, or -1 with "name:line: message"
+ * in err. Wipes its copies of the text.
+ */
+int rdv_keyfile_parse(const char *text, size_t len, const char *name,
+                      uint8_t private_key[YIP_KEY_LEN], char *err, size_t errlen);
+
+#endif

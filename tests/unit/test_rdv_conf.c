@@ -1,0 +1,276 @@
+/*
+ * yip-rendezvous's settings and key file (src/rendezvous/conf.c): defaults,
+ * every key, byte counts with suffixes, the checks across settings, and a
+ * table of broken files with the exact "name:line: message" each gives.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rendezvous/conf.h"
+#include "util/hex.h"
+
+/* X25519 key pair from RFC 7748, section 6.1. */
+#define ALICE_PRIV "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a"
+#define ALICE_PUB  "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"
+#define BOB_PUB    "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"
+
+static int parse(struct rdv_conf *c, const char *text, char *err, size_t errlen)
+{
+	rdv_conf_default(c);
+	return rdv_conf_parse(c, text, strlen(text), "r.conf", err, errlen);
+}
+
+static void assert_addr(const union yip_sockaddr *a, const char *want)
+{
+	char s[YIP_ADDRSTRLEN];
+
+	yip_sockaddr_format(a, s, sizeof(s));
+	assert_string_equal(s, want);
+}
+
+static void defaults(void **state)
+{
+	struct rdv_conf c;
+	struct rdv_config e;
+	char err[256];
+
+	(void)state;
+	rdv_conf_default(&c);
+	assert_addr(&c.listen, "0.0.0.0:7000");
+	assert_int_equal(rdv_conf_alt_port(&c), 7001);
+	assert_true(c.relay);
+	assert_int_equal(c.relay_rate, 128ULL << 20);
+	assert_int_equal(c.relay_burst, 8ULL << 20);
+	assert_int_equal(c.max_nodes, 100000);
+	/* Without a key file the settings are not complete. */
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no key file"));
+	rdv_config_default(&e);
+	e.relay = false;
+	rdv_conf_engine(&c, &e);
+	assert_true(e.relay);
+	assert_int_equal(e.alt_port, 7001);
+	assert_int_equal(e.init_rate, 20); /* not ours to change */
+}
+
+static void every_key(void **state)
+{
+	struct rdv_conf c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c,
+	                       "# a rendezvous server\n"
+	                       "listen = [::]:9000\n"
+	                       "alt_port=9100   # the second port\n"
+	                       "key=/etc/yip/rendezvous.key\n"
+	                       "\n"
+	                       "relay=off\r\n"
+	                       "relay_rate=10M\n"
+	                       "relay_burst=1g\n"
+	                       "max_nodes=5000\n",
+	                       err, sizeof(err)),
+	                 0);
+	assert_addr(&c.listen, "[::]:9000");
+	assert_int_equal(rdv_conf_alt_port(&c), 9100);
+	assert_string_equal(c.key_file, "/etc/yip/rendezvous.key");
+	assert_false(c.relay);
+	assert_int_equal(c.relay_rate, 10ULL << 20);
+	assert_int_equal(c.relay_burst, 1ULL << 30);
+	assert_int_equal(c.max_nodes, 5000);
+	assert_int_equal(c.line[RDV_CONF_MAX_NODES], 9);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+}
+
+static void bytes(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(rdv_conf_bytes("0", 100, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(rdv_conf_bytes("64K", UINT64_MAX, &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(rdv_conf_bytes("3m", UINT64_MAX, &v), 0);
+	assert_int_equal(v, 3ULL << 20);
+	assert_int_equal(rdv_conf_bytes("16G", RDV_CONF_MAX_RATE, &v), 0);
+	assert_int_equal(v, RDV_CONF_MAX_RATE);
+	assert_int_equal(rdv_conf_bytes("17G", RDV_CONF_MAX_RATE, &v), -1);
+	assert_int_equal(rdv_conf_bytes("9999999999999999999", UINT64_MAX, &v), 0);
+	assert_int_equal(v, 9999999999999999999ULL);
+	assert_int_equal(rdv_conf_bytes("9999999999999999999K", UINT64_MAX, &v), -1);
+	assert_int_equal(rdv_conf_bytes("18446744073709551615", UINT64_MAX, &v),
+	                 -1); /* 20 digits */
+	for (const char *const *s =
+	         (const char *const[]){"", "K", "-1", "1.5M", "1MB", " 1", "1T", "0x10", NULL};
+	     *s != NULL; s++)
+		assert_int_equal(rdv_conf_bytes(*s, UINT64_MAX, &v), -1);
+}
+
+/* The second port: the next one by default, none with 0, never the listen port. */
+static void alt_port(void **state)
+{
+	struct rdv_conf c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, "listen=127.0.0.1:65535\nkey=k\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "set alt_port"));
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_ALT_PORT, "0", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_alt_port(&c), 0);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_ALT_PORT, "65535", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_string_equal(err, "alt_port 65535 is the listen port; it must be another");
+}
+
+/* What the command line does: set on top of a file, the last word wins. */
+static void set_over_file(void **state)
+{
+	struct rdv_conf c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, "relay=off\nmax_nodes=7\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_RELAY, "on", err, sizeof(err)), 0);
+	assert_true(c.relay);
+	assert_int_equal(c.max_nodes, 7);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_RELAY, "yes", err, sizeof(err)), -1);
+	assert_string_equal(err, "expected 'on' or 'off', got 'yes'");
+	assert_int_equal(rdv_conf_key("relay_burst"), RDV_CONF_RELAY_BURST);
+	assert_int_equal(rdv_conf_key("relay-burst"), -1);
+}
+
+static void broken_files(void **state)
+{
+	static const struct {
+		const char *text, *err;
+	} cases[] = {
+	    {"listen=1.2.3.4\n", "r.conf:1: listen: "},
+	    {"listen=1.2.3.4:0\n", "r.conf:1: listen: bad port '0'"},
+	    {"listen=host.example:7000\n", "r.conf:1: listen: "},
+	    {"\n\nrelay=maybe\n", "r.conf:3: relay: expected 'on' or 'off', got 'maybe'"},
+	    {"relay_rate=0\n", "r.conf:1: relay_rate: bytes per second must be at least 1"},
+	    {"relay_rate=20G\n", "r.conf:1: relay_rate: expected bytes per second: digits with an "
+	                         "optional K, M or G (at most 16G), got '20G'"},
+	    {"relay_burst=1000\n", "r.conf:1: relay_burst: bytes must be at least 65536"},
+	    {"max_nodes=0\n", "r.conf:1: max_nodes: expected a number from 1 to 10000000, got '0'"},
+	    {"alt_port=70000\n", "r.conf:1: alt_port: expected a port number (0 for none), got "
+	                         "'70000'"},
+	    {"relay=on\nrelay=off\n", "r.conf:2: duplicate key 'relay' (first set on line 1)"},
+	    {"relay\n", "r.conf:1: expected key=value, but the line has no '='"},
+	    {"=on\n", "r.conf:1: missing key before '='"},
+	    {"relay=\n", "r.conf:1: empty value for 'relay'"},
+	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
+	                   "relay, relay_rate, relay_burst, max_nodes)"},
+	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
+	    {"relay=on\nmax_nodes=\x01\n",
+	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
+	};
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rdv_conf c;
+
+		assert_int_equal(parse(&c, cases[i].text, err, sizeof(err)), -1);
+		if (strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, err, cases[i].err);
+	}
+}
+
+static void long_and_nul_lines(void **state)
+{
+	static char text[4096];
+	struct rdv_conf c;
+	char err[256];
+
+	(void)state;
+	memset(text, 'a', sizeof(text) - 1);
+	assert_int_equal(parse(&c, text, err, sizeof(err)), -1);
+	assert_string_equal(err, "r.conf:1: line is longer than 2048 characters");
+	rdv_conf_default(&c);
+	assert_int_equal(rdv_conf_parse(&c, "relay=on\nx\0y=1\n", 15, "r.conf", err, sizeof(err)),
+	                 -1);
+	assert_string_equal(err, "r.conf:2: line contains a NUL byte");
+}
+
+static void keyfile(void **state)
+{
+	uint8_t priv[YIP_KEY_LEN];
+	char err[256], hex[2 * YIP_KEY_LEN + 1];
+	const char *good = "private=" ALICE_PRIV "\npublic=" ALICE_PUB "\n";
+
+	(void)state;
+	assert_int_equal(rdv_keyfile_parse(good, strlen(good), "k", priv, err, sizeof(err)), 0);
+	yip_hex_encode(hex, priv, YIP_KEY_LEN);
+	assert_string_equal(hex, ALICE_PRIV);
+	/* private= alone is enough; comments and blank lines are fine */
+	good = "# made by --genkey\n\n  private = " ALICE_PRIV "  \n";
+	assert_int_equal(rdv_keyfile_parse(good, strlen(good), "k", priv, err, sizeof(err)), 0);
+}
+
+static void broken_keyfiles(void **state)
+{
+	static const struct {
+		const char *text, *err;
+	} cases[] = {
+	    {"", "k: no private= line (make a key file with yip-rendezvous --genkey)"},
+	    {"public=" ALICE_PUB "\n", "k: no private= line"},
+	    {"private=" ALICE_PRIV "\npublic=" BOB_PUB "\n", "k:2: public does not match private"},
+	    {"private=" ALICE_PRIV "\nprivate=" ALICE_PRIV "\n",
+	     "k:2: duplicate private= (first on line 1)"},
+	    {"private=abc\n", "k:1: private: expected 64 hex digits, got 3 characters"},
+	    {"private=" ALICE_PUB "zz\n",
+	     "k:1: private: expected 64 hex digits, got 66 characters"},
+	    {"private=7707g d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a\n",
+	     "k:1: private: expected 64 hex digits"},
+	    {"private=x707" ALICE_PRIV "\n", "k:1: private: expected 64 hex digits"},
+	    {"private=g7076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a\n",
+	     "k:1: private: character 1 is not a hex digit"},
+	    {"private=0000000000000000000000000000000000000000000000000000000000000000\n",
+	     "k:1: private is not a usable X25519 private key"},
+	    {ALICE_PRIV "\n", "k:1: expected key=value, but the line has no '='"},
+	    {"local_private=" ALICE_PRIV "\n", "k:1: unknown key 'local_private'"},
+	};
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t priv[YIP_KEY_LEN];
+
+		assert_int_equal(rdv_keyfile_parse(cases[i].text, strlen(cases[i].text), "k", priv,
+		                                   err, sizeof(err)),
+		                 -1);
+		if (strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
+			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, err, cases[i].err);
+		/* The message never repeats the key. */
+		assert_null(strstr(err, "7076d0a7"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(defaults),
+	    cmocka_unit_test(every_key),
+	    cmocka_unit_test(bytes),
+	    cmocka_unit_test(alt_port),
+	    cmocka_unit_test(set_over_file),
+	    cmocka_unit_test(broken_files),
+	    cmocka_unit_test(long_and_nul_lines),
+	    cmocka_unit_test(keyfile),
+	    cmocka_unit_test(broken_keyfiles),
+	};
+
+	yip_crypto_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
