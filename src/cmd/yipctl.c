@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ctl/ctl.h"
+#include "ctl/rendezvous.h"
 #include "util/hex.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -65,6 +66,10 @@ static int pick_device(const char *dir, char *device, size_t len)
 		struct stat st;
 
 		if (l <= sl || strcmp(e->d_name + l - sl, YIP_CTL_SUFFIX) != 0)
+			continue;
+		/* yip-rendezvous's socket may share the directory: it is no device. */
+		if (l - sl == strlen(YIP_RDV_CTL_NAME) &&
+		    strncmp(e->d_name, YIP_RDV_CTL_NAME, l - sl) == 0)
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISSOCK(st.st_mode))

@@ -167,7 +167,8 @@ void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_s
 /* Runs due timers (expiry, unanswered asks); returns the next deadline. */
 uint64_t rdv_timers(struct rdv_server *s, uint64_t now);
 
-/* Calls fn for every registered node, oldest activity first. */
+/* Calls fn for every node the server knows (registered or only
+ * handshaken), oldest activity first. */
 void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
               void *arg);
 

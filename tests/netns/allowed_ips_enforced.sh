@@ -12,7 +12,7 @@ before=$(drops b source_not_allowed)
 # Spoof: a claims c's tunnel address 10.77.0.3 toward b.
 in_ns a ip addr add 10.77.0.3/32 dev yip0
 out=$(in_ns a ping -n -c 5 -i 0.05 -W 1 -I 10.77.0.3 10.77.0.2 2>&1 || true)
-echo "$out" | grep -q " 0 received" || fail "a spoofed packet was answered: $out"
+grep -q " 0 received" <<<"$out" || fail "a spoofed packet was answered: $out"
 after=$(drops b source_not_allowed)
 [ $((after - before)) -ge 5 ] || fail "b counted $((after - before)) spoofed packets, expected 5"
 ping_ok a 10.77.0.2 3 -i 0.05 >/dev/null

@@ -52,7 +52,7 @@ for n in a b; do
 	c=$(cipher_of "$n")
 	[ "$c" = chacha20-poly1305 ] || fail "auto against chacha20-poly1305: $n reports '$c'"
 done
-yipctl_of a show | grep -q "cipher: chacha20-poly1305" || fail "yipctl show does not name the cipher"
+grep -q "cipher: chacha20-poly1305" <<<"$(yipctl_of a show)" || fail "yipctl show does not name the cipher"
 transfer "chacha20-poly1305"
 
 restart b auto

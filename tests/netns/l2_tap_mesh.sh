@@ -18,7 +18,7 @@ mac_b=$(in_ns b cat /sys/class/net/yip0/address)
 # Read the table whole first: with pipefail, grep -q closing the pipe early
 # could fail the check by killing ip with SIGPIPE.
 neigh=$(in_ns a ip neigh show dev yip0)
-echo "$neigh" | grep -q "10.77.0.2 .*lladdr $mac_b" || fail "a did not learn b's MAC by ARP: $neigh"
+grep -q "10.77.0.2 .*lladdr $mac_b" <<<"$neigh" || fail "a did not learn b's MAC by ARP: $neigh"
 log "every leg pings; ARP on a: 10.77.0.2 is at $mac_b"
 
 # One broadcast from a: b and c each count what arrives on port 5600.

@@ -155,7 +155,7 @@ ping_ok() {
 	local n=$1 dst=$2 count=$3; shift 3
 	local out
 	out=$(in_ns "$n" ping -n -q -c "$count" -W 2 "$@" "$dst" 2>&1) || true
-	echo "$out" | grep -q " 0% packet loss" || fail "ping $dst from $n: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+	grep -q " 0% packet loss" <<<"$out" || fail "ping $dst from $n: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	echo "$out" | sed -n 's/^rtt.* = //p'
 }
 

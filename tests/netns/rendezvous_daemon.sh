@@ -110,7 +110,7 @@ else:
 
 log "status answers"
 text=$(rdv status) || fail "yip-rendezvous status failed"
-echo "$text" | grep -q "public key: $SPUB" || fail "status text: $text"
+grep -q "public key: $SPUB" <<<"$text" || fail "status text: $text"
 [ "$(rdv_get public_key)" = "$SPUB" ] || fail "status --json: wrong public key"
 [ "$(rdv_get port)" = 7000 ] && [ "$(rdv_get alt_port)" = 7001 ] || fail "status --json: ports"
 [ "$(rdv_get relay_rate)" = $((64 << 20)) ] || fail "status --json: relay_rate from the file"
@@ -167,9 +167,10 @@ ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
 	fail "a and b were not both introduced"
 [ "$(peer_field a established)" = yes ] || fail "a has no session with b"
 rdv status | sed 's/^/    /'
-rdv status --summary | grep -q "^node:" && fail "status --summary lists nodes"
-rdv status --summary | grep -q "nodes: 3 registered" || fail "status --summary: $(rdv status --summary)"
-rdv status "$(pub_of c)" | grep -c "^node:" | grep -qx 1 || fail "status <c's key> does not list c alone"
+summary=$(rdv status --summary)
+grep -q "^node:" <<<"$summary" && fail "status --summary lists nodes"
+grep -q "nodes: 3 registered" <<<"$summary" || fail "status --summary: $summary"
+[ "$(rdv status "$(pub_of c)" | grep -c "^node:")" = 1 ] || fail "status <c's key> does not list c alone"
 
 log "direct UDP between a and b dropped: restarted, they ping through the relay"
 for n in a b; do

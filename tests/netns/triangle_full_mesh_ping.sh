@@ -20,7 +20,7 @@ for n in a b c; do
 done
 # A destination no peer owns is answered at once with ICMP unreachable.
 out=$(in_ns a ping -n -c 1 -W 2 10.77.0.99 2>&1 || true)
-echo "$out" | grep -qi "unreachable" || fail "no ICMP unreachable for 10.77.0.99: $out"
+grep -qi "unreachable" <<<"$out" || fail "no ICMP unreachable for 10.77.0.99: $out"
 out=$(in_ns a ping -n -c 1 -W 2 fd00::1234 2>&1 || true)
-echo "$out" | grep -qi "unreachable" || fail "no ICMPv6 unreachable for fd00::1234: $out"
+grep -qi "unreachable" <<<"$out" || fail "no ICMPv6 unreachable for fd00::1234: $out"
 log "ok: 6 directions x 2 families; unroutable destination answered with ICMP unreachable"

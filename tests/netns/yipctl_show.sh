@@ -31,15 +31,15 @@ ping_ok a 10.77.0.2 5 -i 0.1 >/dev/null
 sleep 1
 out=$(ctl_a show) || fail "yipctl show failed"
 echo "$out" | sed 's/^/    /'
-echo "$out" | grep -q "^interface: yip0" || fail "no interface line"
-echo "$out" | grep -q "^  public key: $(pub_of a)" || fail "wrong public key"
-echo "$out" | grep -q "^  listening port: 51820" || fail "no listening port"
-echo "$out" | grep -q "^peer: $(pub_of b)" || fail "peer b not listed"
-echo "$out" | grep -q "^  endpoint: 198.18.0.2:51820" || fail "no endpoint"
-echo "$out" | grep -q "^  allowed ips: 10.77.0.2/32" || fail "no allowed ips"
+grep -q "^interface: yip0" <<<"$out" || fail "no interface line"
+grep -q "^  public key: $(pub_of a)" <<<"$out" || fail "wrong public key"
+grep -q "^  listening port: 51820" <<<"$out" || fail "no listening port"
+grep -q "^peer: $(pub_of b)" <<<"$out" || fail "peer b not listed"
+grep -q "^  endpoint: 198.18.0.2:51820" <<<"$out" || fail "no endpoint"
+grep -q "^  allowed ips: 10.77.0.2/32" <<<"$out" || fail "no allowed ips"
 echo "$out" | grep -Eq "^  latest handshake: ([0-9]+ seconds?, )*[0-9]+ seconds? ago" ||
 	fail "no recent handshake"
-echo "$out" | grep -q "^  transfer: .* received, .* sent" || fail "no transfer line"
+grep -q "^  transfer: .* received, .* sent" <<<"$out" || fail "no transfer line"
 
 # snapshot FILE: yipctl show --json into FILE, checked to parse.
 snapshot() {
@@ -97,15 +97,15 @@ for k in ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets"):
 PY
 
 log "peers, stats, show <peer>, errors"
-ctl_a peers | grep -q "^$(pub_of b)	198.18.0.2:51820	10.77.0.2/32	" || fail "yipctl peers"
+grep -q "^$(pub_of b)	198.18.0.2:51820	10.77.0.2/32	" <<<"$(ctl_a peers)" || fail "yipctl peers"
 ctl_a stats | grep -Eq "^    malformed: +[0-9]+$" || fail "yipctl stats"
-ctl_b show yip0 "$(pub_of a)" | grep -q "^peer: $(pub_of a)" || fail "yipctl show yip0 <peer> on b"
+grep -q "^peer: $(pub_of a)" <<<"$(ctl_b show yip0 "$(pub_of a)")" || fail "yipctl show yip0 <peer> on b"
 rc=0
 err=$(ctl_a show yip0 "$(pub_of a)" 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "no such peer" || fail "unknown peer: rc $rc, '$err'"
+[ "$rc" -eq 1 ] && grep -q "no such peer" <<<"$err" || fail "unknown peer: rc $rc, '$err'"
 rc=0
 err=$(ctl_a show nosuchdev 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "$CTL_A/nosuchdev.sock" ||
+[ "$rc" -eq 1 ] && grep -q "$CTL_A/nosuchdev.sock" <<<"$err" ||
 	fail "missing daemon: rc $rc, '$err'"
 rc=0
 ctl_a frobnicate >/dev/null 2>&1 || rc=$?
@@ -184,7 +184,7 @@ $(ctl_a stats | grep -Ev '[0-9]$')" || fail "yipctl stats"
 kill -USR1 "$(pid_of a)"
 got=$(status_lines a 1)
 while IFS= read -r line; do
-	echo "$got" | grep -qxF -- "$line" || fail "status lacks '$line' of yipctl: $got"
+	grep -qxF -- "$line" <<<"$got" || fail "status lacks '$line' of yipctl: $got"
 done <<<"$want"
 for line in "^peer: $(pub_of b)$" "^  latest handshake: .* ago$" "^  transfer: .* received, .* sent" \
 	"^    malformed: +[0-9]+$" "^    total: +[0-9]+$" "^    tso_segments: +[0-9]+$"; do
@@ -211,19 +211,19 @@ grep -q "control socket disabled" "$TMP/b.log" || fail "b opened a control socke
 ping_ok b 10.77.0.1 3 -i 0.1 >/dev/null
 kill -USR1 "$(pid_of b)"
 got=$(status_lines b 1)
-echo "$got" | grep -qx "interface: yip0" || fail "b's status: no interface line"
-echo "$got" | grep -qx "peer: $(pub_of a)" || fail "b's status: no peer line"
+grep -qx "interface: yip0" <<<"$got" || fail "b's status: no interface line"
+grep -qx "peer: $(pub_of a)" <<<"$got" || fail "b's status: no peer line"
 echo "$got" | grep -Eq "^  transfer: .* received, .* sent" || fail "b's status: no transfer line"
 echo "$got" | grep -Eq "^    aqm: +[0-9]+$" || fail "b's status: no drop counters"
 kill -TERM "$(pid_of b)"
 wait "$(pid_of b)" 2>/dev/null || true
 got=$(status_lines b 2)
-echo "$got" | grep -qx "peer: $(pub_of a)" || fail "b's shutdown status: no peer line"
+grep -qx "peer: $(pub_of a)" <<<"$got" || fail "b's shutdown status: no peer line"
 
 log "several sockets: yipctl asks which device"
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$CTL_A/zz9.sock"
 rc=0
 err=$(ctl_a show 2>&1) || rc=$?
-[ "$rc" -eq 2 ] && echo "$err" | grep -q "zz9" || fail "several sockets: rc $rc, '$err'"
+[ "$rc" -eq 2 ] && grep -q "zz9" <<<"$err" || fail "several sockets: rc $rc, '$err'"
 rm -f "$CTL_A/zz9.sock"
 log "ok"
