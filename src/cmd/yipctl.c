@@ -105,85 +105,20 @@ static int pick_device(const char *dir, char *device, size_t len)
 static int ask(const char *path, const char *device, const char *request, char **out,
                size_t *out_len)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
-	size_t len = 0, cap = 4096;
-	char *buf = NULL, line[YIP_CTL_MAX_REQUEST + 1];
-	int fd, n;
+	char err[512];
+	int e;
 
-	n = snprintf(line, sizeof(line), "%s\n", request);
-	if (n < 0 || (size_t)n >= sizeof(line)) {
-		fprintf(stderr, "yipctl: request too long\n");
-		return EXIT_RUNTIME;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		fprintf(stderr, "yipctl: socket: %s\n", strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		int e = errno;
-
-		if (e == ENOENT || e == ECONNREFUSED)
-			fprintf(stderr,
-			        "yipctl: yipd is not running for %s (cannot connect to %s: %s)\n",
-			        device, path, strerror(e));
-		else
-			fprintf(stderr, "yipctl: cannot connect to %s: %s%s\n", path, strerror(e),
-			        e == EACCES || e == EPERM ? " (yipctl needs root)" : "");
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
-		fprintf(stderr, "yipctl: cannot send to %s: %s\n", path, strerror(errno));
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	shutdown(fd, SHUT_WR);
-	buf = malloc(cap);
-	for (;;) {
-		ssize_t r;
-
-		if (buf == NULL) {
-			fprintf(stderr, "yipctl: out of memory\n");
-			close(fd);
-			return EXIT_RUNTIME;
-		}
-		if (len + 1 == cap) {
-			char *nb = cap >= YIP_CTL_MAX_REPLY ? NULL : realloc(buf, cap * 2);
-
-			if (nb == NULL) {
-				fprintf(stderr, "yipctl: reply from %s is too long\n", path);
-				free(buf);
-				close(fd);
-				return EXIT_RUNTIME;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = recv(fd, buf + len, cap - 1 - len, 0);
-		if (r == 0 || (r < 0 && errno == ECONNRESET && len > 0))
-			break;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "yipctl: reading from %s: %s\n", path,
-			        errno == EAGAIN || errno == EWOULDBLOCK ? "timed out"
-			                                                : strerror(errno));
-			free(buf);
-			close(fd);
-			return EXIT_RUNTIME;
-		}
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	*out = buf;
-	*out_len = len;
-	return 0;
+	if (yip_ctl_ask(path, request, IO_TIMEOUT_S, out, out_len, &e, err, sizeof(err)) == 0)
+		return 0;
+	if (e == ENOENT || e == ECONNREFUSED)
+		fprintf(stderr, "yipctl: yipd is not running for %s (cannot connect to %s: %s)\n",
+		        device, path, strerror(e));
+	else if (e != 0)
+		fprintf(stderr, "yipctl: cannot connect to %s: %s%s\n", path, strerror(e),
+		        e == EACCES || e == EPERM ? " (yipctl needs root)" : "");
+	else
+		fprintf(stderr, "yipctl: %s\n", err);
+	return EXIT_RUNTIME;
 }
 
 int main(int argc, char **argv)

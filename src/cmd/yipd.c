@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/keytext.h"
 #include "crypto/crypto.h"
 #include "ctl/ctl.h"
 #include "loop/loop.h"
@@ -35,47 +36,17 @@ static void usage(FILE *f)
 
 static int cmd_genkey(void)
 {
-	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
-	char hex[2 * YIP_KEY_LEN + 1];
-
-	yip_key_generate(priv);
-	yip_key_public(pub, priv);
-	yip_hex_encode(hex, priv, YIP_KEY_LEN);
-	printf("private=%s\n", hex);
-	yip_hex_encode(hex, pub, YIP_KEY_LEN);
-	printf("public=%s\n", hex);
-	sodium_memzero(priv, sizeof(priv));
-	sodium_memzero(hex, sizeof(hex));
-	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+	return keytext_genkey(stdout) == 0 ? 0 : EXIT_RUNTIME;
 }
 
 static int cmd_pubkey(void)
 {
-	char line[256], *s, *end, hex[2 * YIP_KEY_LEN + 1];
-	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN];
-	int rc = EXIT_USAGE;
+	char reason[160];
+	int rc = keytext_pubkey(stdin, stdout, reason, sizeof(reason));
 
-	if (fgets(line, sizeof(line), stdin) == NULL) {
-		fprintf(stderr, "yipd: --pubkey: expected a private key on standard input\n");
-		return EXIT_USAGE;
-	}
-	s = line + strspn(line, " \t");
-	if (strncmp(s, "private=", 8) == 0)
-		s += 8;
-	end = s + strcspn(s, " \t\r\n");
-	*end = '\0';
-	if (yip_hex_decode(priv, YIP_KEY_LEN, s) != 0)
-		fprintf(stderr, "yipd: --pubkey: expected 64 hex digits, got '%.80s'\n", s);
-	else if (yip_key_public(pub, priv) != 0)
-		fprintf(stderr, "yipd: --pubkey: the all-zero key is not a valid private key\n");
-	else {
-		yip_hex_encode(hex, pub, YIP_KEY_LEN);
-		printf("%s\n", hex);
-		rc = 0;
-	}
-	sodium_memzero(line, sizeof(line));
-	sodium_memzero(priv, sizeof(priv));
-	return rc;
+	if (rc == -1)
+		fprintf(stderr, "yipd: --pubkey: %s\n", reason);
+	return rc == 0 ? 0 : rc == -1 ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
 static int cmd_addr(const char *arg)

@@ -20,9 +20,9 @@
 
 #include <sodium.h>
 
+#include "config/lines.h"
 #include "util/hex.h"
 
-#define MAX_LINE      4096               /* characters, not counting the newline */
 #define MAX_FILE_SIZE (16 * 1024 * 1024) /* far above YIP_MAX_PEERS worth of text */
 #define MAX_MSG       512
 
@@ -141,40 +141,6 @@ static void *grow(void *array, size_t n, size_t *cap, size_t elem_size)
 	return bigger;
 }
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* Trims whitespace at both ends in place and returns the start. */
-static char *trim(char *s)
-{
-	size_t len;
-
-	while (is_space(*s))
-		s++;
-	len = strlen(s);
-	while (len > 0 && is_space(s[len - 1]))
-		s[--len] = '\0';
-	return s;
-}
-
-/*
- * Cuts off a comment: '#' at the start of the line or after whitespace. A '#'
- * inside a value ("a#b") is kept, so that it is reported rather than ignored.
- */
-static void strip_comment(char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
-			s[i] = '\0';
-			return;
-		}
-	}
-}
-
 /* Decimal digits only, no sign; at most 9 digits so the value fits. */
 static int parse_number(const char *s, unsigned long *out)
 {
@@ -190,16 +156,10 @@ static int parse_number(const char *s, unsigned long *out)
 static int parse_key(struct parser *p, const char *what, const char *value,
                      uint8_t key[YIP_KEY_LEN])
 {
-	size_t len = strlen(value), bad;
+	char reason[MAX_MSG];
 
-	if (len != 2 * YIP_KEY_LEN)
-		return fail(p, "%s: expected %d hex digits, got %zu", what, 2 * YIP_KEY_LEN, len);
-	if (yip_hex_decode(key, YIP_KEY_LEN, value) < 0) {
-		bad = strspn(value, "0123456789abcdefABCDEF");
-		return fail(p, "%s: character %zu is not a hex digit", what, bad + 1);
-	}
-	if (sodium_is_zero(key, YIP_KEY_LEN))
-		return fail(p, "%s is all zeros", what);
+	if (lines_hex_key(what, value, key, reason, sizeof(reason)) != 0)
+		return fail(p, "%s", reason);
 	return 0;
 }
 
@@ -489,7 +449,7 @@ static int add_allowed_ip(struct parser *p, char *item)
 	struct yip_cidr c;
 	void *array;
 
-	item = trim(item);
+	item = lines_trim(item);
 	if (item[0] == '\0')
 		return fail(p, "allowed_ips: empty entry in the list");
 	if (yip_cidr_parse(item, true, &c, reason, sizeof(reason)) < 0)
@@ -692,22 +652,18 @@ static int parse_pair(struct parser *p, char *key, char *value)
 	return def->parse(p, value);
 }
 
-static int parse_line(struct parser *p, char *line)
+static int parse_line(void *arg, unsigned line, char *s)
 {
-	char *s, *eq;
+	struct parser *p = arg;
+	char *key, *value;
 
-	strip_comment(line);
-	s = trim(line);
-	if (s[0] == '\0')
-		return 0;
+	p->line = line;
 	if (s[0] == '[')
 		return parse_section(p, s);
-	eq = strchr(s, '=');
 	/* The line is not quoted: it might be a stray private key. */
-	if (eq == NULL)
+	if (!lines_pair(s, &key, &value))
 		return fail(p, "expected key=value, but the line has no '='");
-	*eq = '\0';
-	return parse_pair(p, trim(s), trim(eq + 1));
+	return parse_pair(p, key, value);
 }
 
 /* Whole-file check of our own key. */
@@ -828,18 +784,6 @@ static int finish(struct parser *p)
 	return 0;
 }
 
-/* Copies one line out of the text, rejecting what a text file cannot hold. */
-static int read_line(struct parser *p, const char *start, size_t n, char *buf)
-{
-	if (n > MAX_LINE)
-		return fail(p, "line is longer than %d characters", MAX_LINE);
-	if (memchr(start, '\0', n) != NULL)
-		return fail(p, "line contains a NUL byte");
-	memcpy(buf, start, n);
-	buf[n] = '\0';
-	return 0;
-}
-
 static void set_defaults(struct yip_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -852,25 +796,14 @@ static void set_defaults(struct yip_config *cfg)
 
 static int parse_text(struct parser *p, const char *text, size_t len)
 {
-	char buf[MAX_LINE + 1];
-	size_t pos = 0;
-	int rc = 0;
+	char reason[MAX_MSG] = "";
+	unsigned at;
+	int rc = lines_each(text, len, parse_line, p, &at, reason, sizeof(reason));
 
-	/* Some editors start UTF-8 files with a byte order mark; it is not part of a key. */
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		pos = 3;
-	while (pos < len && rc == 0) {
-		const char *start = text + pos;
-		const char *nl = memchr(start, '\n', len - pos);
-		size_t n = nl != NULL ? (size_t)(nl - start) : len - pos;
-
-		pos += n + (nl != NULL ? 1 : 0);
-		p->line++;
-		rc = read_line(p, start, n, buf);
-		if (rc == 0)
-			rc = parse_line(p, buf);
+	if (rc != 0 && reason[0] != '\0') {
+		p->line = at;
+		return fail(p, "%s", reason); /* a line no text file holds */
 	}
-	sodium_memzero(buf, sizeof(buf));
 	return rc;
 }
 

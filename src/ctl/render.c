@@ -5,6 +5,7 @@
  * control characters replaced.
  */
 #include "ctl/ctl.h"
+#include "ctl/fields.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -66,59 +67,6 @@ void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes)
 }
 
 /* ---- Reading fields defensively ---- */
-
-static uint64_t to_u64(double v)
-{
-	if (!(v > 0)) /* also NaN */
-		return 0;
-	if (v >= 18446744073709551616.0)
-		return UINT64_MAX;
-	return (uint64_t)v;
-}
-
-static const cJSON *field(const cJSON *o, const char *name)
-{
-	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
-}
-
-static const char *str_field(const cJSON *o, const char *name)
-{
-	const cJSON *f = field(o, name);
-
-	return cJSON_IsString(f) && f->valuestring ? f->valuestring : NULL;
-}
-
-static bool num_field(const cJSON *o, const char *name, double *v)
-{
-	const cJSON *f = field(o, name);
-
-	if (!cJSON_IsNumber(f))
-		return false;
-	*v = f->valuedouble;
-	return true;
-}
-
-static uint64_t u64_field(const cJSON *o, const char *name)
-{
-	double v;
-
-	return num_field(o, name, &v) ? to_u64(v) : 0;
-}
-
-/* Prints s with every byte that is not printable ASCII replaced by '?'. */
-static void put_clean(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		fputc(c >= 0x20 && c < 0x7f ? c : '?', out);
-	}
-}
-
-static void put_str_or(FILE *out, const char *s, const char *none)
-{
-	put_clean(out, s ? s : none);
-}
 
 /* The allowed IPs as "a, b" (sep ", ") or "(none)". */
 static void put_allowed(FILE *out, const cJSON *peer, const char *sep)

@@ -6,6 +6,7 @@
  * escaping is needed.
  */
 #include "ctl/rendezvous.h"
+#include "ctl/fields.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -179,35 +180,10 @@ char *yip_rdv_ctl_reply(const struct yip_rdv_status *st, const char *line, size_
 
 /* ---- for people --------------------------------------------------------------------- */
 
-static uint64_t to_u64(double v)
-{
-	if (!(v > 0)) /* also NaN */
-		return 0;
-	if (v >= 18446744073709551616.0)
-		return UINT64_MAX;
-	return (uint64_t)v;
-}
-
-static const cJSON *field(const cJSON *o, const char *name)
-{
-	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
-}
-
-static uint64_t num(const cJSON *o, const char *name)
-{
-	const cJSON *f = field(o, name);
-
-	return cJSON_IsNumber(f) ? to_u64(f->valuedouble) : 0;
-}
-
 /* A string field with every byte that is not printable ASCII replaced by '?'. */
 static void put_str(FILE *out, const cJSON *o, const char *name, const char *none)
 {
-	const cJSON *f = field(o, name);
-	const char *s = cJSON_IsString(f) && f->valuestring ? f->valuestring : none;
-
-	for (; *s; s++)
-		fputc((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?', out);
+	put_str_or(out, str_field(o, name), none);
 }
 
 static const char *yes_no(const cJSON *o, const char *name)
@@ -246,8 +222,8 @@ static void show_server(FILE *out, const cJSON *r)
 	put_str(out, r, "public_key", "(unknown)");
 	fputs("\n  listening: ", out);
 	put_str(out, r, "listen", "(unknown)");
-	if (num(r, "alt_port") != 0)
-		fprintf(out, ", second port %" PRIu64, num(r, "alt_port"));
+	if (u64_field(r, "alt_port") != 0)
+		fprintf(out, ", second port %" PRIu64, u64_field(r, "alt_port"));
 	else
 		fputs(", no second port", out);
 	fprintf(out, "\n  relay: %s",
@@ -255,24 +231,25 @@ static void show_server(FILE *out, const cJSON *r)
 	                                        : "unknown");
 	if (cJSON_IsTrue(field(r, "relay"))) {
 		fputs(", ", out);
-		put_bytes(out, num(r, "relay_rate"));
+		put_bytes(out, u64_field(r, "relay_rate"));
 		fputs("/s per node, burst ", out);
-		put_bytes(out, num(r, "relay_burst"));
+		put_bytes(out, u64_field(r, "relay_burst"));
 	}
 	fprintf(out, "\n  nodes: %" PRIu64 " registered, %" PRIu64 " known (at most %" PRIu64 ")",
-	        num(r, "nodes_registered"), num(r, "nodes_known"), num(r, "max_nodes"));
+	        u64_field(r, "nodes_registered"), u64_field(r, "nodes_known"),
+	        u64_field(r, "max_nodes"));
 	fprintf(out,
 	        "\n  handshakes: %" PRIu64 ", registrations: %" PRIu64 ", lookups: %" PRIu64
 	        ", introductions: %" PRIu64 ", unknown: %" PRIu64,
-	        num(c, "handshakes"), num(c, "registrations"), num(c, "lookups"), num(c, "intros"),
-	        num(c, "unknowns"));
-	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", num(c, "relayed_dgrams"));
-	put_bytes(out, num(c, "relayed_bytes"));
+	        u64_field(c, "handshakes"), u64_field(c, "registrations"), u64_field(c, "lookups"),
+	        u64_field(c, "intros"), u64_field(c, "unknowns"));
+	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
+	put_bytes(out, u64_field(c, "relayed_bytes"));
 	fprintf(out,
 	        "\n  datagrams: %" PRIu64 " received, %" PRIu64 " sent, %" PRIu64
 	        " send failures, %" PRIu64 " truncated",
-	        num(io, "rx_dgrams"), num(io, "tx_dgrams"), num(io, "tx_failed"),
-	        num(io, "rx_truncated"));
+	        u64_field(io, "rx_dgrams"), u64_field(io, "tx_dgrams"), u64_field(io, "tx_failed"),
+	        u64_field(io, "rx_truncated"));
 	fputs("\n  drops:", out);
 	if (cJSON_IsObject(drops)) {
 		cJSON_ArrayForEach(d, drops)
@@ -318,20 +295,20 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 	}
 	fputs(any ? "" : "(none)", out);
 	fprintf(out, "\n  registered: %s, since ", yes_no(n, "registered"));
-	put_ago(out, num(n, "since"), now_s);
+	put_ago(out, u64_field(n, "since"), now_s);
 	fputs("; last seen ", out);
-	put_ago(out, num(n, "last_seen"), now_s);
+	put_ago(out, u64_field(n, "last_seen"), now_s);
 	fputs("\n  nat: ", out);
 	put_str(out, n, "nat", "(unknown)");
-	fprintf(out, "\n  relay id: %" PRIu64 " (asks for the relay: %s)", num(n, "relay_id"),
+	fprintf(out, "\n  relay id: %" PRIu64 " (asks for the relay: %s)", u64_field(n, "relay_id"),
 	        yes_no(n, "relay"));
-	fprintf(out, "\n  relayed: sent %" PRIu64 " datagrams (", num(n, "relay_in_dgrams"));
-	put_bytes(out, num(n, "relay_in_bytes"));
-	fprintf(out, "), received %" PRIu64 " datagrams (", num(n, "relay_out_dgrams"));
-	put_bytes(out, num(n, "relay_out_bytes"));
-	fprintf(out, "), refused %" PRIu64, num(n, "relay_refused"));
+	fprintf(out, "\n  relayed: sent %" PRIu64 " datagrams (", u64_field(n, "relay_in_dgrams"));
+	put_bytes(out, u64_field(n, "relay_in_bytes"));
+	fprintf(out, "), received %" PRIu64 " datagrams (", u64_field(n, "relay_out_dgrams"));
+	put_bytes(out, u64_field(n, "relay_out_bytes"));
+	fprintf(out, "), refused %" PRIu64, u64_field(n, "relay_refused"));
 	fprintf(out, "\n  lookups: %" PRIu64 ", introductions: %" PRIu64 ", unknown: %" PRIu64 "\n",
-	        num(n, "lookups"), num(n, "intros"), num(n, "unknowns"));
+	        u64_field(n, "lookups"), u64_field(n, "intros"), u64_field(n, "unknowns"));
 }
 
 int yip_rdv_ctl_render(FILE *out, const char *json, size_t len, uint64_t now_s, size_t max_nodes,

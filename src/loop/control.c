@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "loop/internal.h"
+
+#include "loop/daemon.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -129,9 +131,6 @@ void yip_loop_status(struct yip_loop *l)
 		free(text);
 		return;
 	}
-	for (char *line = text, *end; *line != '\0'; line = end + (*end != '\0')) {
-		end = line + strcspn(line, "\n");
-		log_info("status: %.*s", (int)(end - line), line);
-	}
+	daemon_log_status(text);
 	free(text);
 }

@@ -13,6 +13,8 @@
 #include <linux/virtio_net.h>
 
 #include "loop/internal.h"
+
+#include "loop/daemon.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "wire/wire.h"
@@ -171,16 +173,9 @@ static int start_workers(struct yip_loop *l, unsigned threads)
 static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = LOOP_EV_SIG};
-	sigset_t mask;
 
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGUSR1);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	l->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	l->sigfd = daemon_signalfd();
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
 	l->sockbuf = malloc(YIP_MAX_DGRAM);
 	socks_init(&l->socks, l->epfd, c->udp_family);
@@ -509,23 +504,18 @@ int yip_loop_timeout(struct yip_loop *l)
 	return 1000;
 }
 
+static void status_cb(void *arg)
+{
+	yip_loop_status(arg);
+}
+
 /* Handles pending signals; false (and l->stopped) when the daemon should stop. */
 static bool signals(struct yip_loop *l)
 {
-	struct signalfd_siginfo si;
-
-	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1) {
-			yip_loop_status(l);
-		} else if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: configuration reload is not supported yet; ignoring");
-		} else {
-			log_info("signal %u: shutting down", si.ssi_signo);
-			l->stopped = true;
-			return false;
-		}
-	}
-	return true;
+	if (daemon_signals(l->sigfd, status_cb, l))
+		return true;
+	l->stopped = true;
+	return false;
 }
 
 int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int max)

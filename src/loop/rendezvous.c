@@ -20,6 +20,7 @@
 
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
+#include "loop/daemon.h"
 #include "udp/udp.h"
 #include "util/clock.h"
 #include "util/hex.h"
@@ -152,10 +153,7 @@ static void log_status(const struct rdv_loop *l)
 		free(text);
 		return;
 	}
-	for (char *line = text, *end; *line != '\0'; line = end + (*end != '\0')) {
-		end = line + strcspn(line, "\n");
-		log_info("status: %.*s", (int)(end - line), line);
-	}
+	daemon_log_status(text);
 	if (l->srv.n_nodes > LOG_NODES)
 		log_info("status: (%zu nodes: yip-rendezvous status lists them)", l->srv.n_nodes);
 	free(text);
@@ -187,22 +185,15 @@ static void on_udp(struct rdv_loop *l, unsigned sock)
 	}
 }
 
+static void status_cb(void *arg)
+{
+	log_status(arg);
+}
+
 /* Handles pending signals; false when the server should stop. */
 static bool on_signal(struct rdv_loop *l)
 {
-	struct signalfd_siginfo si;
-
-	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1) {
-			log_status(l);
-		} else if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: configuration reload is not supported; ignoring");
-		} else {
-			log_info("signal %u: shutting down", si.ssi_signo);
-			return false;
-		}
-	}
-	return true;
+	return daemon_signals(l->sigfd, status_cb, l);
 }
 
 /* Milliseconds until the engine's next timer or the control client's deadline. */
@@ -275,16 +266,9 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 {
 	struct rdv_io io = {l, io_buf, io_send};
 	char err[256];
-	sigset_t mask;
 
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGUSR1);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	l->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	l->sigfd = daemon_signalfd();
 	if (l->epfd < 0 || l->sigfd < 0 || watch(l->epfd, l->sigfd, EV_SIG) != 0) {
 		log_err("event loop setup failed: %s", strerror(errno));
 		return -1;

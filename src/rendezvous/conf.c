@@ -12,10 +12,10 @@
 
 #include <sodium.h>
 
+#include "config/lines.h"
 #include "util/hex.h"
 
-#define MAX_LINE 2048 /* characters, not counting the newline */
-#define MAX_MSG  384
+#define MAX_MSG 384
 
 static const char *const key_names[] = {
 #define X(name, str) str,
@@ -214,86 +214,40 @@ void rdv_conf_engine(const struct rdv_conf *c, struct rdv_config *e)
 
 /* ---- lines ---------------------------------------------------------------------- */
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static char *trim(char *s)
-{
-	size_t len;
-
-	while (is_space(*s))
-		s++;
-	len = strlen(s);
-	while (len > 0 && is_space(s[len - 1]))
-		s[--len] = '\0';
-	return s;
-}
-
-/* Cuts a '#' comment at the start of the line or after whitespace ("a#b" is kept). */
-static void strip_comment(char *s)
-{
-	for (size_t i = 0; s[i] != '\0'; i++)
-		if (s[i] == '#' && (i == 0 || is_space(s[i - 1]))) {
-			s[i] = '\0';
-			return;
-		}
-}
-
 /*
  * Calls fn for each key=value line of text (comments and blank lines
  * skipped) with the line number; stops at the first error. Lines too long,
  * with a NUL, or without '=' are errors here.
  */
+struct each {
+	int (*fn)(void *arg, unsigned line, char *key, char *value, char *err, size_t errlen);
+	void *arg;
+	char *reason;
+	size_t rlen;
+};
+
+static int each_line(void *arg, unsigned line, char *s)
+{
+	struct each *e = arg;
+	char *key, *value;
+
+	if (!lines_pair(s, &key, &value)) {
+		snprintf(e->reason, e->rlen, "expected key=value, but the line has no '='");
+		return -1;
+	}
+	return e->fn(e->arg, line, key, value, e->reason, e->rlen);
+}
+
 static int each_pair(const char *text, size_t len, const char *name,
                      int (*fn)(void *arg, unsigned line, char *key, char *value, char *err,
                                size_t errlen),
                      void *arg, char *err, size_t errlen)
 {
-	char buf[MAX_LINE + 1], reason[MAX_MSG];
-	size_t pos = 0;
-	unsigned line = 0;
-	int rc = 0;
+	char reason[MAX_MSG] = "";
+	struct each e = {fn, arg, reason, sizeof(reason)};
+	unsigned line;
+	int rc = lines_each(text, len, each_line, &e, &line, reason, sizeof(reason));
 
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		pos = 3; /* a UTF-8 byte order mark */
-	while (pos < len && rc == 0) {
-		const char *start = text + pos, *nl = memchr(start, '\n', len - pos);
-		size_t n = nl != NULL ? (size_t)(nl - start) : len - pos;
-		char *s, *eq;
-
-		pos += n + (nl != NULL);
-		line++;
-		reason[0] = '\0';
-		if (n > MAX_LINE) {
-			snprintf(reason, sizeof(reason), "line is longer than %d characters",
-			         MAX_LINE);
-			rc = -1;
-			break;
-		}
-		if (memchr(start, '\0', n) != NULL) {
-			snprintf(reason, sizeof(reason), "line contains a NUL byte");
-			rc = -1;
-			break;
-		}
-		memcpy(buf, start, n);
-		buf[n] = '\0';
-		strip_comment(buf);
-		s = trim(buf);
-		if (s[0] == '\0')
-			continue;
-		eq = strchr(s, '=');
-		if (eq == NULL) {
-			snprintf(reason, sizeof(reason),
-			         "expected key=value, but the line has no '='");
-			rc = -1;
-			break;
-		}
-		*eq = '\0';
-		rc = fn(arg, line, trim(s), trim(eq + 1), reason, sizeof(reason));
-	}
-	sodium_memzero(buf, sizeof(buf));
 	if (rc != 0)
 		fail(err, errlen, "%s:%u: %s", name, line, reason);
 	return rc;
@@ -339,20 +293,6 @@ struct keyfile {
 	unsigned priv_line, pub_line;
 };
 
-static int key_value(const char *what, const char *value, uint8_t key[YIP_KEY_LEN], char *err,
-                     size_t errlen)
-{
-	size_t len = strlen(value);
-
-	if (len != 2 * YIP_KEY_LEN)
-		return fail(err, errlen, "%s: expected %d hex digits, got %zu characters", what,
-		            2 * YIP_KEY_LEN, len);
-	if (yip_hex_decode(key, YIP_KEY_LEN, value) != 0)
-		return fail(err, errlen, "%s: character %zu is not a hex digit", what,
-		            strspn(value, "0123456789abcdefABCDEF") + 1);
-	return 0;
-}
-
 static int key_pair(void *arg, unsigned line, char *key, char *value, char *err, size_t errlen)
 {
 	struct keyfile *k = arg;
@@ -361,7 +301,7 @@ static int key_pair(void *arg, unsigned line, char *key, char *value, char *err,
 		if (k->priv_line != 0)
 			return fail(err, errlen, "duplicate private= (first on line %u)",
 			            k->priv_line);
-		if (key_value("private", value, k->priv, err, errlen) != 0)
+		if (lines_hex_key("private", value, k->priv, err, errlen) != 0)
 			return -1;
 		k->priv_line = line;
 		return 0;
@@ -370,7 +310,7 @@ static int key_pair(void *arg, unsigned line, char *key, char *value, char *err,
 		if (k->pub_line != 0)
 			return fail(err, errlen, "duplicate public= (first on line %u)",
 			            k->pub_line);
-		if (key_value("public", value, k->pub, err, errlen) != 0)
+		if (lines_hex_key("public", value, k->pub, err, errlen) != 0)
 			return -1;
 		k->pub_line = line;
 		return 0;

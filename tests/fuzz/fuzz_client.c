@@ -66,16 +66,6 @@ static void srv_send(void *ctx, unsigned sock, const union yip_sockaddr *to, siz
 	srv_n++;
 }
 
-static uint16_t next16(struct reader *rd)
-{
-	return (uint16_t)(next(rd) | next(rd) << 8);
-}
-
-static uint32_t next32(struct reader *rd)
-{
-	return (uint32_t)next16(rd) | (uint32_t)next16(rd) << 16;
-}
-
 /* Carries the node's datagrams to the server and the server's back. */
 static void exchange(void)
 {

@@ -161,33 +161,6 @@ static void to_server(unsigned sock, const union yip_sockaddr *src, const uint8_
 
 /* ---- reading the program ------------------------------------------------------------ */
 
-static uint16_t next16(struct reader *rd)
-{
-	return (uint16_t)(next(rd) | next(rd) << 8);
-}
-
-static uint32_t next32(struct reader *rd)
-{
-	return (uint32_t)next16(rd) | (uint32_t)next16(rd) << 16;
-}
-
-static uint64_t next64(struct reader *rd)
-{
-	return (uint64_t)next32(rd) | (uint64_t)next32(rd) << 32;
-}
-
-static void fill(struct reader *rd, uint8_t *p, size_t n)
-{
-	size_t k = rd->n < n ? rd->n : n;
-
-	if (k > 0) {
-		memcpy(p, rd->p, k);
-		rd->p += k;
-		rd->n -= k;
-	}
-	memset(p + k, 0, n - k);
-}
-
 /* A source: mostly the node's own address; else another node's, the
  * node's as IPv4-mapped IPv6 (the same address to the server), or a stranger. */
 static const union yip_sockaddr *source(struct reader *rd, int node)

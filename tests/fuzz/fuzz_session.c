@@ -77,34 +77,6 @@ static uint8_t dgram[65536]; /* room for a datagram longer than any the loop rec
 static struct pair_node C;
 static bool have_c;
 
-static uint16_t next16(struct reader *rd)
-{
-	return (uint16_t)(next(rd) | next(rd) << 8);
-}
-
-static uint32_t next32(struct reader *rd)
-{
-	return (uint32_t)next16(rd) | (uint32_t)next16(rd) << 16;
-}
-
-static uint64_t next64(struct reader *rd)
-{
-	return (uint64_t)next32(rd) | (uint64_t)next32(rd) << 32;
-}
-
-/* Copies up to n input bytes to p, zero-filling what the input lacks. */
-static void fill(struct reader *rd, uint8_t *p, size_t n)
-{
-	size_t k = rd->n < n ? rd->n : n;
-
-	if (k > 0) {
-		memcpy(p, rd->p, k);
-		rd->p += k;
-		rd->n -= k;
-	}
-	memset(p + k, 0, n - k);
-}
-
 static void put16be(uint8_t *p, size_t v)
 {
 	p[0] = (uint8_t)(v >> 8);

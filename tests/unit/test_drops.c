@@ -295,20 +295,26 @@ static void replay(void **state)
 	finish();
 }
 
+/* A Data datagram from A to B with a 64-byte packet, sealed but not sent. */
+static void sealed(uint8_t d[WIRE_DATA_MIN + 64])
+{
+	struct yip_keypair *kp = &A->dev.peers[0].cur;
+	struct wire_hdr h = {WIRE_DATA, WIRE_FEC_NONE, 0, kp->remote_index, kp->send_counter++};
+	uint8_t pkt[64];
+
+	wire_hdr_put(d, &h);
+	yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, h.counter, d, WIRE_DATA_HDR, pkt,
+	                ip4(pkt, sizeof(pkt), 1, 2));
+}
+
 static void decrypt(void **state)
 {
-	struct yip_keypair *kp;
-	uint8_t pkt[64], d[WIRE_DATA_MIN + 64];
-	struct wire_hdr h;
+	uint8_t d[WIRE_DATA_MIN + 64];
 
 	(void)state;
 	start(NULL);
 	up();
-	kp = &A->dev.peers[0].cur;
-	h = (struct wire_hdr){WIRE_DATA, WIRE_FEC_NONE, 0, kp->remote_index, kp->send_counter++};
-	wire_hdr_put(d, &h);
-	yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, h.counter, d, WIRE_DATA_HDR, pkt,
-	                ip4(pkt, sizeof(pkt), 1, 2));
+	sealed(d);
 	d[WIRE_DATA_HDR + 3] ^= 1;
 	mark();
 	pair_rx(B, now, &A->addr, d, sizeof(d));
@@ -319,18 +325,12 @@ static void decrypt(void **state)
 /* A datagram sealed under keys that have since passed their lifetime. */
 static void expired(void **state)
 {
-	struct yip_keypair *kp;
-	uint8_t pkt[64], d[WIRE_DATA_MIN + 64];
-	struct wire_hdr h;
+	uint8_t d[WIRE_DATA_MIN + 64];
 
 	(void)state;
 	start(NULL);
 	up();
-	kp = &A->dev.peers[0].cur;
-	h = (struct wire_hdr){WIRE_DATA, WIRE_FEC_NONE, 0, kp->remote_index, kp->send_counter++};
-	wire_hdr_put(d, &h);
-	yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, h.counter, d, WIRE_DATA_HDR, pkt,
-	                ip4(pkt, sizeof(pkt), 1, 2));
+	sealed(d);
 	now += B->dev.t.reject_after; /* no timers ran: the keys are still indexed */
 	mark();
 	pair_rx(B, now, &A->addr, d, sizeof(d));
