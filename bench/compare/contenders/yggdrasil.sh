@@ -13,7 +13,7 @@ version() { pkg_version yggdrasil; }
 # notes say what the peering connection in A actually uses.
 notes() {
 	local cc
-	cc=$(_ygg_ss | grep -o -m 1 -E '\b(bbr|cubic|reno)\b')
+	cc=$(_ygg_ss | grep -o -E '\b(bbr|cubic|reno)\b' | head -n 1)
 	echo "peers over TCP (peering connection's congestion control: ${cc:-unknown}), key-derived IPv6, default MTU"
 }
 # probe: the peering connection's TCP state in A while the 1-stream test runs.
