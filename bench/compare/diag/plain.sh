@@ -3,7 +3,7 @@
 # bench/compare's numbers. Needs root.
 #
 #   plain.sh [--contenders raw,yip,wireguard-go,yggdrasil] [--conditions rtt20,rtt20-loss1,rtt20-loss5]
-#            [--reps 3] [--seconds 8]
+#            [--reps 3] [--seconds 8] [--suite-sysctls]
 #
 # Shares nothing with the suite but build/yipd and build/yip-linkem: its
 # own namespaces (fresh for every run), no sysctls beyond the inner TCP's
@@ -15,16 +15,21 @@
 # ingress (per received IPv4 datagram, both directions); then the tunnel is
 # started, one iperf3 stream runs A -> B for --seconds, and everything is
 # torn down. Condition names: rttN (N ms RTT) with -lossP (P % loss each
-# way), e.g. rtt20-loss5; "clean" is neither.
+# way), e.g. rtt20-loss5; "clean" is neither. --suite-sysctls adds the
+# suite's buffer settings (net.core.rmem_max/wmem_max and the tcp_rmem/
+# tcp_wmem maximum 32 MiB, tcp_no_metrics_save=1), to tell the effect of the
+# settings from that of the rest of the setup.
 set -uo pipefail
 CONTENDERS="raw yip wireguard-go yggdrasil" CONDITIONS="rtt20 rtt20-loss1 rtt20-loss5" REPS=3 SECS=8
+SUITE_SYSCTLS=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--contenders) CONTENDERS=${2//,/ }; shift ;;
 	--conditions) CONDITIONS=${2//,/ }; shift ;;
 	--reps) REPS=$2; shift ;;
 	--seconds) SECS=$2; shift ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	--suite-sysctls) SUITE_SYSCTLS=1 ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) echo "plain.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -41,6 +46,7 @@ A=${P}a M=${P}m B=${P}b
 UA=10.77.0.1 UB=10.77.0.2 TA=10.78.0.1 TB=10.78.0.2
 
 allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+core_r=$(sysctl -n net.core.rmem_max) core_w=$(sysctl -n net.core.wmem_max)
 teardown() {
 	local n p
 	for n in $A $M $B; do
@@ -50,10 +56,11 @@ teardown() {
 	done
 	rm -f /var/run/wireguard/${P}a.sock /var/run/wireguard/${P}b.sock
 }
-trap 'teardown; sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed"' EXIT
+trap 'teardown; sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed" net.core.rmem_max=$core_r net.core.wmem_max=$core_w' EXIT
 trap 'exit 130' INT TERM
 # A namespace may only choose a congestion control from the allowed list.
 case " $allowed " in *" cubic "*) ;; *) sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed cubic" ;; esac
+[ "$SUITE_SYSCTLS" -eq 0 ] || sysctl -qw net.core.rmem_max=33554432 net.core.wmem_max=33554432
 
 # setup DELAY_MS LOSS_PCT
 setup() {
@@ -68,7 +75,11 @@ setup() {
 		ip netns exec $n ethtool -K $dev gro off gso off tso off tx-udp-segmentation off >/dev/null
 		ip -n $n link set dev $dev up
 	done
-	for n in $A $B; do ip netns exec $n sysctl -qw net.ipv4.tcp_congestion_control=cubic; done
+	for n in $A $B; do
+		ip netns exec $n sysctl -qw net.ipv4.tcp_congestion_control=cubic
+		[ "$SUITE_SYSCTLS" -eq 0 ] || ip netns exec $n sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432" \
+			net.ipv4.tcp_wmem="4096 16384 33554432" net.ipv4.tcp_no_metrics_save=1
+	done
 	ip netns exec $M "$LINKEM" ma$P mb$P ${1:+--both delay=$1ms} --stats "$W/linkem.stats" >"$W/linkem.log" 2>&1 &
 	disown $! # teardown kills it; no job notices
 	for _ in $(seq 50); do [ -s "$W/linkem.stats" ] && break; sleep 0.1; done
@@ -120,7 +131,7 @@ up_yip() {
 }
 up_wireguard-go() {
 	local s n dev me ot them
-	for s in a b; do wg genkey >"$W/$s.priv"; wg pubkey <"$W/$s.priv" >"$W/$s.pub"; done
+	for s in a b; do (umask 077 && wg genkey >"$W/$s.priv"); wg pubkey <"$W/$s.priv" >"$W/$s.pub"; done
 	for s in a b; do
 		if [ $s = a ]; then n=$A me=$TA ot=$TB them=$UB o=b; else n=$B me=$TB ot=$TA them=$UA o=a; fi
 		dev=$P$s
@@ -156,7 +167,7 @@ PY
 }
 
 printf 'contender,condition,run,mbps,retransmits\n' >"$OUT/plain.csv"
-echo "plain setup: $REPS runs of $SECS s per cell; logs in $OUT" >&2
+echo "plain setup: $REPS runs of $SECS s per cell$([ "$SUITE_SYSCTLS" -eq 0 ] || echo ", the suite's sysctls"); logs in $OUT" >&2
 for c in $CONTENDERS; do
 	for cond in $CONDITIONS; do
 		delay=0 loss=0
