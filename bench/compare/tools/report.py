@@ -517,7 +517,9 @@ def full_report(a, meta, conds, contenders, cells, total):
              "Traffic flows A → B.\n")
     L.append(durations(meta) + "\n")
     L.append("Method, conditions and how to add a contender: "
-             "[bench/compare/README.md](../../bench/compare/README.md).\n")
+             "[bench/compare/README.md](%s).\n" % os.path.relpath(
+                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"),
+                 os.path.abspath(a.out)))
     L.append("Caveats:\n")
     L.append("- On a clean link every tunnel is CPU-bound: the emulator, both daemons and the traffic "
              "tools share the same cores. The raw row is the ceiling of this setup, not of the hardware.")
