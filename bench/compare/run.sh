@@ -23,7 +23,7 @@ MODE=full
 CONTENDERS=
 CONDITIONS=
 OUT=
-LOSS_AT=link
+LOSS_AT='link'
 REPS=
 REPS_OTHERS=1
 KEEP_TUNNEL=0
@@ -159,12 +159,13 @@ spec_drop() {
 # instead of by the emulator (--loss-at, or the id given explicitly).
 PLAN=
 plan_add() { case " $PLAN " in *" $1 "*) ;; *) PLAN="${PLAN:+$PLAN }$1" ;; esac; }
-for c in $CONDITIONS; do
-	case "$c" in
+for word in $CONDITIONS; do
+	# shellcheck disable=SC2086 # the sets are lists of words
+	case "$word" in
 	default) set -- $SET_DEFAULT ;;
 	wan) set -- $SET_WAN ;;
 	all) set -- $SET_ALL ;;
-	*) set -- "$c" ;;
+	*) set -- "$word" ;;
 	esac
 	for c in "$@"; do
 		cond_field "$c" 1 >/dev/null || { echo "bench: unknown condition '$c'" >&2; exit 2; }
@@ -254,7 +255,7 @@ row kind=meta mode="$MODE" date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
 	nft="$(nft --version 2>/dev/null)" \
 	python="$("$PY" --version 2>&1)"
 for id in $PLAN; do
-	where=link
+	where='link'
 	[ "$id" = "${id%@hosts}" ] || where=hosts
 	row kind=condition name="$id" base="${id%@hosts}" spec="$(cond_field "$id" 2)" \
 		cc="$(cond_field "$id" 3)" title="$(cond_field "$id" 4)" loss_at="$where"
@@ -500,7 +501,7 @@ run_contender() {
 			seed=$((idx * 10 + rep))
 			WORK=$base/$id.r$rep
 			mkdir -p "$WORK"
-			FAIL_REASON= SKIP_REASON=
+			FAIL_REASON='' SKIP_REASON=''
 			cell_link "$id" "$seed"
 			case $? in
 			0) ;;

@@ -38,6 +38,7 @@ mkdir -p "$RUN"
 : >"$RUN/netns"
 . "$HERE/lib.sh"
 [ -x "$LINKEM_BIN" ] || { echo "carryover.sh: build/yip-linkem is missing (make build)" >&2; exit 1; }
+# shellcheck disable=SC2034 # read by lib.sh
 LINKEM=$LINKEM_BIN
 
 # The same global settings as run.sh, put back on exit.
@@ -102,7 +103,9 @@ PY
 }
 
 WORK=$RUN
+# shellcheck disable=SC2034 # the contender file reads and sets these
 DESC=$CONTENDER PEER='' TUN_DEV=''
+# shellcheck source=/dev/null
 . "$HERE/contenders/$CONTENDER.sh"
 available >/dev/null || { echo "carryover.sh: $CONTENDER is not installed" >&2; exit 1; }
 echo "contender $CONTENDER, from '${FROM:-clean}' to '$TO', $TRIALS trials, logs in $RUN"

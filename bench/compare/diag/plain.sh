@@ -19,6 +19,7 @@
 # suite's buffer settings (net.core.rmem_max/wmem_max and the tcp_rmem/
 # tcp_wmem maximum 32 MiB, tcp_no_metrics_save=1), to tell the effect of the
 # settings from that of the rest of the setup.
+# shellcheck disable=SC2086 # namespace, device and address names are single words
 set -uo pipefail
 CONTENDERS="raw yip wireguard-go yggdrasil" CONDITIONS="rtt20 rtt20-loss1 rtt20-loss5" REPS=3 SECS=8
 SUITE_SYSCTLS=0
