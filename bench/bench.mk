@@ -1,14 +1,15 @@
 # Benchmark targets; included by the top-level Makefile.
 #
-#   make bench-compare   yip beside other tunnels over emulated links
-#                        (~55 min; writes docs/benchmarks/RESULTS.md, results.csv, *.svg)
-#   make bench-quick     yip vs wireguard-go, clean and 5 % loss at 20 ms RTT (~2 min,
-#                        prints a table; writes build/bench/quick-*/quick.md)
+#   make bench-compare   yip beside other tunnels over emulated links, yip's cells
+#                        three times (~80 min; writes docs/benchmarks/RESULTS.md,
+#                        results.csv, runs.csv, *.svg)
+#   make bench-quick     yip vs wireguard-go, clean and 5 % loss at 20 ms RTT, once
+#                        (~2 min, prints a table; writes build/bench/quick-*/quick.md)
 #
 # Both need root (network namespaces, TUN devices, sysctls). They install
 # missing packages with scripts/deps.sh, build, then run bench/compare/run.sh.
-# Options for run.sh (e.g. "--contenders yip,raw --conditions clean,loss5")
-# can be passed as BENCH_ARGS=...
+# Options for run.sh (e.g. "--contenders yip,raw --conditions clean,wan
+# --loss-at both") can be passed as BENCH_ARGS=...
 
 .PHONY: bench-compare bench-quick bench-root bench-deps
 

@@ -247,5 +247,80 @@ NFT
 	}
 }
 
+# ------------------------------------------------------------------ loss at the hosts
+
+# host_impair LOSS TRAIN: nftables drops in A and B (percentages without the
+# % sign; empty: none), replacing any from the previous cell.
+#   LOSS: each IPv4/IPv6 frame arriving on A's or B's veth (netdev ingress
+#     hook, before the host's IP stack) is dropped with probability LOSS.
+#     GRO is off on those veths, so a frame is one datagram: per-datagram
+#     random loss at the receiver, the alternative to the emulator's.
+#   TRAIN: each IPv4/IPv6 packet A or B hands to its veth (netdev egress
+#     hook, which runs before the kernel segments a GSO packet for a device
+#     without segmentation offload) is dropped with probability TRAIN. A UDP
+#     GSO train or a TCP GSO burst is one packet there and is lost whole, as
+#     a qdisc on a congested sender drops it; a sender without GSO loses
+#     single datagrams. The kernel then segments the survivors, so the
+#     emulator still sees wire frames.
+# Named counters (packets and bytes) count what each rule saw and dropped,
+# and out_gso the sent packets longer than one frame (GSO trains and bursts);
+# host_impair_stats reads them. numgen random is the kernel's PRNG: unlike
+# the emulator's loss it cannot be seeded.
+host_impair() {
+	local loss=$1 train=$2 n dev
+	host_impair_clear
+	[ -n "$loss$train" ] || return 0
+	for n in "$NS_A $IF_A" "$NS_B $IF_B"; do
+		read -r n dev <<<"$n"
+		{
+			echo "table netdev ybimp {"
+			if [ -n "$loss" ]; then
+				echo "  counter in_seen {}"
+				echo "  counter in_lost {}"
+				echo "  chain in { type filter hook ingress device \"$dev\" priority 0; policy accept;"
+				echo "    meta protocol { ip, ip6 } counter name in_seen"
+				echo "    meta protocol { ip, ip6 } numgen random mod 1000000 < $(host_thr "$loss") counter name in_lost drop"
+				echo "  }"
+			fi
+			if [ -n "$train" ]; then
+				echo "  counter out_seen {}"
+				echo "  counter out_gso {}"
+				echo "  counter out_lost {}"
+				echo "  chain out { type filter hook egress device \"$dev\" priority 0; policy accept;"
+				echo "    meta protocol { ip, ip6 } counter name out_seen"
+				# longer than one 1500-byte frame with its Ethernet header: a GSO packet
+				echo "    meta protocol { ip, ip6 } meta length > 1514 counter name out_gso"
+				echo "    meta protocol { ip, ip6 } numgen random mod 1000000 < $(host_thr "$train") counter name out_lost drop"
+				echo "  }"
+			fi
+			echo "}"
+		} >"$WORK/nft-$n.conf"
+		if ! ip netns exec "$n" nft -f "$WORK/nft-$n.conf" 2>"$WORK/nft-$n.err"; then
+			FAIL_REASON="nft in $n: $(head -n 1 "$WORK/nft-$n.err")"
+			return 1
+		fi
+	done
+}
+host_thr() { awk -v p="$1" 'BEGIN { printf "%d", p * 10000 + 0.5 }'; } # per million
+
+host_impair_clear() {
+	local n
+	for n in "$NS_A" "$NS_B"; do
+		ip netns exec "$n" nft delete table netdev ybimp 2>/dev/null || true
+	done
+}
+
+# host_impair_stats FILE: the counters of host_impair as one JSON object
+# ({} when no drops are installed).
+host_impair_stats() {
+	if ! in_a nft list table netdev ybimp >/dev/null 2>&1; then
+		echo "{}" >"$1"
+		return
+	fi
+	in_a nft -j list counters table netdev ybimp >"$1.a" 2>/dev/null
+	in_b nft -j list counters table netdev ybimp >"$1.b" 2>/dev/null
+	bench_py nft-stats --a "$1.a" --b "$1.b" >"$1"
+}
+
 # pkg_version PKG: the installed Debian package version (empty if none).
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }

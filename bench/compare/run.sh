@@ -5,7 +5,15 @@
 #   run.sh                 the full comparison -> docs/benchmarks/
 #   run.sh --quick         yip vs wireguard-go, clean and 5 % loss at 20 ms RTT
 #   run.sh --contenders yip,raw --conditions clean,loss5 --out DIR
+#   run.sh --conditions clean,wan --loss-at both --reps 3 --reps-others 1 --out DIR
 #
+# --conditions takes names and the sets "default", "wan" and "all".
+# --loss-at link|hosts|both: random loss in the emulator (default), with
+#   nftables at A's and B's ingress (the emulator then only delays), or both.
+# --reps N: runs of every yip cell (default 3; 1 with --quick);
+# --reps-others N: runs of every other contender's cell (default 1).
+# --keep-tunnel: one tunnel per contender through all conditions (the old
+#   behaviour; only for studying it, see README).
 # Raw logs of every run go to build/bench/<mode>-<date>/.
 set -uo pipefail
 
@@ -15,16 +23,28 @@ MODE=full
 CONTENDERS=
 CONDITIONS=
 OUT=
+LOSS_AT='link'
+REPS=
+REPS_OTHERS=1
+KEEP_TUNNEL=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) MODE=quick ;;
 	--contenders) CONTENDERS=${2//,/ }; shift ;;
 	--conditions) CONDITIONS=${2//,/ }; shift ;;
 	--out) OUT=$2; shift ;;
-	-h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+	--loss-at) LOSS_AT=$2; shift ;;
+	--reps) REPS=$2; shift ;;
+	--reps-others) REPS_OTHERS=$2; shift ;;
+	--keep-tunnel) KEEP_TUNNEL=1 ;;
+	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
+done
+case "$LOSS_AT" in link | hosts | both) ;; *) echo "run.sh: --loss-at link|hosts|both" >&2; exit 2 ;; esac
+for n in "${REPS:-1}" "$REPS_OTHERS"; do
+	case "$n" in '' | *[!0-9]* | 0) echo "run.sh: --reps/--reps-others need a positive number" >&2; exit 2 ;; esac
 done
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -53,6 +73,12 @@ fi
 # ------------------------------------------------------------------ plan
 
 # name|link spec (both directions)|congestion control|title
+#
+# A link spec is yip-linkem's SPEC (bench/linkem/README.md) plus one key of
+# this suite, train=P%: nftables at A's and B's egress drop each packet the
+# host's stack hands to its veth with probability P, before the kernel cuts
+# it into wire frames, so a UDP GSO train (or a TCP GSO burst) is lost as a
+# whole, as a sender's qdisc drops it. The emulator never sees train=.
 ALL_CONDITIONS="
 clean||cubic|Clean link
 loss1|loss=1%|cubic|1 % random loss each way
@@ -67,20 +93,37 @@ rtt20-loss1|delay=10ms,loss=1%|cubic|20 ms RTT, 1 % loss each way
 rtt20-loss1-bbr|delay=10ms,loss=1%|bbr|20 ms RTT, 1 % loss each way
 rtt20-loss5|delay=10ms,loss=5%|cubic|20 ms RTT, 5 % loss each way
 rtt20-loss5-bbr|delay=10ms,loss=5%|bbr|20 ms RTT, 5 % loss each way
+rtt50|delay=25ms|cubic|50 ms RTT, clean
+rtt50-loss1|delay=25ms,loss=1%|cubic|50 ms RTT, 1 % loss each way
+rtt50-loss1-bbr|delay=25ms,loss=1%|bbr|50 ms RTT, 1 % loss each way
+rtt50-loss5|delay=25ms,loss=5%|cubic|50 ms RTT, 5 % loss each way
+rtt50-loss5-bbr|delay=25ms,loss=5%|bbr|50 ms RTT, 5 % loss each way
+rtt100|delay=50ms|cubic|100 ms RTT, clean
+rtt100-loss1|delay=50ms,loss=1%|cubic|100 ms RTT, 1 % loss each way
+rtt100-loss1-bbr|delay=50ms,loss=1%|bbr|100 ms RTT, 1 % loss each way
+rtt100-loss5|delay=50ms,loss=5%|cubic|100 ms RTT, 5 % loss each way
+rtt100-loss5-bbr|delay=50ms,loss=5%|bbr|100 ms RTT, 5 % loss each way
+rtt20-train1|delay=10ms,train=1%|cubic|20 ms RTT, 1 % of sent packets (whole GSO trains) lost each way
+rtt20-train5|delay=10ms,train=5%|cubic|20 ms RTT, 5 % of sent packets (whole GSO trains) lost each way
 "
 ALL_CONTENDERS="raw yip wireguard-go openvpn tinc n2n yggdrasil nebula"
+# Named sets for --conditions.
+SET_DEFAULT="clean loss1 loss5 loss10 loss20 burst5 reorder1 rtt20 rtt20-bbr rtt20-loss1 rtt20-loss1-bbr rtt20-loss5 rtt20-loss5-bbr"
+SET_WAN="rtt20 rtt20-loss1 rtt20-loss1-bbr rtt20-loss5 rtt20-loss5-bbr rtt50 rtt50-loss1 rtt50-loss1-bbr rtt50-loss5 rtt50-loss5-bbr rtt100 rtt100-loss1 rtt100-loss1-bbr rtt100-loss5 rtt100-loss5-bbr rtt20-train1 rtt20-train5"
+SET_ALL=$(echo "$ALL_CONDITIONS" | cut -d'|' -f1 | xargs)
 
 if [ "$MODE" = quick ]; then
 	: "${CONTENDERS:=yip wireguard-go}"
 	: "${CONDITIONS:=clean rtt20-loss5}"
+	: "${REPS:=1}"
 	# seconds (PING_N: echoes at 10 ms); COPY_MB=0 skips the file copy
 	T1=${T1:-5} T4=${T4:-3} PING_N=${PING_N:-100} UDP_T=${UDP_T:-2} RR_T=${RR_T:-3}
 	COPY_MB=${COPY_MB:-0} COPY_TIMEOUT=${COPY_TIMEOUT:-15}
 	OUT=${OUT:-$RUN}
 else
 	: "${CONTENDERS:=$ALL_CONTENDERS}"
-	: "${CONDITIONS:=$(echo "$ALL_CONDITIONS" | cut -d'|' -f1 | xargs)}"
-	# trimmed so that 8 contenders x 12 conditions finish in about 50 minutes
+	: "${CONDITIONS:=default}"
+	: "${REPS:=3}"
 	T1=${T1:-6} T4=${T4:-4} PING_N=${PING_N:-200} UDP_T=${UDP_T:-3} RR_T=${RR_T:-4}
 	COPY_MB=${COPY_MB:-100} COPY_TIMEOUT=${COPY_TIMEOUT:-12}
 	OUT=${OUT:-$ROOT/docs/benchmarks}
@@ -89,15 +132,62 @@ UDP_PPS=${UDP_PPS:-1000}
 UDP_SIZE=${UDP_SIZE:-1200}
 RR_SIZE=${RR_SIZE:-64}
 
-cond_field() { # cond_field NAME FIELD(1-4)
-	echo "$ALL_CONDITIONS" | awk -F'|' -v n="$1" -v f="$2" '$1 == n { print $f; found = 1 } END { exit !found }'
+cond_field() { # cond_field NAME FIELD(1-4); NAME may carry @hosts
+	echo "$ALL_CONDITIONS" | awk -F'|' -v n="${1%@hosts}" -v f="$2" '$1 == n { print $f; found = 1 } END { exit !found }'
 }
-for c in $CONDITIONS; do
-	cond_field "$c" 1 >/dev/null || { echo "bench: unknown condition '$c'" >&2; exit 2; }
+# spec_get SPEC KEY: the value of KEY in SPEC (empty if absent)
+spec_get() {
+	local item
+	for item in ${1//,/ }; do
+		case "$item" in "$2"=*) echo "${item#*=}"; return ;; esac
+	done
+}
+# spec_drop SPEC KEY...: SPEC without those keys
+spec_drop() {
+	local spec=$1 item out='' k keep
+	shift
+	for item in ${spec//,/ }; do
+		keep=1
+		for k in "$@"; do case "$item" in "$k"=*) keep=0 ;; esac; done
+		[ $keep -eq 1 ] && out=${out:+$out,}$item
+	done
+	echo "$out"
+}
+
+# The plan: condition ids in run order. An id is a condition's name, with
+# @hosts appended when its random loss is applied by nftables at the hosts
+# instead of by the emulator (--loss-at, or the id given explicitly).
+PLAN=
+plan_add() { case " $PLAN " in *" $1 "*) ;; *) PLAN="${PLAN:+$PLAN }$1" ;; esac; }
+for word in $CONDITIONS; do
+	# shellcheck disable=SC2086 # the sets are lists of words
+	case "$word" in
+	default) set -- $SET_DEFAULT ;;
+	wan) set -- $SET_WAN ;;
+	all) set -- $SET_ALL ;;
+	*) set -- "$word" ;;
+	esac
+	for c in "$@"; do
+		cond_field "$c" 1 >/dev/null || { echo "bench: unknown condition '$c'" >&2; exit 2; }
+		spec=$(cond_field "$c" 2)
+		if [ "$c" != "${c%@hosts}" ]; then
+			[ -n "$(spec_get "$spec" loss)" ] || { echo "bench: '$c': condition ${c%@hosts} has no loss= to move to the hosts" >&2; exit 2; }
+			plan_add "$c"
+		elif [ -z "$(spec_get "$spec" loss)" ]; then
+			plan_add "$c"
+		else
+			case "$LOSS_AT" in
+			link) plan_add "$c" ;;
+			hosts) plan_add "$c@hosts" ;;
+			both) plan_add "$c"; plan_add "$c@hosts" ;;
+			esac
+		fi
+	done
 done
 for c in $CONTENDERS; do
 	[ -f "$HERE/contenders/$c.sh" ] || { echo "bench: no contender file contenders/$c.sh" >&2; exit 2; }
 done
+reps_of() { case "$1" in yip*) echo "$REPS" ;; *) echo "$REPS_OTHERS" ;; esac; }
 
 # ------------------------------------------------------------------ global state
 
@@ -160,13 +250,16 @@ row kind=meta mode="$MODE" date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
 	linkem="$linkem_desc" t1:="$T1" t4:="$T4" ping_n:="$PING_N" udp_t:="$UDP_T" \
 	udp_pps:="$UDP_PPS" udp_size:="$UDP_SIZE" rr_t:="$RR_T" rr_size:="$RR_SIZE" \
 	copy_mb:="$COPY_MB" copy_timeout:="$COPY_TIMEOUT" \
+	reps:="$REPS" reps_others:="$REPS_OTHERS" loss_at="$LOSS_AT" keep_tunnel:="$KEEP_TUNNEL" \
 	iperf3="$(iperf3 --version 2>/dev/null | head -n 1)" \
+	nft="$(nft --version 2>/dev/null)" \
 	python="$("$PY" --version 2>&1)"
-while IFS='|' read -r name spec cc title; do
-	[ -n "$name" ] || continue
-	case " $CONDITIONS " in *" $name "*) ;; *) continue ;; esac
-	row kind=condition name="$name" spec="$spec" cc="$cc" title="$title"
-done <<<"$ALL_CONDITIONS"
+for id in $PLAN; do
+	where='link'
+	[ "$id" = "${id%@hosts}" ] || where=hosts
+	row kind=condition name="$id" base="${id%@hosts}" spec="$(cond_field "$id" 2)" \
+		cc="$(cond_field "$id" 3)" title="$(cond_field "$id" 4)" loss_at="$where"
+done
 
 # ------------------------------------------------------------------ measurements
 
@@ -212,6 +305,8 @@ measure() {
 	ip=$!
 	sleep 1.5
 	in_a timeout $((T1 + 5)) ping -n -i 0.01 -c $(((T1 - 3) * 100)) -W 1 "$PEER" >"$F.ping-loaded" 2>&1
+	# A contender may record its own state while the stream runs (probe).
+	if declare -F probe >/dev/null; then probe >"$F.probe" 2>&1; fi
 	wait "$ip"
 	tstop
 	c1=$(cpu_now)
@@ -255,41 +350,119 @@ measure() {
 		cp "$WORK/xfer-server.log" "$F.copysrv.json"
 	fi
 
-	# What the emulator did during the whole cell.
+	# What the emulator and the hosts' nftables drops did during the whole cell.
 	if [ -n "$LINKEM_PID" ]; then
 		kill -USR1 "$LINKEM_PID" 2>/dev/null
 		sleep 0.2
 		bench_py linkem-stats --file "$WORK/linkem.stats" >"$F.link.json"
 	fi
+	host_impair_stats "$F.hosts.json"
 }
 
-cell_row() { # cell_row CONTENDER COND CC SPEC STATUS [extra row args]
-	local c=$1 n=$2 cc=$3 spec=$4 st=$5; shift 5
-	row kind=cell contender="$c" condition="$n" cc="$cc" spec="$spec" status="$st" "$@"
+cell_row() { # cell_row CONTENDER ID CC SPEC STATUS [extra row args]
+	local c=$1 n=$2 cc=$3 spec=$4 st=$5 where=link; shift 5
+	[ "$n" = "${n%@hosts}" ] || where=hosts
+	row kind=cell contender="$c" condition="$n" base="${n%@hosts}" cc="$cc" spec="$spec" \
+		loss_at="$where" status="$st" "$@"
+}
+
+# cell_link ID SEED: the link of condition ID: the emulator with the part of
+# the spec it applies, and nftables in A and B for the loss it does not
+# (loss= when ID ends in @hosts, train= always). Fails with FAIL_REASON;
+# returns 2 when this setup cannot produce the condition (SKIP_REASON).
+cell_link() {
+	local id=$1 seed=$2 spec lspec hloss='' train
+	spec=$(cond_field "$id" 2)
+	train=$(spec_get "$spec" train)
+	lspec=$(spec_drop "$spec" train)
+	if [ "$id" != "${id%@hosts}" ]; then
+		if [ -n "$(spec_get "$spec" burst)" ]; then
+			SKIP_REASON="skipped: burst loss needs the emulator"
+			return 2
+		fi
+		hloss=$(spec_get "$spec" loss)
+		lspec=$(spec_drop "$lspec" loss)
+	fi
+	if ! link_supported "$lspec"; then
+		SKIP_REASON="skipped: needs build/yip-linkem"
+		return 2
+	fi
+	link_set "$lspec" "$seed" || return 1
+	host_impair "${hloss%\%}" "${train%\%}"
+}
+
+# cell_up: a fresh tunnel over the current link (one retry).
+cell_up() {
+	FAIL_REASON=
+	up >>"$WORK/up.log" 2>&1 && return 0
+	log "$NAME/$ID: tunnel did not come up ($FAIL_REASON); trying once more"
+	down >/dev/null 2>&1
+	FAIL_REASON=
+	up >>"$WORK/up.log" 2>&1 && return 0
+	[ -n "$FAIL_REASON" ] || FAIL_REASON=$(tail -n 1 "$WORK/up.log")
+	return 1
+}
+
+# run_cell ID CC SPEC REP: one run of one condition; WORK is its directory.
+run_cell() {
+	local id=$1 cc=$2 spec=$3 rep=$4 ct0=$SECONDS
+	measure "$id" "$cc"
+	local F=$WORK/$id copy=()
+	[ "$COPY_MB" -gt 0 ] && copy=("@copy=$F.copy.json" "@copysrv=$F.copysrv.json")
+	cell_row "$NAME" "$id" "$cc" "$spec" ok rep:="$rep" \
+		@idle="$F.idle.json" @loaded="$F.loaded.json" @tcp1="$F.tcp1.res" @tcp4="$F.tcp4.res" \
+		@cpu="$F.cpu.json" @rcvbuf="$F.rcvbuf.json" @link="$F.link.json" @hosts="$F.hosts.json" \
+		@udps="$F.udp-send.json" @udpr="$F.udp-recv.json" @rr="$F.rr.json" \
+		"${copy[@]}" \
+		ndaemons:="${#DAEMON_PIDS[@]}" secs:=$((SECONDS - ct0))
+	log "$NAME/$id${REPS_N:+ run $rep/$REPS_N}: $(tail -n 1 "$ROWS" | "$PY" -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+def g(k, f="%s"):
+    v = r.get(k)
+    return f % v if isinstance(v, (int, float)) else "-"
+print("tcp1 %s Mbit/s, tcp4 %s, idle p50 %s ms, udp %s/%s, rr p50 %s us, copy %s" % (
+    g("tcp1_mbps"), g("tcp4_mbps"), g("idle_p50_ms"), g("udpr_received"), g("udps_sent"),
+    g("rr_p50_us"), g("copy_seconds") if r.get("copy_status") == "ok" else r.get("copy_status", "-")))
+') ($((SECONDS - ct0)) s)"
 }
 
 # run_contender NAME: everything for one contender; runs in a subshell so the
 # contender's functions and variables stay its own.
+#
+# Every run of every condition gets a fresh tunnel, started after the link
+# has that condition: the tunnel a user has on such a path. A tunnel kept
+# up while the emulator changes the path under it carries state from the
+# previous condition into the next: a TCP peering connection (Yggdrasil's)
+# with BBR keeps the minimum RTT of a 0 ms link for BBR's 10 s window and
+# runs with a window of a few dozen packets on a 20 ms path (README,
+# "Why every cell starts its own tunnel"). --keep-tunnel restores that
+# behaviour for studying it.
 run_contender() {
-	local name=$1
-	WORK=$RUN/$name
+	NAME=$1
+	local base=$RUN/$NAME
+	WORK=$base/setup
 	mkdir -p "$WORK"
-	DESC=$name PEER='' TUN_DEV=''
+	DESC=$NAME PEER='' TUN_DEV=''
 	# shellcheck source=/dev/null
-	. "$HERE/contenders/$name.sh"
-	local ver reason t0 cond spec cc
+	. "$HERE/contenders/$NAME.sh"
+	local ver reason t0 id spec cc rep seed idx=0
+	REPS_N=$(reps_of "$NAME")
+	[ "$REPS_N" -gt 1 ] || REPS_N=
 	ver=$(version 2>/dev/null | head -n 1)
 	t0=$(date +%s)
 	if ! reason=$(available 2>&1); then
-		log "$name: not installed ($reason)"
-		row kind=contender name="$name" desc="$DESC" version="${ver:-?}" status="not installed: $reason"
-		for cond in $CONDITIONS; do
-			cell_row "$name" "$cond" "$(cond_field "$cond" 3)" "$(cond_field "$cond" 2)" "not installed"
+		log "$NAME: not installed ($reason)"
+		row kind=contender name="$NAME" desc="$DESC" version="${ver:-?}" status="not installed: $reason"
+		for id in $PLAN; do
+			cell_row "$NAME" "$id" "$(cond_field "$id" 3)" "$(cond_field "$id" 2)" "not installed"
 		done
 		return 0
 	fi
 
 	trap 'down >/dev/null 2>&1; topo_down' EXIT
+	# Once on a clean link: does it start at all, how long does it take, and
+	# which MTU does it pick.
 	FAIL_REASON=
 	local up_ok=1 up_t0 up_s=
 	if ! topo_up || ! link_set "" 1; then
@@ -304,72 +477,71 @@ run_contender() {
 		fi
 	fi
 	if [ $up_ok -eq 0 ]; then
-		log "$name: failed to start: $FAIL_REASON"
-		row kind=contender name="$name" desc="$DESC" version="${ver:-?}" status="failed to start: $FAIL_REASON"
-		for cond in $CONDITIONS; do
-			cell_row "$name" "$cond" "$(cond_field "$cond" 3)" "$(cond_field "$cond" 2)" "failed to start"
+		log "$NAME: failed to start: $FAIL_REASON"
+		row kind=contender name="$NAME" desc="$DESC" version="${ver:-?}" status="failed to start: $FAIL_REASON"
+		for id in $PLAN; do
+			cell_row "$NAME" "$id" "$(cond_field "$id" 3)" "$(cond_field "$id" 2)" "failed to start"
 		done
 		return 0
 	fi
 	local mtu
 	mtu=$(in_a cat "/sys/class/net/$TUN_DEV/mtu" 2>/dev/null)
-	log "$name: up in ${up_s} s (peer $PEER, MTU ${mtu:-?})"
-	row kind=contender name="$name" desc="$DESC" version="${ver:-?}" notes="$(notes 2>/dev/null)" \
-		mtu:="$mtu" peer="$PEER" up_s:="$up_s" status=ok
+	log "$NAME: up in ${up_s} s (peer $PEER, MTU ${mtu:-?})"
+	row kind=contender name="$NAME" desc="$DESC" version="${ver:-?}" notes="$(notes 2>/dev/null)" \
+		mtu:="$mtu" peer="$PEER" up_s:="$up_s" status=ok reps:="${REPS_N:-1}"
+	[ "$KEEP_TUNNEL" -eq 1 ] || down >/dev/null 2>&1
 
-	local seed=1
-	for cond in $CONDITIONS; do
-		spec=$(cond_field "$cond" 2)
-		cc=$(cond_field "$cond" 3)
-		seed=$((seed + 1))
-		if ! link_supported "$spec"; then
-			cell_row "$name" "$cond" "$cc" "$spec" "skipped: needs build/yip-linkem"
-			continue
-		fi
-		FAIL_REASON=
-		if ! link_set "$spec" "$seed"; then
-			log "$name/$cond: link: $FAIL_REASON"
-			cell_row "$name" "$cond" "$cc" "$spec" "link emulator failed: $FAIL_REASON"
-			continue
-		fi
-		set_cc "$cc"
-		if ! wait_ping "$PEER" 15; then
-			log "$name/$cond: tunnel down ($FAIL_REASON); restarting it"
-			down >/dev/null 2>&1
-			if ! up >>"$WORK/up.log" 2>&1 || ! wait_ping "$PEER" 15; then
-				log "$name/$cond: tunnel down: $FAIL_REASON"
-				cell_row "$name" "$cond" "$cc" "$spec" "tunnel down: $FAIL_REASON"
+	for id in $PLAN; do
+		ID=$id
+		spec=$(cond_field "$id" 2)
+		cc=$(cond_field "$id" 3)
+		idx=$((idx + 1))
+		for rep in $(seq 1 "${REPS_N:-1}"); do
+			# The same seed for every contender in a given condition and run.
+			seed=$((idx * 10 + rep))
+			WORK=$base/$id.r$rep
+			mkdir -p "$WORK"
+			FAIL_REASON='' SKIP_REASON=''
+			cell_link "$id" "$seed"
+			case $? in
+			0) ;;
+			2)
+				cell_row "$NAME" "$id" "$cc" "$spec" "$SKIP_REASON" rep:="$rep"
+				break
+				;;
+			*)
+				log "$NAME/$id: link: $FAIL_REASON"
+				cell_row "$NAME" "$id" "$cc" "$spec" "link emulator failed: $FAIL_REASON" rep:="$rep"
+				continue
+				;;
+			esac
+			set_cc "$cc"
+			local tunnel_ok=1
+			if [ "$KEEP_TUNNEL" -eq 0 ]; then
+				cell_up || tunnel_ok=0
+			elif ! wait_ping "$PEER" 15; then
+				log "$NAME/$id: tunnel down ($FAIL_REASON); restarting it"
+				down >/dev/null 2>&1
+				cell_up && wait_ping "$PEER" 15 || tunnel_ok=0
+			fi
+			if [ $tunnel_ok -eq 0 ]; then
+				log "$NAME/$id: tunnel down: $FAIL_REASON"
+				cell_row "$NAME" "$id" "$cc" "$spec" "tunnel down: $FAIL_REASON" rep:="$rep"
+				down >/dev/null 2>&1
 				continue
 			fi
-		fi
-		local ct0=$SECONDS
-		measure "$cond" "$cc"
-		local F=$WORK/$cond copy=()
-		[ "$COPY_MB" -gt 0 ] && copy=("@copy=$F.copy.json" "@copysrv=$F.copysrv.json")
-		cell_row "$name" "$cond" "$cc" "$spec" ok \
-			@idle="$F.idle.json" @loaded="$F.loaded.json" @tcp1="$F.tcp1.res" @tcp4="$F.tcp4.res" \
-			@cpu="$F.cpu.json" @rcvbuf="$F.rcvbuf.json" @link="$F.link.json" @udps="$F.udp-send.json" @udpr="$F.udp-recv.json" @rr="$F.rr.json" \
-			"${copy[@]}" \
-			ndaemons:="${#DAEMON_PIDS[@]}" secs:=$((SECONDS - ct0))
-		log "$name/$cond: $(tail -n 1 "$ROWS" | "$PY" -c '
-import json, sys
-r = json.loads(sys.stdin.read())
-def g(k, f="%s"):
-    v = r.get(k)
-    return f % v if isinstance(v, (int, float)) else "-"
-print("tcp1 %s Mbit/s, tcp4 %s, idle p50 %s ms, udp %s/%s, rr p50 %s us, copy %s" % (
-    g("tcp1_mbps"), g("tcp4_mbps"), g("idle_p50_ms"), g("udpr_received"), g("udps_sent"),
-    g("rr_p50_us"), g("copy_seconds") if r.get("copy_status") == "ok" else r.get("copy_status", "-")))
-') ($((SECONDS - ct0)) s)"
+			run_cell "$id" "$cc" "$spec" "$rep"
+			[ "$KEEP_TUNNEL" -eq 1 ] || down >/dev/null 2>&1
+		done
 	done
 	down >/dev/null 2>&1
 	topo_down
 	trap - EXIT
-	log "$name: done in $(($(date +%s) - t0)) s"
+	log "$NAME: done in $(($(date +%s) - t0)) s"
 }
 
 t_start=$(date +%s)
-log "mode $MODE: contenders: $CONTENDERS; conditions: $CONDITIONS; logs in $RUN"
+log "mode $MODE: contenders: $CONTENDERS; conditions: $PLAN; runs: yip* $REPS, others $REPS_OTHERS; logs in $RUN"
 for c in $CONTENDERS; do
 	(run_contender "$c")
 done

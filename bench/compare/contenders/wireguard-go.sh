@@ -29,6 +29,8 @@ down() { stop_daemons; }
 
 # _wg_side NS DEV SELF OTHER OTHER_UL SELF_TUN OTHER_TUN
 _wg_side() {
+	# A socket left by an earlier run's daemon would pass wait_file at once.
+	rm -f "/var/run/wireguard/$2.sock"
 	daemon "$1" "wireguard-go-$3" env WG_PROCESS_FOREGROUND=1 wireguard-go -f "$2"
 	wait_file "/var/run/wireguard/$2.sock" 10 || { daemons_alive; FAIL_REASON=${FAIL_REASON:-"wireguard-go did not create its UAPI socket"}; return 1; }
 	ip netns exec "$1" wg set "$2" private-key "$WORK/$3.priv" listen-port 51820 \

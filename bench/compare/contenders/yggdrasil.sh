@@ -8,7 +8,17 @@ TUN_DEV=yg${NSP}
 
 available() { command -v yggdrasil >/dev/null || { echo "yggdrasil not installed"; return 1; }; }
 version() { pkg_version yggdrasil; }
-notes() { echo "peers over TCP, key-derived IPv6, default MTU"; }
+# Yggdrasil asks for BBR on its peering sockets itself (it logs "Failed to
+# set tcp_congestion_control to bbr" at debug level when it cannot); the
+# notes say what the peering connection in A actually uses.
+notes() {
+	local cc
+	cc=$(_ygg_ss | grep -o -E '\b(bbr|cubic|reno)\b' | head -n 1)
+	echo "peers over TCP (peering connection's congestion control: ${cc:-unknown}), key-derived IPv6, default MTU"
+}
+# probe: the peering connection's TCP state in A while the 1-stream test runs.
+probe() { _ygg_ss; }
+_ygg_ss() { in_a ss -tinm "( sport = :12345 or dport = :12345 )"; }
 
 up() {
 	_ygg_conf a "" "tcp://$UL_B:12345" || return 1

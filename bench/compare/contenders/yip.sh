@@ -1,5 +1,6 @@
 # shellcheck shell=bash disable=SC2034  # sourced by run.sh, which reads these variables
-# yip: build/yipd in A and B, one peer each, default settings.
+# yip: build/yipd in A and B, one peer each, default settings (mtu=auto:
+# 1428 on the 1500-byte underlay).
 DESC="yip (build/yipd)"
 PEER=$TUN_B
 TUN_DEV=yip0
@@ -37,7 +38,6 @@ local_private=$(sed -n 's/^private=//p' "$WORK/$1.key")
 listen=$2:51820
 device=$TUN_DEV
 address=$3/$TUN_LEN
-mtu=1420
 [peer]
 public_key=$(sed -n 's/^public=//p' "$WORK/$4.key")
 endpoint=$5:51820

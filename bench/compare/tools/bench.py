@@ -15,6 +15,7 @@ after a deadline, so nothing is left behind if a test goes wrong.
   ping-stats  < ping output                  RTT percentiles of the answered echoes
   iperf       --file F                       throughput and bytes from `iperf3 -J` output
   linkem-stats --file F                      yip-linkem's --stats counters
+  nft-stats   --a F --b F                    lib.sh host_impair counters (nft -j) by direction
   cpu         PID...                         utime+stime of the processes, seconds
   row         k=str k:=num @prefix=file...   one JSON result row
   get         KEY < json                     one field of a JSON object
@@ -350,6 +351,42 @@ def linkem_stats(a):
     out(res)
 
 
+def nft_stats(a):
+    """Counters of lib.sh's host_impair tables, from `nft -j list counters` in
+    A (--a) and B (--b), by direction: a2b_in_* are B's ingress drops (loss of
+    frames going A to B), a2b_out_* A's egress drops (packets A sent); b2a_*
+    the other way round. *_seen/*_lost are packets, *_bytes/*_bytes_lost bytes,
+    *_gso/*_gso_bytes the sent packets longer than one frame (GSO)."""
+    def counters(path):
+        res = {}
+        try:
+            with open(path) as f:
+                j = json.load(f)
+        except (OSError, ValueError):
+            return res
+        for item in j.get("nftables", []):
+            c = item.get("counter")
+            if c:
+                res[c["name"]] = (c.get("packets", 0), c.get("bytes", 0))
+        return res
+    ca, cb = counters(a.a), counters(a.b)
+    res = {}
+    for dr, rx, tx in (("a2b", cb, ca), ("b2a", ca, cb)):
+        for side, src in (("in", rx), ("out", tx)):
+            if side + "_seen" in src:
+                seen, lost = src[side + "_seen"], src.get(side + "_lost", (0, 0))
+                res["%s_%s_seen" % (dr, side)] = seen[0]
+                res["%s_%s_lost" % (dr, side)] = lost[0]
+                res["%s_%s_bytes" % (dr, side)] = seen[1]
+                res["%s_%s_bytes_lost" % (dr, side)] = lost[1]
+                if side + "_gso" in src:
+                    res["%s_%s_gso" % (dr, side)] = src[side + "_gso"][0]
+                    res["%s_%s_gso_bytes" % (dr, side)] = src[side + "_gso"][1]
+    if not ca and not cb:
+        res["status"] = "no counters"
+    out(res)
+
+
 def cpu(a):
     tck = os.sysconf("SC_CLK_TCK")
     total = 0
@@ -466,6 +503,11 @@ def main():
     q = sub.add_parser("linkem-stats")
     q.add_argument("--file", required=True)
     q.set_defaults(fn=linkem_stats)
+
+    q = sub.add_parser("nft-stats")
+    q.add_argument("--a", required=True)
+    q.add_argument("--b", required=True)
+    q.set_defaults(fn=nft_stats)
 
     q = sub.add_parser("cpu")
     q.add_argument("pids", nargs="*")

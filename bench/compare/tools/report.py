@@ -11,8 +11,10 @@ import subprocess
 import sys
 
 CSV_COLUMNS = [
-    "contender", "version", "condition", "title", "cc", "link_spec", "status",
-    "tcp1_mbps", "tcp4_mbps", "tcp1_retransmits",
+    "contender", "version", "condition", "title", "cc", "link_spec", "loss_at", "status",
+    "runs", "runs_ok",
+    "tcp1_mbps", "tcp1_mbps_min", "tcp1_mbps_runs", "tcp4_mbps", "tcp4_mbps_min", "tcp4_mbps_runs",
+    "tcp1_retransmits",
     "idle_rtt_p50_ms", "idle_rtt_p99_ms", "idle_ping_loss_pct",
     "loaded_rtt_p50_ms", "loaded_rtt_p99_ms", "loaded_ping_loss_pct",
     "udp_sent", "udp_received", "udp_loss_pct",
@@ -22,7 +24,20 @@ CSV_COLUMNS = [
     "tcp1_status", "tcp4_status",
     "link_a2b_frames", "link_a2b_lost_pct", "link_b2a_frames", "link_b2a_lost_pct",
     "link_queue_drops",
+    "train_a2b_packets", "train_a2b_gso_pct", "train_a2b_gso_bytes_pct", "train_a2b_lost_pct",
+    "train_a2b_bytes_lost_pct",
+    "train_b2a_packets", "train_b2a_gso_pct", "train_b2a_gso_bytes_pct", "train_b2a_lost_pct",
+    "train_b2a_bytes_lost_pct",
 ]
+# runs.csv: every run of every cell, before the median is taken
+RUN_COLUMNS = [c for c in CSV_COLUMNS if c not in (
+    "runs", "runs_ok", "tcp1_mbps_min", "tcp1_mbps_runs", "tcp4_mbps_min", "tcp4_mbps_runs")]
+RUN_COLUMNS.insert(RUN_COLUMNS.index("status"), "run")
+# CSV fields that are measured values, aggregated over runs as the median
+NUMERIC = [c for c in CSV_COLUMNS if c not in (
+    "contender", "version", "condition", "title", "cc", "link_spec", "loss_at", "status",
+    "runs", "runs_ok", "copy_status", "rr_status", "tcp1_status", "tcp4_status",
+    "tcp1_mbps_min", "tcp1_mbps_runs", "tcp4_mbps_min", "tcp4_mbps_runs")]
 
 # x position (injected loss %) of the conditions in the loss charts
 LOSS_SERIES = [("clean", 0), ("loss1", 1), ("loss5", 5), ("loss10", 10), ("loss20", 20)]
@@ -41,7 +56,9 @@ def derive(r, contenders):
         "condition": r["condition"],
         "cc": r.get("cc", ""),
         "link_spec": r.get("spec", "") or "none",
+        "loss_at": r.get("loss_at", "link"),
         "status": r.get("status", ""),
+        "run": r.get("rep", 1),
     }
     if r.get("status") != "ok":
         return d
@@ -70,10 +87,27 @@ def derive(r, contenders):
     if r.get("rr_count"):
         d["rr_p50_us"], d["rr_p99_us"], d["rr_count"] = r.get("rr_p50_us"), r.get("rr_p99_us"), r["rr_count"]
     for dr in ("a2b", "b2a"):
-        rx, lost = num(r.get("link_%s_rx" % dr)), num(r.get("link_%s_lost" % dr))
+        # Random loss: counted by nftables at the receiving host when it was
+        # applied there, by the emulator otherwise.
+        if num(r.get("hosts_%s_in_seen" % dr)) is not None:
+            rx, lost = num(r.get("hosts_%s_in_seen" % dr)), num(r.get("hosts_%s_in_lost" % dr))
+        else:
+            rx, lost = num(r.get("link_%s_rx" % dr)), num(r.get("link_%s_lost" % dr))
         if rx:
             d["link_%s_frames" % dr] = rx
             d["link_%s_lost_pct" % dr] = round(100.0 * (lost or 0) / rx, 2)
+        seen, lost = num(r.get("hosts_%s_out_seen" % dr)), num(r.get("hosts_%s_out_lost" % dr))
+        if seen:
+            d["train_%s_packets" % dr] = seen
+            d["train_%s_lost_pct" % dr] = round(100.0 * (lost or 0) / seen, 2)
+            b, bl = num(r.get("hosts_%s_out_bytes" % dr)), num(r.get("hosts_%s_out_bytes_lost" % dr))
+            if b:
+                d["train_%s_bytes_lost_pct" % dr] = round(100.0 * (bl or 0) / b, 2)
+            g, gb = num(r.get("hosts_%s_out_gso" % dr)), num(r.get("hosts_%s_out_gso_bytes" % dr))
+            if g is not None:
+                d["train_%s_gso_pct" % dr] = round(100.0 * g / seen, 2)
+                if b:
+                    d["train_%s_gso_bytes_pct" % dr] = round(100.0 * (gb or 0) / b, 2)
     qd = [num(r.get("link_%s_queue_drops" % dr)) for dr in ("a2b", "b2a")]
     if any(v is not None for v in qd):
         d["link_queue_drops"] = sum(v or 0 for v in qd)
@@ -87,6 +121,46 @@ def derive(r, contenders):
         if b / 1e9 >= MIN_GB_FOR_CPU:
             d["cpu_s_per_gb"] = round((c2 - c0) / (b / 1e9), 2)
     return d
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    if n == 0:
+        return None
+    m = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2.0
+    if isinstance(m, float):
+        return int(m) if m.is_integer() and all(isinstance(x, int) for x in v) else round(m, 3)
+    return m
+
+
+def aggregate(runs):
+    """One cell from its runs: the median of every measured value over the
+    runs where it was measured, the minimum and every value of the two
+    throughputs, and how many runs there were and succeeded."""
+    ok = [d for d in runs if d.get("status") == "ok"]
+    base = dict(ok[0] if ok else runs[0])
+    base.pop("run", None)
+    base["runs"], base["runs_ok"] = len(runs), len(ok)
+    if not ok:
+        return base
+    for k in NUMERIC:
+        vals = [num(d.get(k)) for d in ok if num(d.get(k)) is not None]
+        if k in ("tcp1_mbps", "tcp4_mbps"):
+            vals = [num(d.get(k)) for d in ok
+                    if d.get(k[:4] + "_status") == "ok" and num(d.get(k)) is not None]
+        base[k] = median(vals)
+        if k in ("tcp1_mbps", "tcp4_mbps") and vals:
+            base[k + "_min"] = min(vals)
+            base[k + "_runs"] = ";".join("%g" % v for v in vals)
+    for k in ("tcp1_status", "tcp4_status", "rr_status", "copy_status"):
+        sts = [d.get(k) for d in ok if k in d]
+        if sts:
+            base[k] = "ok" if "ok" in sts else sts[0]
+    # the copy time is a median over the runs whose copy finished
+    copies = [num(d.get("copy_s")) for d in ok if d.get("copy_status") == "ok"]
+    base["copy_s"] = median([c for c in copies if c is not None])
+    return base
 
 
 def fmt(v, kind=""):
@@ -155,8 +229,8 @@ def cell_cells(d, meta):
     if cpu is None:
         cpu = "n/a" if d["contender"] == "raw" or "daemon_cpu_s" not in d else "(<50 MB moved)"
     return [
-        fmt(d.get("tcp1_mbps"), "mbps") if d.get("tcp1_status") == "ok" else test_status(d.get("tcp1_status")),
-        fmt(d.get("tcp4_mbps"), "mbps") if d.get("tcp4_status") == "ok" else test_status(d.get("tcp4_status")),
+        tput(d, "tcp1"),
+        tput(d, "tcp4"),
         pair(d.get("idle_rtt_p50_ms"), d.get("idle_rtt_p99_ms"), "ms"),
         pair(d.get("loaded_rtt_p50_ms"), d.get("loaded_rtt_p99_ms"), "ms"),
         fmt(d.get("udp_loss_pct"), "pct"),
@@ -165,6 +239,18 @@ def cell_cells(d, meta):
         fmt(cpu, "s") if isinstance(cpu, (int, float)) else cpu,
         fmt(d.get("rcvbuf_drops")),
     ]
+
+
+def tput(d, test):
+    """Throughput: the median, and the minimum in parentheses when the cell
+    ran more than once."""
+    if d.get(test + "_status") != "ok":
+        return test_status(d.get(test + "_status"))
+    v = fmt(d.get(test + "_mbps"), "mbps")
+    n = len(str(d.get(test + "_mbps_runs", "")).split(";"))
+    if n > 1:
+        v += " (%s)" % fmt(d.get(test + "_mbps_min"), "mbps")
+    return v
 
 
 def table(rows, meta, with_copy=True, first_col="Contender"):
@@ -177,6 +263,9 @@ def table(rows, meta, with_copy=True, first_col="Contender"):
              "|" + "|".join("---" if i == 0 else "---:" for i in keep) + "|"]
     for label, d in rows:
         cells = cell_cells(d, meta)
+        if d.get("runs", 1) > 1:
+            label = "%s (%s)" % (label, "%d runs" % d["runs"] if d.get("runs_ok") == d["runs"]
+                                 else "%d of %d runs ok" % (d.get("runs_ok", 0), d["runs"]))
         if cells is None:
             lines.append("| %s | %s |" % (label, d.get("status", "")) + " |" * (len(keep) - 2))
             continue
@@ -325,12 +414,35 @@ plot x with lines lc rgb '#aaaaaa' dt 3 title 'injected', %(p)s
 
 # ------------------------------------------------------------------ documents
 
-def write_csv(path, derived_list):
+def write_csv(path, derived_list, columns=None):
+    columns = columns or CSV_COLUMNS
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
         for d in derived_list:
-            w.writerow({k: ("" if d.get(k) is None else d.get(k)) for k in CSV_COLUMNS})
+            w.writerow({k: ("" if d.get(k) is None else d.get(k)) for k in columns})
+
+
+def cell_runs(cells, contenders, conds):
+    """(contender, condition id) -> the derived rows of its runs, in order."""
+    titles = {c["name"]: c.get("title", "") for c in conds}
+    runs = {}
+    for r in cells:
+        d = derive(r, contenders)
+        d["title"] = titles.get(d["condition"], "")
+        runs.setdefault((r["contender"], r["condition"]), []).append(d)
+    return runs
+
+
+def cond_heading(k):
+    """A condition's title, with where its random loss was applied."""
+    spec = k.get("spec") or ""
+    t = k["title"]
+    if "loss=" in spec:
+        t += " — loss by nftables at the hosts' ingress" if k.get("loss_at") == "hosts" else " — loss in the emulator"
+    elif "train=" in spec:
+        t += " — dropped by nftables at the senders' egress"
+    return t
 
 
 def durations(meta):
@@ -357,15 +469,13 @@ def durations(meta):
 def full_report(a, meta, conds, contenders, cells, total):
     order = [c for c in ["raw", "yip", "wireguard-go"] if c in contenders]
     order += [c for c in contenders if c not in order]
-    derived = {}
-    for r in cells:
-        derived[(r["contender"], r["condition"])] = derive(r, contenders)
-    titles = {c["name"]: c for c in conds}
-    for d in derived.values():
-        d["title"] = titles.get(d["condition"], {}).get("title", "")
+    runs = cell_runs(cells, contenders, conds)
+    derived = {key: aggregate(v) for key, v in runs.items()}
 
     csv_path = os.path.join(a.out, "results.csv")
     write_csv(csv_path, [derived[(c, k["name"])] for k in conds for c in order if (c, k["name"]) in derived])
+    write_csv(os.path.join(a.out, "runs.csv"),
+              [d for k in conds for c in order for d in runs.get((c, k["name"]), [])], RUN_COLUMNS)
     svgs = charts(a.svg_dir, derived, order, [c["name"] for c in conds])
 
     L = []
@@ -390,24 +500,40 @@ def full_report(a, meta, conds, contenders, cells, total):
     L.append("Three network namespaces, A — M — B, are rebuilt for every contender. A and B each have a "
              "veth to M (underlay 198.18.0.1/24 and 198.18.0.2/24); in M the link emulator forwards "
              "raw Ethernet frames between the two veths and impairs each direction with the same "
-             "settings. TSO, GSO and GRO are off on all four veth ends, so the impairments apply per "
-             "wire frame. A and B get the same socket and TCP buffer limits for every contender "
+             "settings. TSO, GSO, GRO and UDP segmentation are off on all four veth ends, so the "
+             "impairments apply per wire frame. A and B get the same socket and TCP buffer limits for every contender "
              "(net.core.rmem_max/wmem_max and tcp_rmem/tcp_wmem maximum 32 MiB, "
              "tcp_no_metrics_save=1) and an explicit TCP congestion control, named in every table. "
+             "Every run of every condition starts a fresh tunnel after the link has that condition, "
+             "as a user on such a path would have it; nothing carries over from one condition to the next. "
+             "Random loss is applied either by the emulator, per wire frame before the delay line, or "
+             "(“loss by nftables at the hosts' ingress”) by an nftables `numgen random` rule on A's and "
+             "B's veth ingress, per received datagram, with the emulator only delaying; each table says "
+             "which. Whole-train loss (`train=`) drops packets at the senders' egress before "
+             "segmentation, so a UDP GSO train is lost whole (README: conditions). "
              "No rate limit is set: the link is as fast as the emulator forwards, so throughput on a "
              "clean link is bounded by CPU (2 cores shared by everything). Tunnels use their "
              "inner addresses 198.19.0.1 and 198.19.0.2 (Yggdrasil: its key-derived IPv6 addresses). "
              "Traffic flows A → B.\n")
     L.append(durations(meta) + "\n")
     L.append("Method, conditions and how to add a contender: "
-             "[bench/compare/README.md](../../bench/compare/README.md).\n")
+             "[bench/compare/README.md](%s).\n" % os.path.relpath(
+                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"),
+                 os.path.abspath(a.out)))
     L.append("Caveats:\n")
     L.append("- On a clean link every tunnel is CPU-bound: the emulator, both daemons and the traffic "
              "tools share the same cores. The raw row is the ceiling of this setup, not of the hardware.")
     L.append("- Daemon CPU counts the tunnel processes' user and system time only; kernel work done "
              "in softirq context (veth, UDP receive, TUN) is not attributed to any contender.")
-    L.append("- Every contender meets the same pseudo-random sequence of per-frame loss decisions for a condition (the "
-             "emulator is restarted with the condition's seed).")
+    L.append("- With loss in the emulator every contender meets the same pseudo-random sequence of per-frame "
+             "loss decisions for a condition and run (the emulator is restarted with the same seed); "
+             "nftables' `numgen random` cannot be seeded.")
+    if meta.get("reps", 1) > 1 or meta.get("reps_others", 1) > 1:
+        def times(n):
+            return "once" if n == 1 else "%d times" % n
+        L.append("- yip's cells ran %s, the other contenders' %s, each run with a fresh tunnel; "
+                 "tables show the median of each value over the runs, throughput as “median (minimum)”, "
+                 "and `runs.csv` has every run." % (times(meta.get("reps", 1)), times(meta.get("reps_others", 1))))
     L.append("- yip is whatever `make` built from this tree at the time of the run; its version "
              "column shows the commit, with `+dirty` when `src/` had uncommitted changes.")
     L.append("- Yggdrasil carries everything over its TCP peering connection, and it selects BBR "
@@ -427,6 +553,8 @@ def full_report(a, meta, conds, contenders, cells, total):
 
     # Summary matrix
     L.append("## Summary: TCP throughput, 1 stream (Mbit/s)\n")
+    L.append("Median over the runs, the minimum in parentheses where a cell ran more than once. "
+             "`@hosts`: random loss applied by nftables at the hosts instead of the emulator.\n")
     L.append("| Contender | " + " | ".join("%s (%s)" % (c["name"], cc_name(c["cc"])) for c in conds) + " |")
     L.append("|---|" + "---:|" * len(conds))
     for c in order:
@@ -435,10 +563,8 @@ def full_report(a, meta, conds, contenders, cells, total):
             d = derived.get((c, k["name"]), {})
             if d.get("status") != "ok":
                 cells_.append(short_status(d.get("status", "–")))
-            elif d.get("tcp1_status") == "ok":
-                cells_.append(fmt(d.get("tcp1_mbps"), "mbps"))
             else:
-                cells_.append(test_status(d.get("tcp1_status")))
+                cells_.append(tput(d, "tcp1"))
         L.append("| %s | %s |" % (c, " | ".join(cells_)))
     L.append("")
     if svgs:
@@ -449,16 +575,18 @@ def full_report(a, meta, conds, contenders, cells, total):
     L.append("RTTs are over the answered echoes only. “timeout” means the copy did not finish in time; "
              "“no connection” means the test's TCP connection could not be opened in time, “stalled” that the test had to be killed; “–” means no value (the CSV has the full reason). The heading of each table gives the share of frames the emulator actually dropped A → B during that condition (mean over contenders).\n")
     for k in conds:
-        measured = [d["link_a2b_lost_pct"] for (c, n), d in derived.items()
-                    if n == k["name"] and d.get("link_a2b_lost_pct") is not None]
         L.append("### %s — link `%s`, TCP congestion control %s%s\n" % (
-            k["title"], k.get("spec") or "none", cc_name(k["cc"]),
-            "; measured A→B frame loss %.2f %%" % (sum(measured) / len(measured)) if measured else ""))
+            cond_heading(k), k.get("spec") or "none", cc_name(k["cc"]), measured_loss(k, derived)))
         rows = [(c, derived[(c, k["name"])]) for c in order if (c, k["name"]) in derived]
         L.append(table(rows, meta, with_copy=bool(meta.get("copy_mb"))))
         L.append("")
+        g = gso_line(k, rows)
+        if g:
+            L.append(g)
     L.append("## Files\n")
-    L.append("- `results.csv`: every number above, one row per contender and condition, with statuses.")
+    L.append("- `results.csv`: every number above, one row per contender and condition, with statuses "
+             "(medians over the runs; `tcp1_mbps_min`/`_runs` the minimum and every run's value).")
+    L.append("- `runs.csv`: the same for every single run.")
     for s in svgs:
         L.append("- `%s`" % s)
     L.append("- Raw logs stay on the machine that ran the suite, in `build/bench/`.")
@@ -467,6 +595,37 @@ def full_report(a, meta, conds, contenders, cells, total):
         f.write("\n".join(L))
     print("report: wrote %s, %s%s" % (os.path.join(a.out, "RESULTS.md"), csv_path,
                                        "".join(", " + os.path.join(a.svg_dir, s) for s in svgs)))
+
+
+def measured_loss(k, derived):
+    """What the drops actually did A → B in a condition, mean over contenders."""
+    def mean(key):
+        v = [d[key] for (c, n), d in derived.items() if n == k["name"] and d.get(key) is not None]
+        return sum(v) / len(v) if v else None
+    spec = k.get("spec") or ""
+    out = ""
+    if "loss=" in spec:
+        m = mean("link_a2b_lost_pct")
+        if m is not None:
+            out += "; measured A→B frame loss %.2f %%" % m
+    if "train=" in spec:
+        p, b = mean("train_a2b_lost_pct"), mean("train_a2b_bytes_lost_pct")
+        if p is not None:
+            out += "; measured A→B: %.2f %% of sent packets, %.2f %% of bytes" % (p, b or 0)
+
+    return out
+
+
+def gso_line(k, rows):
+    """For whole-train loss: how much each contender sent in GSO packets."""
+    if "train=" not in (k.get("spec") or ""):
+        return None
+    parts = ["%s %s %%" % (c, fmt(d.get("train_a2b_gso_bytes_pct"), "pct"))
+             for c, d in rows if d.get("train_a2b_gso_bytes_pct") is not None]
+    if not parts:
+        return None
+    return ("Share of the bytes A sent in GSO packets (longer than one frame, so lost whole): "
+            + ", ".join(parts) + ".\n")
 
 
 def short_status(st):
@@ -487,15 +646,16 @@ def quick_report(a, meta, conds, contenders, cells, total):
     for c in contenders.values():
         L.append("- %s: %s — %s" % (c["name"], c.get("version", "?"), c.get("status", "")))
     L.append("")
-    titles = {c["name"]: c for c in conds}
+    runs = cell_runs(cells, contenders, conds)
     for k in conds:
-        rows = []
-        for r in cells:
-            if r["condition"] == k["name"]:
-                rows.append((r["contender"], derive(r, contenders)))
-        L.append("%s — link `%s`, %s\n" % (k["title"], k.get("spec") or "none", cc_name(k["cc"])))
+        rows = [(c, aggregate(v)) for (c, n), v in runs.items() if n == k["name"]]
+        L.append("%s — link `%s`, %s%s\n" % (cond_heading(k), k.get("spec") or "none", cc_name(k["cc"]),
+                                            measured_loss(k, {(c, k["name"]): d for c, d in rows})))
         L.append(table(rows, meta, with_copy=bool(meta.get("copy_mb"))))
         L.append("")
+        g = gso_line(k, rows)
+        if g:
+            L.append(g)
     L.append(durations(meta))
     if total is not None:
         L.append("\nTotal: %d s." % total)
