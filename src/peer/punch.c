@@ -11,7 +11,8 @@
  *    backoff up to a minute. New candidates (an INTRO) start it over.
  *  - Liveness: while data flows, the current path must answer within 3 s;
  *    when idle, a probe every 5 s and an answer within 15 s. A dead path
- *    gives way to the best live one, else the relay.
+ *    gives way to the best live one, else the relay. A peer with a single
+ *    configured path and no rendezvous server is not probed at all.
  *  - Choice: direct beats relay; between direct paths, one whose round
  *    trip is under 0.8 times the current one's and at least 1 ms less.
  */
@@ -293,6 +294,11 @@ uint64_t punch_timers(struct yip_peer *p, uint64_t now)
 	uint64_t next = UINT64_MAX;
 
 	if (p->is_server || !session_usable(p, now) || p->n_paths == 0)
+		return next;
+	/* A peer with one configured path and no rendezvous is a classic
+	 * point-to-point tunnel: nothing to choose and no mapping to hold, so
+	 * no probes (an idle tunnel stays silent, as before paths existed). */
+	if (dev->n_servers == 0 && p->n_paths <= 1)
 		return next;
 
 	/* The current path: keep it alive, and leave it when it dies. */
