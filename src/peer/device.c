@@ -60,6 +60,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	p->dev = dev;
 	memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
 	wire_mac1_key(p->mac1_key, p->public_key);
+	cookie_jar_init(&p->cookie, p->public_key);
 	yip_addr_from_public(p->address, p->public_key);
 	p->path = -1;
 	if (pc->has_endpoint)
@@ -111,6 +112,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	memcpy(dev->private_key, cfg->private_key, YIP_KEY_LEN);
 	memcpy(dev->public_key, cfg->public_key, YIP_KEY_LEN);
 	wire_mac1_key(dev->mac1_key, dev->public_key);
+	cookie_checker_init(&dev->cookies, dev->public_key);
+	randombytes_buf(dev->hash_key, sizeof(dev->hash_key));
 	yip_addr_from_public(dev->address, dev->public_key);
 
 	/* Up to four live indices per peer (handshake, previous, current, next);
@@ -325,6 +328,9 @@ static void dispatch(struct yip_device *dev, uint64_t now, const struct yip_from
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
 		handshake_rx_init(dev, now, from, d, len);
+		break;
+	case WIRE_COOKIE:
+		handshake_rx_cookie(dev, now, d, len);
 		break;
 	case WIRE_RESP:
 		p = handshake_rx_resp(dev, now, from, d, len);

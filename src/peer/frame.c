@@ -51,6 +51,21 @@ static void out_send(struct yip_device *dev, const struct out *o, size_t len, ui
 	dev->io.udp_send(dev->io.ctx, o->to, o->hdr + len, train);
 }
 
+void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
+                   size_t len)
+{
+	uint8_t *out;
+
+	if (sock > 0) {
+		if (dev->io.udp_send_on != NULL)
+			dev->io.udp_send_on(dev->io.ctx, sock, to, d, len);
+		return;
+	}
+	out = dev->io.udp_buf(dev->io.ctx);
+	memcpy(out, d, len);
+	dev->io.udp_send(dev->io.ctx, to, len, 0);
+}
+
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 {
 	struct out o;

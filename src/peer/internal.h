@@ -108,6 +108,9 @@ size_t icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt
 /* ---- frame.c: the engine's only yip_io calls ------------------------------------ */
 
 uint64_t frame_wall(struct yip_device *dev);
+/* Sends the len-byte datagram d straight to `to` from our socket sock (0: the main one). */
+void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
+                   size_t len);
 /* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
 /* Seals a control message to p (a server or a peer) and sends it on its
@@ -192,6 +195,8 @@ void handshake_abandon(struct yip_peer *p);
 uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up);
 void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                        const uint8_t *d, size_t len);
+/* A Cookie message: the responder is under load; the next Init carries mac2. */
+void handshake_rx_cookie(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t len);
 /* The peer whose handshake a valid Resp completed, or NULL (dropped, counted). */
 struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
                                    const struct yip_from *from, const uint8_t *d, size_t len);

@@ -13,6 +13,7 @@
 
 #include "addr/addr.h"
 #include "config/config.h"
+#include "cookie/cookie.h"
 #include "crypto/crypto.h"
 #include "fec/fec.h"
 #include "fec/policy.h"
@@ -40,9 +41,12 @@ struct route_table;
  * arrive for a block already complete, or twice (they had nothing to do).
  */
 #define YIP_DROP_REASONS(X)                                                                        \
-	X(MALFORMED, "malformed") /* unknown type, bad length or reserved bits */                  \
-	X(TRUNCATED, "truncated") /* larger than the receive buffer */                             \
-	X(BAD_MAC1, "bad_mac1")   /* handshake not addressed to our key */                         \
+	X(MALFORMED, "malformed")       /* unknown type, bad length or reserved bits */            \
+	X(TRUNCATED, "truncated")       /* larger than the receive buffer */                       \
+	X(BAD_MAC1, "bad_mac1")         /* handshake not addressed to our key */                   \
+	X(UNDER_LOAD, "under_load")     /* Init answered with a cookie: too many Inits */          \
+	X(RATE_LIMITED, "rate_limited") /* Init over its source's or its peer's budget */          \
+	X(BAD_COOKIE, "bad_cookie")     /* Cookie for no Init of ours, or it does not open */      \
 	X(HANDSHAKE_FAILED,                                                                        \
 	  "handshake_failed")             /* Noise failed, no common cipher, no free index */      \
 	X(UNKNOWN_PEER, "unknown_peer")   /* valid Init from a key not configured */               \
@@ -320,6 +324,8 @@ struct yip_peer {
 	uint64_t hs_next;  /* when to retransmit */
 	unsigned hs_tries;
 	uint8_t last_tai64n[YIP_TAI64N_LEN]; /* newest Init timestamp accepted */
+	uint64_t last_init_rx;               /* last Init from it that cost a DH */
+	struct cookie_jar cookie;            /* the cookie it gave us under load */
 
 	/* previous: receive-only after a rekey; current: send and receive;
 	 * next: made by an Init we answered, promoted on first use by the peer. */
@@ -364,6 +370,12 @@ struct yip_server {
 	uint64_t lookups, intros, unknowns, asks;
 };
 
+/* Handshake budgets (docs/protocol.md, "Cookies"). */
+#define YIP_INIT_BUCKETS 1024                 /* per-source budgets, by hashed address */
+#define YIP_INIT_RATE    20                   /* Inits a second from one address */
+#define YIP_INIT_LOAD    100                  /* Inits a second past which cookies are needed */
+#define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one costly Init per peer this often */
+
 struct yip_index_slot {
 	uint32_t index; /* 0 = empty */
 	struct yip_peer *peer;
@@ -399,9 +411,17 @@ struct yip_device {
 	size_t n_peers;
 	struct yip_server *servers; /* rendezvous servers, n_servers of them */
 	size_t n_servers;
-	bool relay_off;             /* relay=off */
-	uint64_t nat_keepalive;     /* ns between datagrams that hold NAT mappings; 0 = off */
-	uint8_t nat;                /* our NAT class, enum wire_nat, as the servers show it */
+	bool relay_off;         /* relay=off */
+	uint64_t nat_keepalive; /* ns between datagrams that hold NAT mappings; 0 = off */
+	uint8_t nat;            /* our NAT class, enum wire_nat, as the servers show it */
+	/* Handshake floods (docs/protocol.md, "Cookies"): cookies under load,
+	 * and a budget of Inits per source address. */
+	struct cookie_checker cookies;
+	uint8_t hash_key[16];
+	struct {
+		uint16_t tokens;
+		uint64_t at;
+	} init_bucket[YIP_INIT_BUCKETS];
 	struct route_table *routes; /* inner prefix -> peer */
 	uint64_t icmp_window;
 	unsigned icmp_sent;

@@ -362,6 +362,7 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 		sp->path = -1;
 		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 		wire_mac1_key(sp->mac1_key, sp->public_key);
+		cookie_jar_init(&sp->cookie, sp->public_key);
 		path_use(sp, 0,
 		         path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
 		                  YIP_ORIGIN_CONFIG));

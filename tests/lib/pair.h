@@ -81,7 +81,7 @@ struct pair_node {
 	struct pair_packet *delivered; /* the first keep_cap packets delivered */
 	unsigned ndelivered, keep_cap;
 	size_t keep_len;
-	uint64_t wall; /* ns since the epoch; every read advances it by 1 us */
+	uint64_t wall; /* ns since the epoch; every read advances it by 20 ms */
 
 	uint64_t datagrams, wire_bytes;                 /* every send, kept or thrown away */
 	uint64_t tx_dropped;                            /* sends tx_drop threw away */

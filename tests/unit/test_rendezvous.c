@@ -527,6 +527,39 @@ static void registration_is_authenticated(void **state)
 	assert_true(yip_sockaddr_eq(&S.lru_head->addr, &N[0].addr));
 }
 
+/* A flood of Inits with a valid mac1 from many addresses: past its load the
+ * server answers with cookies and does no Diffie-Hellman for them; a real
+ * node's retry proves its address with mac2 and registers anyway. */
+static void server_under_load(void **state)
+{
+	uint8_t d[WIRE_INIT_LEN], key[YIP_KEY_LEN];
+	union yip_sockaddr src;
+	uint64_t failed;
+
+	(void)state;
+	server_start(true);
+	node_start(0, false);
+	wire_mac1_key(key, S.public_key);
+	for (unsigned round = 0; round < 4; round++) {
+		for (unsigned i = 0; i < S.cfg.init_load + 50; i++) {
+			memset(d, 0x42, sizeof(d));
+			wire_init_put(d, i);
+			wire_init_mac1_put(d, key);
+			set4(&src, "198.51.100.200", (uint16_t)(1024 + i));
+			src.in4.sin_addr.s_addr = htonl(0x0a000000 | i); /* 10.0.x.y */
+			rdv_rx(&S, now, RDV_SOCK_MAIN, &src, d, sizeof(d));
+			srv_n = 0; /* the cookies for the flood go nowhere */
+		}
+		failed = S.drops[RDV_DROP_HANDSHAKE_FAILED];
+		advance(1);
+		/* The node's Inits cost nothing while it lacks a cookie... */
+		assert_int_equal(S.drops[RDV_DROP_HANDSHAKE_FAILED], failed);
+	}
+	assert_true(S.drops[RDV_DROP_UNDER_LOAD] > 0);
+	/* ... and it registered with one, under the same flood. */
+	assert_int_equal(N[0].dev.servers[0].state, YIP_SERVER_REGISTERED);
+}
+
 /* The server restarts and forgets everyone: the nodes notice and register
  * again within 20 s. */
 static void server_restart(void **state)
@@ -607,6 +640,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(relay_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(registration_is_authenticated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_restart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(server_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_port_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_full_sym, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_sym_sym, setup, teardown),
