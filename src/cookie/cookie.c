@@ -88,8 +88,8 @@ void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockad
 	nonce = wire_cookie_put(out, m.sender);
 	randombytes_buf(nonce, WIRE_COOKIE_NONCE);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(nonce + WIRE_COOKIE_NONCE, NULL, cookie,
-	                                           sizeof(cookie), d + WIRE_INIT_MAC1,
-	                                           WIRE_MAC_LEN, NULL, nonce, c->seal_key);
+	                                           sizeof(cookie), d + WIRE_INIT_MAC1, WIRE_MAC_LEN,
+	                                           NULL, nonce, c->seal_key);
 	sodium_memzero(cookie, sizeof(cookie));
 }
 
@@ -113,11 +113,9 @@ bool cookie_jar_take(struct cookie_jar *j, uint64_t now, const struct wire_cooki
 {
 	uint8_t cookie[WIRE_COOKIE_LEN];
 
-	if (!j->sent ||
-	    crypto_aead_xchacha20poly1305_ietf_decrypt(cookie, NULL, NULL, m->sealed,
-	                                               WIRE_COOKIE_LEN + YIP_AEAD_TAG,
-	                                               j->last_mac1, WIRE_MAC_LEN, m->nonce,
-	                                               j->open_key) != 0)
+	if (!j->sent || crypto_aead_xchacha20poly1305_ietf_decrypt(
+	                    cookie, NULL, NULL, m->sealed, WIRE_COOKIE_LEN + YIP_AEAD_TAG,
+	                    j->last_mac1, WIRE_MAC_LEN, m->nonce, j->open_key) != 0)
 		return false;
 	memcpy(j->cookie, cookie, sizeof(cookie));
 	j->got = now;

@@ -505,6 +505,10 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 		next = min64(next, server_session_timers(&dev->servers[i].peer, now));
 	next = min64(next, rendezvous_timers(dev, now));
 	next = min64(next, dev->next_timer);
+	/* Everything due has just run: what asks to run again at once waits a
+	 * millisecond, so a deadline that stays in the past cannot spin the loop. */
+	if (next <= now)
+		next = now + YIP_NS_PER_MS;
 	dev->next_timer = next;
 	return next;
 }

@@ -418,6 +418,7 @@ struct yip_device {
 	 * and a budget of Inits per source address. */
 	struct cookie_checker cookies;
 	uint8_t hash_key[16];
+	struct yip_many_pool *many_pool; /* extra sockets of many-ports probing, or NULL */
 	struct {
 		uint16_t tokens;
 		uint64_t at;

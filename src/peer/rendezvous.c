@@ -298,7 +298,9 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 			handshake_start(sp, now);
 			s->register_at = now + RECONNECT;
 		}
-		return s->register_at;
+		/* While a handshake is under way its own timers retry it; this
+		 * deadline must never lie in the past, or the loop would spin. */
+		return s->register_at > now ? s->register_at : now + RECONNECT;
 	}
 	if (s->unanswered >= REGISTER_TRIES) {
 		server_name(s, name, sizeof(name));
