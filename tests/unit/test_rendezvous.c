@@ -414,6 +414,12 @@ static void introduced_direct(void **state)
 	/* NAT class: the server sees each node at its own address (no local
 	 * addresses are reported here), and both ports agree. */
 	assert_int_equal(N[0].dev.nat, WIRE_NAT_EIM);
+	/* Probes keep both paths alive on a link that loses nothing: none of
+	 * them may be counted as a lost datagram. */
+	ping(0, 1);
+	advance(30);
+	assert_int_equal(peer_of(0, 1)->stats.lost, 0);
+	assert_int_equal(peer_of(1, 0)->stats.lost, 0);
 }
 
 /* The direct path is cut: the session comes up through the relay; when the
