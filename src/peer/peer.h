@@ -304,11 +304,13 @@ struct yip_peer {
 	unsigned n_paths;
 	int path;
 	uint64_t path_since;
-	uint8_t nat;         /* the peer's NAT class, enum wire_nat, from an INTRO */
-	uint64_t lookup_at;  /* next LOOKUP to the rendezvous servers (0: none due) */
-	uint32_t lookup_id;  /* of the last one */
-	uint64_t intro_at;   /* last INTRO about this peer, 0 = never */
-	uint64_t probe_next; /* next path probing round */
+	uint8_t nat;          /* the peer's NAT class, enum wire_nat, from an INTRO */
+	uint64_t lookup_at;   /* next LOOKUP to the rendezvous servers (0: none due) */
+	uint32_t lookup_id;   /* of the last one */
+	uint64_t lookup_wait; /* after an UNKNOWN: doubles up to a minute */
+	bool lookup_unknown;  /* the last LOOKUP was answered UNKNOWN */
+	uint64_t intro_at;    /* last INTRO about this peer, 0 = never */
+	uint64_t probe_next;  /* next path probing round */
 	unsigned probe_rounds;
 	bool has_reflexive; /* the peer's reflexive address, from an INTRO */
 	union yip_sockaddr reflexive;

@@ -255,8 +255,10 @@ static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 		pool_give(dev);
 	for (unsigned t = 1; t < p->many_tries && wait < MANY_MAX_WAIT; t++)
 		wait *= 2;
-	p->many_next =
-	    now + (found ? MANY_MAX_WAIT : (wait < MANY_MAX_WAIT ? wait : MANY_MAX_WAIT));
+	if (found || wait > MANY_MAX_WAIT)
+		wait = MANY_MAX_WAIT;
+	/* +-20 %: the peers of one device do not all try again at once. */
+	p->many_next = now + wait - wait / 5 + randombytes_uniform(1001) * (wait / 5 * 2 / 1000);
 	free(m);
 	p->many = NULL;
 }

@@ -97,6 +97,7 @@ static void send_lookups(struct yip_peer *p, uint64_t now)
 	uint64_t wait = p->intro_at ? LOOKUP_MAX : LOOKUP_FIRST;
 
 	c.id = ++p->lookup_id;
+	p->lookup_unknown = false;
 	memcpy(c.key, p->public_key, YIP_KEY_LEN);
 	for (size_t i = 0; i < dev->n_servers; i++) {
 		struct yip_server *s = &dev->servers[i];
@@ -225,6 +226,7 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 	}
 	s->intros++;
 	p->intro_at = now;
+	p->lookup_wait = 0;
 	p->nat = c->nat;
 	if (c->n_cands > 0) {
 		/* The first address is what the server saw: the peer's NAT mapping. */
@@ -264,8 +266,16 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 	case WIRE_CTRL_UNKNOWN:
 		s->unknowns++;
 		p = index_key_find(s->peer.dev, c->key);
-		if (p != NULL && p->lookup_at != 0 && !session_usable(p, now))
-			p->lookup_at = now + LOOKUP_FIRST;
+		/* The peer is not registered (yet): ask less and less often. When
+		 * it registers, its own LOOKUP gets both of us introduced. */
+		if (p != NULL && p->lookup_at != 0 && c->id == p->lookup_id && !p->lookup_unknown &&
+		    !session_usable(p, now)) {
+			p->lookup_unknown = true; /* once per LOOKUP, however many servers */
+			p->lookup_wait = p->lookup_wait ? p->lookup_wait * 2 : LOOKUP_FIRST;
+			if (p->lookup_wait > LOOKUP_MAX)
+				p->lookup_wait = LOOKUP_MAX;
+			p->lookup_at = now + p->lookup_wait;
+		}
 		break;
 	default:
 		yip_device_drop(s->peer.dev, YIP_DROP_BAD_CTRL);

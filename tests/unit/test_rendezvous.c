@@ -467,6 +467,12 @@ static void lookup_needs_consent(void **state)
 	assert_int_equal(cb->n_paths, 0); /* no address was handed over */
 	assert_true(N[2].dev.servers[0].unknowns >= 1);
 	assert_true(N[1].dev.servers[0].asks >= 1);
+	/* C keeps asking, more and more slowly: 2, 4, 8 ... 60 s apart. */
+	uint64_t before = N[2].dev.servers[0].lookups;
+	advance(180);
+	uint64_t asked = N[2].dev.servers[0].lookups - before;
+	print_message("%llu lookups in 180 s after an UNKNOWN\n", (unsigned long long)asked);
+	assert_true(asked >= 3 && asked <= 8);
 }
 
 /* A relay datagram with a wrong token, from a node to one that never
