@@ -17,10 +17,11 @@
 #   ny_peer A B FIELD...                    fields of A's peer B (yipctl show --json)
 #   ny_kind A B                             direct, relayed or none: A's path to B
 #   ny_server_state NODE I                  the state of NODE's server I
-#   ny_classify HOST...                     checks each host's NAT with natlab_classify
+#   ny_classify SERVER A1 A2 HOST...        checks each host's NAT with natlab_classify
+#   ny_tcp_copy FROM TO TO_IP BYTES RATE    a paced TCP transfer, hashed
 #
-# Servers: NY_RDV_ADDR[NAME] (ADDR:PORT), NY_RDV_PUB[NAME], RDV_PID_NAME (pid_of
-# NAME). Nodes: NY_IP[NAME], their tunnel address (10.77.0.0/24).
+# Servers: NY_RDV_ADDR[NAME] (ADDR:PORT), NY_RDV_PUB[NAME], pid_of NAME.
+# Nodes: NY_IP[NAME], their tunnel address (10.77.0.0/24).
 
 . "$ROOT/tests/lib/natlab.sh"
 natlab_track() { case $1 in ns) NSS+=("$2") ;; pid) PIDS+=("$2") ;; esac; }
@@ -209,4 +210,52 @@ ny_classify() {
 				"$NATLAB_WANT_MAPPING $NATLAB_WANT_FILTERING"
 		log "$h: NAT mapping $NATLAB_WANT_MAPPING, filtering $NATLAB_WANT_FILTERING (probed)"
 	done
+}
+
+# ny_tcp_copy FROM TO TO_IP BYTES RATE: sends BYTES of random data over one
+# TCP connection from node FROM to TO_IP:5400 in node TO, paced to RATE
+# bytes per second (so that a test can act while it runs); prints
+# "seconds sha_ok" (yes if the bytes received hash like those sent).
+ny_tcp_copy() {
+	local from=$1 to=$2 ip=$3 bytes=$4 rate=$5 srv t0 t1 ok=no
+	head -c "$bytes" /dev/urandom >"$TMP/copy.src"
+	rm -f "$TMP/copy.ready"
+	in_ns "$to" python3 - "$TMP/copy.dst" "$TMP/copy.ready" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 5400)); s.listen(1)
+s.settimeout(30)
+open(sys.argv[2], "w").close()
+c, _ = s.accept()
+c.settimeout(30)
+with open(sys.argv[1], "wb") as f:
+    while True:
+        d = c.recv(1 << 20)
+        if not d: break
+        f.write(d)
+PY
+	srv=$!
+	for _ in $(seq 1 50); do [ -e "$TMP/copy.ready" ] && break; sleep 0.1; done
+	t0=$EPOCHREALTIME
+	in_ns "$from" python3 - "$ip" "$TMP/copy.src" "$rate" <<'PY' || true
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], 5400), timeout=60)
+rate, chunk, sent = float(sys.argv[3]), 1 << 16, 0
+start = time.monotonic()
+with open(sys.argv[2], "rb") as f:
+    while True:
+        d = f.read(chunk)
+        if not d: break
+        s.sendall(d)
+        sent += len(d)
+        delay = start + sent / rate - time.monotonic()
+        if delay > 0: time.sleep(delay)
+s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
+PY
+	wait "$srv" || true
+	t1=$EPOCHREALTIME
+	[ -e "$TMP/copy.dst" ] &&
+		[ "$(sha256sum <"$TMP/copy.src" | cut -d' ' -f1)" = "$(sha256sum <"$TMP/copy.dst" | cut -d' ' -f1)" ] && ok=yes
+	awk -v a="$t0" -v b="$t1" -v ok="$ok" 'BEGIN { printf "%.2f %s\n", b - a, ok }'
 }
