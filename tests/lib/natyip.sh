@@ -219,7 +219,7 @@ ny_classify() {
 ny_tcp_copy() {
 	local from=$1 to=$2 ip=$3 bytes=$4 rate=$5 srv t0 t1 ok=no
 	head -c "$bytes" /dev/urandom >"$TMP/copy.src"
-	rm -f "$TMP/copy.ready"
+	rm -f "$TMP/copy.ready" "$TMP/copy.dst"
 	in_ns "$to" python3 - "$TMP/copy.dst" "$TMP/copy.ready" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -38,17 +38,25 @@ before=$(ny_peer b a path)
 roams0=$(ny_peer b a roams)
 log "direct: a -> $(ny_peer a b path), b -> $before"
 
-log "a paced TCP transfer of $((BYTES >> 20)) MiB from a to b; a's NAT flushed 1.3 s in, b's 2.7 s in"
+log "a paced TCP transfer of $((BYTES >> 20)) MiB from a to b; a's NAT flushed after a quarter, b's after half"
 ny_tcp_copy a b 10.77.0.2 "$BYTES" "$RATE" >"$TMP/copy.result" &
 COPY=$!
-sleep 1.3
+# received BYTES: waits (up to 20 s) until b has received BYTES.
+received() {
+	for _ in $(seq 1 200); do
+		[ "$(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "b received only $(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0) bytes of the transfer"
+}
+received $((BYTES / 4))
 flows=$(natlab_exec sym conntrack -L -p udp 2>/dev/null | wc -l)
 ny_build natlab_flush sym
-log "flushed a's NAT ($flows UDP flows forgotten)"
-sleep 1.4
+log "flushed a's NAT at $(($(stat -c %s "$TMP/copy.dst") >> 20)) MiB ($flows UDP flows forgotten)"
+received $((BYTES / 2))
 flows=$(natlab_exec full conntrack -L -p udp 2>/dev/null | wc -l)
 ny_build natlab_flush full
-log "flushed b's NAT ($flows UDP flows forgotten)"
+log "flushed b's NAT at $(($(stat -c %s "$TMP/copy.dst") >> 20)) MiB ($flows UDP flows forgotten)"
 wait "$COPY" || true
 read -r secs ok <"$TMP/copy.result" || fail "the transfer printed no result"
 [ "$ok" = yes ] || fail "the transfer did not arrive byte-exact (after $secs s)"
