@@ -124,7 +124,7 @@ log "every pair pinged both ways within $PING_WITHIN s"
 
 # The symmetric nodes' extra sockets (open files beyond those at the start),
 # sampled every 50 ms for the first 20 s: how many many-ports probing had
-# at once (see the known issue below).
+# at once.
 python3 - "$(pid_of sy1)" "$(pid_of sy2)" >"$TMP/extra_socks" <<'PY' &
 import os, sys, time
 pids = sys.argv[1:]
@@ -186,27 +186,11 @@ wait "$SAMPLER" || true
 read -r PEAK_SY1 PEAK_SY2 <"$TMP/extra_socks" || true
 declare -A PEAK=([sy1]=${PEAK_SY1:-0} [sy2]=${PEAK_SY2:-0})
 
-# KNOWN ISSUE, a temporary expectation (KNOWN_MANY_PORTS_CAP=0 turns it off).
-# A symmetric node starts many-ports probing towards all its port-restricted
-# peers at the same moment (here three: pr1, pr2, dbl), and the attempts
-# share yipd's 300 extra sockets (SOCKS_MAX, src/loop/socks.h), 256 each:
-# the first gets 256, the second 44, the third none; a failed attempt waits
-# 60 s, and the attempts that failed together retry together (the same
-# split again). So one to three of the six port-restricted <-> symmetric
-# pairs stay relayed well past 40 s, some for minutes. Until that is fixed,
-# such a pair passes as relayed if its symmetric node used all 300 extra
-# sockets at once; at least one many-ports pair must still have gone direct.
-declare -A KNOWN=()
-if [ "${KNOWN_MANY_PORTS_CAP:-1}" = 1 ]; then
-	for p in "${PAIRS[@]}"; do
-		a=${p%:*} b=${p#*:}
-		sy=$a
-		[ -n "${SYM[$b]:-}" ] && sy=$b
-		if many_pair "$p" && [ "${KIND[$p]}" = relayed/relayed ] && [ "${PEAK[$sy]}" -ge 300 ]; then
-			KNOWN[$p]=1
-		fi
-	done
-fi
+# Many-ports attempts towards several peers at once share one pool of
+# extra sockets (src/peer/punch.c): never more than 256 at a time.
+for n in sy1 sy2; do
+	[ "${PEAK[$n]}" -le 256 ] || fail "$n had ${PEAK[$n]} extra sockets open at once (pool: 256)"
+done
 
 # The matrix, as the closing note quotes it.
 matrix() {
@@ -217,7 +201,6 @@ matrix() {
 		c=${KIND[$p]}
 		[ "${c%/*}" = "${c#*/}" ] && c=${c%/*}
 		[ -z "${VIA_MANY[$a:$b]:-}" ] || c="$c (many ports)"
-		[ -z "${KNOWN[$p]:-}" ] || c="$c (KNOWN ISSUE: sockets)"
 		printf '%-5s %-5s %-8s %-33s %-9s %-9s %s\n' "$a" "$b" "${WANT[$p]}" "$c" \
 			"$(cat "$TMP/first.$a:$b") s" "$(cat "$TMP/first.$b:$a") s" \
 			"${DIRECT_AT[$p]:--}${DIRECT_AT[$p]:+ s}"
@@ -233,15 +216,10 @@ matrix | sed 's/^/    /'
 wrong="" many_direct=0
 for p in "${PAIRS[@]}"; do
 	if many_pair "$p" && [ "${KIND[$p]}" = direct/direct ]; then many_direct=$((many_direct + 1)); fi
-	[ -n "${KNOWN[$p]:-}" ] && continue
 	[ "${KIND[$p]}" = "${WANT[$p]}/${WANT[$p]}" ] || wrong="$wrong ${p/:/-}=${KIND[$p]}(want ${WANT[$p]})"
 done
 [ -z "$wrong" ] || fail "paths not as docs/nat.md says after $SETTLED s:$wrong"
 [ "$many_direct" -ge 1 ] || fail "no port-restricted <-> symmetric pair went direct (many-ports probing)"
-if [ ${#KNOWN[@]} -gt 0 ]; then
-	log "KNOWN ISSUE (many-ports attempts share 300 extra sockets): relayed, not direct:" \
-		"$(for p in "${!KNOWN[@]}"; do printf '%s ' "${p/:/-}"; done)"
-fi
 
 # Two nodes behind one NAT without hairpinning: through their LAN addresses.
 for d in pr1:pr2 pr2:pr1; do
