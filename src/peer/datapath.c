@@ -65,7 +65,7 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->stats.tx_bytes += len;
 	if (p->first_unanswered == 0) {
 		p->first_unanswered = now;
-		schedule(dev, now + dev->t.dead_after);
+		schedule_peer(p, now + dev->t.dead_after);
 	}
 }
 

@@ -243,7 +243,7 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;
-	schedule(dev, now + dev->t.keepalive);
+	schedule_peer(p, now + dev->t.keepalive);
 	dev->io.tun_write(dev->io.ctx, pkt, total);
 	return true;
 }

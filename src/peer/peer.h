@@ -289,7 +289,9 @@ struct yip_path {
 
 struct yip_peer {
 	struct yip_device *dev;
-	bool is_server; /* a rendezvous server: a session for control messages only */
+	bool is_server;    /* a rendezvous server: a session for control messages only */
+	uint64_t timer_at; /* when its timers want to run (UINT64_MAX: nothing due) */
+	size_t heap_pos;   /* its slot in the device's timer heap */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
@@ -436,7 +438,12 @@ struct yip_device {
 	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
 	struct yip_preopened pre; /* for the datagram being handled, if any */
 	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
-	uint64_t next_timer;      /* earliest deadline over all peers */
+	uint64_t next_timer;      /* earliest deadline of the servers' timers */
+	struct yip_peer **heap;   /* peers by deadline (timer.c) */
+	size_t heap_len, heap_cap;
+	uint64_t timer_runs; /* peers' timers run so far (the timer benchmark) */
+	uint64_t rtt_max;    /* the largest smoothed RTT a peer reported last */
+	const struct yip_peer *rtt_max_peer;
 	uint64_t drops[YIP_DROP_COUNT];
 };
 
