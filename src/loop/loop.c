@@ -52,7 +52,10 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	const struct yip_cipher_key *k = crypto_keys_add(&l->seal_keys, key);
 	struct crypto_job *j;
 
-	if (k == NULL) { /* a batch to more peers than there are key slots */
+	/* A batch to more peers than there are key slots; or more jobs than
+	 * datagrams fit in a batch, which io_udp_send's clean-up rules out and
+	 * this makes harmless even so. */
+	if (k == NULL || l->n_seal == UDP_BATCH) {
 		yip_cipher_seal(d + hdr, key, counter, d, hdr, d + hdr, len);
 		return;
 	}
@@ -69,9 +72,21 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
 	struct yip_loop *l = ctx;
+	const uint8_t *buf = udp_tx_buf(&l->tx);
 
-	if (!udp_tx_push(&l->tx, to, len, train))
-		yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
+	if (udp_tx_push(&l->tx, to, len, train))
+		return;
+	/*
+	 * The datagram stays out of the batch (a destination the socket cannot
+	 * reach), so its buffer is handed out again for the next one. The seal
+	 * job queued for it just before (seal_later precedes udp_send) must go
+	 * too: left in place it would seal the next datagram a second time, and
+	 * a run of such failures would queue more jobs than seal_jobs holds.
+	 */
+	if (l->n_seal > 0 && buf != NULL && l->seal_jobs[l->n_seal - 1].ad >= buf &&
+	    l->seal_jobs[l->n_seal - 1].ad < buf + l->tx.buf_size)
+		l->n_seal--;
+	yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
 }
 
 static void tun_write_raw(struct yip_loop *l, const uint8_t *pkt, size_t len)
