@@ -130,7 +130,9 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
 		dev->macs = calloc(1, sizeof(*dev->macs));
-		if (dev->macs == NULL) {
+		if (dev->macs == NULL || mac_table_init(dev->macs, cfg->n_peers) != 0) {
+			free(dev->macs);
+			dev->macs = NULL;
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -172,6 +174,8 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(dev->txsym, dev->sym_cap);
 	free(dev->txsym);
 	free(dev->flows);
+	if (dev->macs != NULL)
+		mac_table_free(dev->macs);
 	free(dev->macs);
 	free(dev->peers);
 	free(dev->index);
