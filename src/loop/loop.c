@@ -225,7 +225,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 		snprintf(err, errlen, "event loop setup failed: out of memory");
 		return NULL;
 	}
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
 	l->epfd = l->sigfd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;

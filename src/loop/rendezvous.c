@@ -299,7 +299,7 @@ static void ctl_open(struct rdv_loop *l, const char *dir)
 {
 	char err[256];
 
-	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, err, sizeof(err)) != 0) {
+	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, geteuid(), err, sizeof(err)) != 0) {
 		log_warn("control socket disabled: %s", err);
 	} else if (yip_ctl_server_watch(&l->ctl, l->epfd, EV_CTL, EV_CTL_CLIENT) != 0) {
 		log_warn("control socket disabled: %s", strerror(errno));
@@ -340,7 +340,7 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		return 1;
 	}
 	l->epfd = l->sigfd = -1;
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
 	l->fd[RDV_SOCK_MAIN] = c->fd[RDV_SOCK_MAIN];
 	l->fd[RDV_SOCK_ALT] = c->fd[RDV_SOCK_ALT];
 	l->listen = c->listen;
