@@ -216,6 +216,22 @@ static enum yip_io_driver io_driver(const struct yip_config *cfg)
 	return cfg->io;
 }
 
+/* YIP_RESOLVE_INTERVAL_MS (tests): resolve host names again that often instead of every 60 s. */
+static uint64_t resolve_interval(void)
+{
+	const char *env = getenv("YIP_RESOLVE_INTERVAL_MS");
+	char *end;
+	unsigned long long ms;
+
+	if (env == NULL || *env == '\0')
+		return YIP_RESOLVE_INTERVAL_NS;
+	ms = strtoull(env, &end, 10);
+	if (*end == '\0' && ms >= 100)
+		return ms * YIP_NS_PER_MS;
+	log_warn("ignoring YIP_RESOLVE_INTERVAL_MS=%s (want milliseconds >= 100)", env);
+	return YIP_RESOLVE_INTERVAL_NS;
+}
+
 static int run(const char *path)
 {
 	struct yip_config cfg;
@@ -258,6 +274,7 @@ static int run(const char *path)
 	    /* The control socket for yipctl; yip_loop_free removes it. */
 	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
 	    .config = &cfg,
+	    .resolve_interval = resolve_interval(),
 	};
 	loop = yip_loop_init(&lc, err, sizeof(err));
 	if (loop == NULL)

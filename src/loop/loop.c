@@ -209,6 +209,17 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 		snprintf(err, errlen, "cannot start %u worker threads", c->workers);
 		return -1;
 	}
+	if (c->config != NULL) {
+		struct epoll_event rev = {.events = EPOLLIN, .data.u32 = LOOP_EV_RESOLVE};
+
+		if (resolver_start(&l->resolver, c->config, c->resolve_interval) != 0 ||
+		    (l->resolver != NULL &&
+		     epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->resolver->efd, &rev) != 0)) {
+			snprintf(err, errlen, "cannot start resolving host names again: %s",
+			         strerror(errno));
+			return -1;
+		}
+	}
 	if (yip_ctl_config_init(&l->ctl_cfg, c->config, c->device_name ? c->device_name : "",
 	                        c->port) != 0) {
 		snprintf(err, errlen, "event loop setup failed: out of memory");
@@ -255,6 +266,7 @@ void yip_loop_free(struct yip_loop *l)
 	if (l == NULL)
 		return;
 	loop_ctl_close(l);
+	resolver_stop(l->resolver);
 	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
 		socks_free(&l->socks);
@@ -519,6 +531,18 @@ int yip_loop_timeout(struct yip_loop *l)
 	return 1000;
 }
 
+/* A host name of the configuration resolves to a new address. */
+static void resolved(void *arg, const struct resolve_name *name)
+{
+	struct yip_loop *l = arg;
+	char a[YIP_ADDRSTRLEN];
+
+	yip_sockaddr_format(&name->addr, a, sizeof(a));
+	log_info("%s now resolves to %s", name->text, a);
+	if (l->dev != NULL)
+		yip_device_set_endpoint(l->dev, yip_now_mono(), name->index, &name->addr);
+}
+
 static void status_cb(void *arg)
 {
 	yip_loop_status(arg);
@@ -552,6 +576,10 @@ int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int 
 		case LOOP_EV_CTL:
 		case LOOP_EV_CTL_CLIENT:
 			loop_ctl_event(l, evs[i].data.u32, evs[i].events);
+			break;
+		case LOOP_EV_RESOLVE:
+			resolver_take(l->resolver, resolved, l);
+			yip_loop_flush(l);
 			break;
 		default:
 			if (l->dev != NULL &&

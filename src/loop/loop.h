@@ -9,6 +9,7 @@
  *   loop.c      the engine's I/O callbacks and the driver-independent
  *               halves of the data path, timers and signals
  *   control.c   the control socket and the status log (src/ctl)
+ *   resolve.c   host names of endpoints, resolved again on a thread of its own
  *   shape.c     the TUN-side queue, CoDel, CE marking, MSS clamping
  *   workers.c   the crypto worker pool
  *
@@ -30,6 +31,8 @@
 
 struct yip_loop;
 
+#define YIP_RESOLVE_INTERVAL_NS (60ULL * 1000000000ULL) /* resolve_interval's default */
+
 struct yip_loop_config {
 	int tun_fd;
 	bool tap;  /* the device is a TAP: Ethernet frames, never clamped or CE-marked */
@@ -43,6 +46,8 @@ struct yip_loop_config {
 	unsigned workers;                /* threads doing AEAD work in all (1: the loop's own) */
 	const char *ctl_dir;             /* where the control socket goes; NULL: no socket */
 	const struct yip_config *config; /* for yipctl (the peers' allowed IPs); copied */
+	/* Host names in config are resolved again this often (ns); 0: never. */
+	uint64_t resolve_interval;
 };
 
 /*
