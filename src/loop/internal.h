@@ -77,6 +77,8 @@ struct yip_loop {
 	struct socks socks;        /* extra sockets for many-ports probing */
 	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
 	struct resolver *resolver; /* NULL: no host names to resolve again */
+	bool has_sandbox;
+	struct sandbox sandbox; /* entered once the driver is set up */
 };
 
 /* ---- control.c ---- */
@@ -121,6 +123,9 @@ void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sock
                           const uint8_t *buf, size_t len, size_t seg, uint64_t stamp);
 /* A received message was larger than its buffer. */
 void yip_loop_udp_truncated(struct yip_loop *l);
+
+/* Enters the sandbox (if configured) once the driver is set up; 0, or -1 (logged). */
+int yip_loop_sandbox(struct yip_loop *l);
 
 /* Writes out what the receive path coalesced and sends what the engine queued. */
 void yip_loop_flush(struct yip_loop *l);

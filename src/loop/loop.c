@@ -249,6 +249,10 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->tap = c->tap;
 	l->io = c->io;
 	l->io_name = yip_loop_io_name(c->io);
+	if (c->sandbox != NULL) {
+		l->has_sandbox = true;
+		l->sandbox = *c->sandbox;
+	}
 	if (setup(l, c, err, errlen) != 0) {
 		yip_loop_free(l);
 		return NULL;
@@ -291,6 +295,16 @@ void yip_loop_free(struct yip_loop *l)
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
 {
 	l->dev = dev;
+}
+
+int yip_loop_sandbox(struct yip_loop *l)
+{
+	char err[256];
+
+	if (!l->has_sandbox || sandbox_enter(&l->sandbox, err, sizeof(err)) == 0)
+		return 0;
+	log_err("%s", err);
+	return -1;
 }
 
 /* ---- Receiving from the UDP socket ---- */

@@ -28,6 +28,7 @@
 
 #include "config/config.h"
 #include "peer/peer.h"
+#include "sandbox/sandbox.h"
 
 struct yip_loop;
 
@@ -48,6 +49,8 @@ struct yip_loop_config {
 	const struct yip_config *config; /* for yipctl (the peers' allowed IPs); copied */
 	/* Host names in config are resolved again this often (ns); 0: never. */
 	uint64_t resolve_interval;
+	/* Entered by yip_loop_run once its driver is set up; copied. NULL: none. */
+	const struct sandbox *sandbox;
 };
 
 /*
@@ -64,8 +67,10 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io);
 
 /*
  * Runs the engine dev (made with yip_loop_io's callbacks) on the configured
- * driver until SIGINT or SIGTERM. Returns 0 on a stop signal; 1 when the
- * loop failed (e.g. the ring of io=uring cannot be set up).
+ * driver until SIGINT or SIGTERM. The driver sets up (the io_uring ring),
+ * then the sandbox is entered, before the first event. Returns 0 on a stop
+ * signal; 1 when the loop failed (e.g. the ring of io=uring cannot be set
+ * up, or the sandbox cannot be entered).
  */
 int yip_loop_run(struct yip_loop *l, struct yip_device *dev);
 
