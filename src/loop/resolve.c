@@ -58,8 +58,8 @@ static void *run(void *arg)
 			union yip_sockaddr a;
 			char err[256];
 
-			if (yip_endpoint_parse_family(r->names[i].text, 0, true, r->family, &a, NULL,
-			                              err, sizeof(err)) != 0) {
+			if (yip_endpoint_parse_family(r->names[i].text, 0, true, r->family, &a,
+			                              NULL, err, sizeof(err)) != 0) {
 				r->failed++;
 				log_debug("resolve: %s (keeping the last address)", err);
 				continue;
@@ -120,8 +120,8 @@ int resolver_start(struct resolver **out, const struct yip_config *cfg, uint64_t
 			goto fail;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
 		if (cfg->rendezvous[i].name != NULL &&
-		    add_name(r, cfg->n_peers + i, cfg->rendezvous[i].name, &cfg->rendezvous[i].addr) !=
-		        0)
+		    add_name(r, cfg->n_peers + i, cfg->rendezvous[i].name,
+		             &cfg->rendezvous[i].addr) != 0)
 			goto fail;
 	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->efd < 0)
@@ -165,8 +165,8 @@ void resolver_stop(struct resolver *r)
 	resolver_free(r);
 }
 
-void resolver_take(struct resolver *r,
-                   void (*fn)(void *arg, const struct resolve_name *name), void *arg)
+void resolver_take(struct resolver *r, void (*fn)(void *arg, const struct resolve_name *name),
+                   void *arg)
 {
 	uint64_t count;
 

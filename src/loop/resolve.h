@@ -52,7 +52,7 @@ int resolver_start(struct resolver **out, const struct yip_config *cfg, uint64_t
 void resolver_stop(struct resolver *r);
 
 /* Calls fn for every name whose address changed since the last call. */
-void resolver_take(struct resolver *r,
-                   void (*fn)(void *arg, const struct resolve_name *name), void *arg);
+void resolver_take(struct resolver *r, void (*fn)(void *arg, const struct resolve_name *name),
+                   void *arg);
 
 #endif

@@ -85,7 +85,8 @@ static unsigned paths_to(const union yip_sockaddr *addr)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < p->n_paths; i++)
-		n += p->paths[i].kind == YIP_PATH_DIRECT && yip_sockaddr_eq(&p->paths[i].addr, addr);
+		n +=
+		    p->paths[i].kind == YIP_PATH_DIRECT && yip_sockaddr_eq(&p->paths[i].addr, addr);
 	return n;
 }
 
