@@ -269,9 +269,9 @@ static bool has_names(const struct yip_config *cfg)
 	return false;
 }
 
-static unsigned sandbox_uses(const struct yip_config *cfg)
+static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io)
 {
-	return SANDBOX_YIPD | (io_driver(cfg) != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
+	return SANDBOX_YIPD | (io != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
 	       (has_names(cfg) ? SANDBOX_RESOLVE : 0);
 }
 
@@ -281,6 +281,7 @@ static int run(const char *path)
 	struct yip_timing timing;
 	struct yip_device *dev;
 	struct sandbox sb;
+	enum yip_io_driver driver;
 	struct yip_loop *loop;
 	struct yip_loop_config lc;
 	struct yip_io io;
@@ -296,8 +297,9 @@ static int run(const char *path)
 		return EXIT_USAGE;
 	}
 	sandbox_check_secret_file(path);
-	if (sandbox_init(&sb, sandbox_mode(&cfg), cfg.user, sandbox_uses(&cfg), err, sizeof(err)) !=
-	    0) {
+	driver = io_driver(&cfg);
+	if (sandbox_init(&sb, sandbox_mode(&cfg), cfg.user, sandbox_uses(&cfg, driver), err,
+	                 sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s: %s\n", path, err);
 		yip_config_free(&cfg);
 		return EXIT_USAGE;
@@ -321,7 +323,7 @@ static int run(const char *path)
 	    .udp_offload = udp_offload(&cfg),
 	    .device_name = ifname,
 	    .port = port,
-	    .io = io_driver(&cfg),
+	    .io = driver,
 	    .workers = worker_count(&cfg),
 	    /* The control socket for yipctl; yip_loop_free removes it. */
 	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
