@@ -213,11 +213,11 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 		if (families[i].uses & s->uses)
 			rc = seccomp_rule_add(
 			    ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-			    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i].family));
+			    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i].family, 0));
 	/* Signals to this process only (abort raises SIGABRT in itself). */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
 	if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
 		return rc;
 	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf. */
@@ -233,7 +233,7 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 	/* How long the name server's answer is. */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-		                      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)FIONREAD));
+		                      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)FIONREAD, 0));
 	return rc;
 }
 
