@@ -19,7 +19,9 @@ HOSTS_DIR=/etc/netns/$(ns a)
 made_etc_netns=no
 [ -d /etc/netns ] || made_etc_netns=yes
 mkdir -p "$HOSTS_DIR"
-trap 'rc=$?; rm -rf "$HOSTS_DIR"; [ $made_etc_netns = no ] || rmdir /etc/netns 2>/dev/null; (exit $rc); cleanup' EXIT
+# Removes the hosts directory, then lib.sh's cleanup with the test's status
+# (set +e first: under errexit the (exit $rc) would end the trap early).
+trap 'rc=$?; set +e; rm -rf "$HOSTS_DIR"; [ $made_etc_netns = no ] || rmdir /etc/netns 2>/dev/null; (exit $rc); cleanup' EXIT
 # hosts LINES...: rewrites a's hosts file in place (the bind mount follows the inode).
 hosts() { printf '%s\n' "$@" >"$HOSTS_DIR/hosts"; }
 
