@@ -134,7 +134,9 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
 		dev->macs = calloc(1, sizeof(*dev->macs));
-		if (dev->macs == NULL) {
+		if (dev->macs == NULL || mac_table_init(dev->macs, cfg->n_peers) != 0) {
+			free(dev->macs);
+			dev->macs = NULL;
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -176,6 +178,8 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(dev->txsym, dev->sym_cap);
 	free(dev->txsym);
 	free(dev->flows);
+	if (dev->macs != NULL)
+		mac_table_free(dev->macs);
 	free(dev->macs);
 	free(dev->peers);
 	timer_free(dev);
@@ -302,6 +306,38 @@ uint64_t yip_device_rtt_max(const struct yip_device *dev)
 unsigned yip_device_mtu(const struct yip_device *dev)
 {
 	return dev->mtu;
+}
+
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+                            const union yip_sockaddr *addr)
+{
+	struct yip_peer *p = i < dev->n_peers ? &dev->peers[i]
+	                     : i - dev->n_peers < dev->n_servers
+	                         ? &dev->servers[i - dev->n_peers].peer
+	                         : NULL;
+	int c = -1, n;
+
+	if (p == NULL)
+		return -1;
+	for (unsigned k = 0; k < p->n_paths && c < 0; k++)
+		if (p->paths[k].kind == YIP_PATH_DIRECT &&
+		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].sock == 0)
+			c = (int)k;
+	if (c >= 0 && yip_sockaddr_eq(&p->paths[c].addr, addr))
+		return 0;
+	if (c >= 0) {
+		/* Still answering there: keep it as an address the peer uses
+		 * until it stops (a new handshake then tries every path). */
+		if (c == p->path && path_alive(p, c, now, dev->t.dead_after))
+			p->paths[c].origin = YIP_ORIGIN_PEER;
+		else
+			path_remove(p, c);
+	}
+	n = path_add(p, now, YIP_PATH_DIRECT, addr, -1, 0, YIP_ORIGIN_CONFIG);
+	if (n >= 0 && p->path < 0)
+		path_use(p, now, n);
+	schedule(dev, now);
+	return 0;
 }
 
 void yip_device_preopened(struct yip_device *dev, const struct yip_preopened *pre)

@@ -576,6 +576,18 @@ static inline void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, ui
 	dev->drops[d] += n;
 }
 
+/*
+ * The host name of a configured endpoint now resolves to addr (the daemon
+ * re-resolves names; the engine does no I/O). i < n_peers is peer i,
+ * n_peers + k is rendezvous server k. The configured path moves to addr and
+ * becomes current if the old one was; a current path that authenticated
+ * traffic came back on within dead_after stays current, kept as an address
+ * the peer uses, until it falls silent and a new handshake tries every
+ * path. Returns 0, or -1 if there is no such peer.
+ */
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+                            const union yip_sockaddr *addr);
+
 /* The peer with this public key, or NULL. */
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
 
