@@ -7,7 +7,8 @@ static const char *const verdict_names[MEMBER_VERDICT_COUNT] = {
     [MEMBER_OK] = "ok",
     [MEMBER_MALFORMED] = "malformed",
     [MEMBER_BAD_SIGNATURE] = "bad_signature",
-    [MEMBER_WRONG_CA] = "wrong_ca",
+    [MEMBER_WRONG_CA] = ("the CA signature does not verify under the CA key given "
+                         "(issued by another CA, or altered)"),
     [MEMBER_WRONG_NETWORK] = "wrong_network",
     [MEMBER_EXPIRED] = "expired",
     [MEMBER_NOT_YET_VALID] = "not_yet_valid",
@@ -20,8 +21,8 @@ static const char *const verdict_texts[MEMBER_VERDICT_COUNT] = {
     [MEMBER_OK] = "valid",
     [MEMBER_MALFORMED] = "not a well-formed object of the kind expected",
     [MEMBER_BAD_SIGNATURE] = "the member's own signature does not verify",
-    [MEMBER_WRONG_CA] = "the CA signature does not verify under the CA key given: issued by "
-                        "another CA, or altered",
+    [MEMBER_WRONG_CA] = ("the CA signature does not verify under the CA key given: issued by "
+                         "another CA, or altered"),
     [MEMBER_WRONG_NETWORK] = "issued for another network",
     [MEMBER_EXPIRED] = "expired",
     [MEMBER_NOT_YET_VALID] = "not valid yet",

@@ -136,11 +136,10 @@ static void record_json(void **state)
 
 	(void)state;
 	make_cert(&c, NOW + DAY);
-	assert_int_equal(yip_endpoint_parse("[2001:db8::7]:4500", 0, false, &eps[0], NULL, err,
-	                                    sizeof(err)),
-	                 0);
-	assert_int_equal(member_record_sign(&r, &c, 18446744073709551000ULL, NOW + 60, eps, 1, ssec),
-	                 0);
+	assert_int_equal(
+	    yip_endpoint_parse("[2001:db8::7]:4500", 0, false, &eps[0], NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    member_record_sign(&r, &c, 18446744073709551000ULL, NOW + 60, eps, 1, ssec), 0);
 	o = reparse(yip_ctl_record_json(&r, NOW), &text);
 	assert_string_equal(str(o, "kind"), "member record");
 	assert_non_null(strstr(text, "\"seq\":18446744073709551000,"));
