@@ -28,6 +28,9 @@ static void usage(FILE *f)
 	           "       yipd --genkey             print a new private and public key\n"
 	           "       yipd --pubkey             read a private key (hex) on stdin, print its "
 	           "public key\n"
+	           "       yipd --cert-request       read a private key (hex) on stdin, print the "
+	           "certificate\n"
+	           "                                 request a CA signs (docs/membership.md)\n"
 	           "       yipd --addr <public-key>  print the node's key-derived IPv6 address\n"
 	           "       yipd --version | --help\n"
 	           "\n"
@@ -47,6 +50,16 @@ static int cmd_pubkey(void)
 
 	if (rc == -1)
 		fprintf(stderr, "yipd: --pubkey: %s\n", reason);
+	return rc == 0 ? 0 : rc == -1 ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+static int cmd_cert_request(void)
+{
+	char reason[160];
+	int rc = keytext_cert_request(stdin, stdout, reason, sizeof(reason));
+
+	if (rc == -1)
+		fprintf(stderr, "yipd: --cert-request: %s\n", reason);
 	return rc == 0 ? 0 : rc == -1 ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
@@ -379,13 +392,10 @@ fail:
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"genkey", no_argument, NULL, 'g'},
-	    {"pubkey", no_argument, NULL, 'p'},
-	    {"addr", required_argument, NULL, 'a'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
+	    {"genkey", no_argument, NULL, 'g'},       {"pubkey", no_argument, NULL, 'p'},
+	    {"cert-request", no_argument, NULL, 'r'}, {"addr", required_argument, NULL, 'a'},
+	    {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
+	    {"verbose", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -399,6 +409,8 @@ int main(int argc, char **argv)
 			return cmd_genkey();
 		case 'p':
 			return cmd_pubkey();
+		case 'r':
+			return cmd_cert_request();
 		case 'a':
 			return cmd_addr(optarg);
 		case 'V':
