@@ -781,7 +781,7 @@ static void pipe_both(struct pipe *p, unsigned npkts)
 static void pipe_params(struct pipe *p)
 {
 	const struct pipe_cfg *c = p->cfg;
-	struct yip_fec *f = &p->a->dev.peers[0].fec;
+	struct yip_fec *f = &p->a->dev.peers[0]->fec;
 
 	if (c->mode == PARAMS_POLICY) {
 		f->loss = c->loss;
@@ -818,7 +818,7 @@ static struct pipe *pipe_new(const struct pipe_cfg *c)
 	/* Handshake: the first packet waits for it, then goes. */
 	yip_device_tx(&p->a->dev, p->now, p->pkts, PKT_LEN);
 	pair_settle(&p->pair, p->now);
-	if (!yip_peer_established(&p->a->dev.peers[0], p->now) || p->b->packets != 1)
+	if (!yip_peer_established(p->a->dev.peers[0], p->now) || p->b->packets != 1)
 		die("%s: no session between the engines", c->name);
 	pipe_params(p);
 	if (c->drop_idx >= 0) {
@@ -830,7 +830,7 @@ static struct pipe *pipe_new(const struct pipe_cfg *c)
 	/* Nothing but data may flow; B's loss reports would change A's parameters. */
 	if (p->b->nout != 0)
 		die("%s: the receiver answered", c->name);
-	if (c->mode == PARAMS_FORCE && p->a->dev.peers[0].stats.repair_sent == 0)
+	if (c->mode == PARAMS_FORCE && p->a->dev.peers[0]->stats.repair_sent == 0)
 		die("%s: no repair symbols sent", c->name);
 	return p;
 }

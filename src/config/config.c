@@ -47,6 +47,11 @@ enum key_id {
 	KEY_RELAY,
 	KEY_USER,
 	KEY_SANDBOX,
+	KEY_CA,
+	KEY_CERT,
+	KEY_ROOTS,
+	KEY_REVOCATIONS,
+	KEY_STATE_DIR,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -557,6 +562,45 @@ static int parse_keepalive(struct parser *p, char *value)
 	return 0;
 }
 
+static int parse_ca(struct parser *p, char *value)
+{
+	if (parse_key(p, "ca", value, p->cfg->ca_public) < 0)
+		return -1;
+	p->cfg->has_ca = true;
+	return 0;
+}
+
+/* A file or directory name: kept as written (relative names are the
+ * daemon's working directory's). */
+static int parse_path(struct parser *p, const char *what, const char *value, char **out)
+{
+	if (strlen(value) >= 4096)
+		return fail(p, "%s: name too long", what);
+	if ((*out = strdup(value)) == NULL)
+		return fail(p, "out of memory");
+	return 0;
+}
+
+static int parse_cert(struct parser *p, char *value)
+{
+	return parse_path(p, "cert", value, &p->cfg->cert_path);
+}
+
+static int parse_roots(struct parser *p, char *value)
+{
+	return parse_path(p, "roots", value, &p->cfg->roots_path);
+}
+
+static int parse_revocations(struct parser *p, char *value)
+{
+	return parse_path(p, "revocations", value, &p->cfg->revocations_path);
+}
+
+static int parse_state_dir(struct parser *p, char *value)
+{
+	return parse_path(p, "state_dir", value, &p->cfg->state_dir);
+}
+
 static const struct key_def keys[KEY_COUNT] = {
     [KEY_LOCAL_PRIVATE] = {"local_private", SCOPE_INTERFACE, false, parse_local_private},
     [KEY_LOCAL_PUBLIC] = {"local_public", SCOPE_INTERFACE, false, parse_local_public},
@@ -576,6 +620,11 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_RELAY] = {"relay", SCOPE_INTERFACE, false, parse_relay},
     [KEY_USER] = {"user", SCOPE_INTERFACE, false, parse_user},
     [KEY_SANDBOX] = {"sandbox", SCOPE_INTERFACE, false, parse_sandbox},
+    [KEY_CA] = {"ca", SCOPE_INTERFACE, false, parse_ca},
+    [KEY_CERT] = {"cert", SCOPE_INTERFACE, false, parse_cert},
+    [KEY_ROOTS] = {"roots", SCOPE_INTERFACE, false, parse_roots},
+    [KEY_REVOCATIONS] = {"revocations", SCOPE_INTERFACE, false, parse_revocations},
+    [KEY_STATE_DIR] = {"state_dir", SCOPE_INTERFACE, false, parse_state_dir},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
@@ -742,6 +791,21 @@ static int check_interface(struct parser *p)
 	    memcmp(p->local_public, p->cfg->public_key, YIP_KEY_LEN) != 0)
 		return fail_at(p, p->seen[KEY_LOCAL_PUBLIC],
 		               "local_public does not match local_private");
+	/* A CA-gated network (docs/membership.md). */
+	if (cfg->has_ca && cfg->cert_path == NULL)
+		return fail_at(p, p->seen[KEY_CA],
+		               "ca needs cert (this node's certificate, from yip-ca sign-cert)");
+	if (!cfg->has_ca) {
+		static const int needs_ca[] = {KEY_CERT, KEY_ROOTS, KEY_REVOCATIONS, KEY_STATE_DIR};
+
+		for (size_t i = 0; i < sizeof(needs_ca) / sizeof(needs_ca[0]); i++)
+			if (p->seen[needs_ca[i]] != 0)
+				return fail_at(p, p->seen[needs_ca[i]],
+				               "%s is for a CA-gated network: set ca too",
+				               keys[needs_ca[i]].name);
+	}
+	if (cfg->has_ca && cfg->device_kind == YIP_DEVICE_TAP)
+		return fail_at(p, p->seen[KEY_CA], "ca: not supported with device_kind=tap yet");
 	return 0;
 }
 
@@ -1035,6 +1099,10 @@ void yip_config_free(struct yip_config *cfg)
 	}
 	for (i = 0; i < cfg->n_rendezvous; i++)
 		free(cfg->rendezvous[i].name);
+	free(cfg->cert_path);
+	free(cfg->roots_path);
+	free(cfg->revocations_path);
+	free(cfg->state_dir);
 	free(cfg->peers);
 	free(cfg->addresses);
 	/* Wiping the whole structure clears the private key and makes a second free harmless. */

@@ -35,6 +35,8 @@ enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 }
 /* sandbox=: on (the default), log (violations are logged, not fatal), off. */
 enum yip_sandbox_mode { YIP_SANDBOX_ON = 0, YIP_SANDBOX_LOG = 1, YIP_SANDBOX_OFF = 2 };
 
+#define YIP_DEFAULT_STATE_DIR "/var/lib/yip"
+
 #define YIP_USER_MAX 32 /* characters of a user name */
 
 struct yip_peer_config {
@@ -81,6 +83,14 @@ struct yip_config {
 	bool relay_off;         /* relay=off: never send through a rendezvous server */
 	enum yip_sandbox_mode sandbox;
 	char user[YIP_USER_MAX + 1]; /* user= to run as once set up; "" = the default */
+	/* A CA-gated network (docs/membership.md): the CA's public key and the
+	 * files the daemon reads (NULL: not set). */
+	bool has_ca;
+	uint8_t ca_public[YIP_KEY_LEN];
+	char *cert_path;
+	char *roots_path;
+	char *revocations_path;
+	char *state_dir; /* NULL: YIP_DEFAULT_STATE_DIR */
 };
 
 /*

@@ -64,32 +64,32 @@ static void cookie_of(struct cookie_checker *c, uint64_t now, const union yip_so
 }
 
 bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
-                  const uint8_t *d)
+                  const uint8_t *d, size_t len)
 {
 	uint8_t cookie[WIRE_COOKIE_LEN];
 	bool ok;
 
 	cookie_of(c, now, src, cookie);
-	ok = wire_mac2_ok(d, cookie);
+	ok = wire_mac2_ok_n(d, len, cookie);
 	sodium_memzero(cookie, sizeof(cookie));
 	return ok;
 }
 
 void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
-                  const uint8_t *d, uint8_t out[WIRE_COOKIE_MSG])
+                  const uint8_t *d, size_t len, uint8_t out[WIRE_COOKIE_MSG])
 {
 	uint8_t cookie[WIRE_COOKIE_LEN];
 	struct wire_init m;
 	uint8_t *nonce;
 
-	if (!wire_init_get(&m, d, WIRE_INIT_LEN))
+	if (!wire_init_get(&m, d, len))
 		return;
 	cookie_of(c, now, src, cookie);
 	nonce = wire_cookie_put(out, m.sender);
 	randombytes_buf(nonce, WIRE_COOKIE_NONCE);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(nonce + WIRE_COOKIE_NONCE, NULL, cookie,
-	                                           sizeof(cookie), d + WIRE_INIT_MAC1, WIRE_MAC_LEN,
-	                                           NULL, nonce, c->seal_key);
+	                                           sizeof(cookie), d + len - 2 * WIRE_MAC_LEN,
+	                                           WIRE_MAC_LEN, NULL, nonce, c->seal_key);
 	sodium_memzero(cookie, sizeof(cookie));
 }
 
@@ -99,14 +99,14 @@ void cookie_jar_init(struct cookie_jar *j, const uint8_t their_pub[YIP_KEY_LEN])
 	seal_key(j->open_key, their_pub);
 }
 
-void cookie_jar_stamp(struct cookie_jar *j, uint64_t now, uint8_t d[WIRE_INIT_LEN])
+void cookie_jar_stamp(struct cookie_jar *j, uint64_t now, uint8_t *d, size_t len)
 {
-	memcpy(j->last_mac1, d + WIRE_INIT_MAC1, WIRE_MAC_LEN);
+	memcpy(j->last_mac1, d + len - 2 * WIRE_MAC_LEN, WIRE_MAC_LEN);
 	j->sent = true;
 	if (j->got != 0 && now - j->got < COOKIE_KEEP)
-		wire_mac2_put(d, j->cookie);
+		wire_mac2_put_n(d, len, j->cookie);
 	else
-		memset(d + WIRE_INIT_MAC2, 0, WIRE_MAC_LEN);
+		memset(d + len - WIRE_MAC_LEN, 0, WIRE_MAC_LEN);
 }
 
 bool cookie_jar_take(struct cookie_jar *j, uint64_t now, const struct wire_cookie *m)

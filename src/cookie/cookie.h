@@ -51,13 +51,14 @@ void cookie_checker_wipe(struct cookie_checker *c);
  */
 bool cookie_under_load(struct cookie_checker *c, uint64_t now, unsigned threshold);
 
-/* Whether the Init d (WIRE_INIT_LEN bytes) has a mac2 made with src's cookie. */
+/* Whether the Init d (len bytes, a valid Init's length) has a mac2 made with src's cookie. */
 bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
-                  const uint8_t *d);
+                  const uint8_t *d, size_t len);
 
-/* Writes the Cookie message answering Init d from src into out (WIRE_COOKIE_MSG bytes). */
+/* Writes the Cookie message answering Init d (len bytes) from src into out
+ * (WIRE_COOKIE_MSG bytes). */
 void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
-                  const uint8_t *d, uint8_t out[WIRE_COOKIE_MSG]);
+                  const uint8_t *d, size_t len, uint8_t out[WIRE_COOKIE_MSG]);
 
 /* The initiator's side, one per responder. */
 struct cookie_jar {
@@ -70,9 +71,9 @@ struct cookie_jar {
 
 void cookie_jar_init(struct cookie_jar *j, const uint8_t their_pub[YIP_KEY_LEN]);
 
-/* Writes an Init's mac2 (zeros without a cookie younger than COOKIE_KEEP)
- * once its mac1 is in place, and notes that mac1. */
-void cookie_jar_stamp(struct cookie_jar *j, uint64_t now, uint8_t d[WIRE_INIT_LEN]);
+/* Writes the mac2 of an Init of len bytes (zeros without a cookie younger
+ * than COOKIE_KEEP) once its mac1 is in place, and notes that mac1. */
+void cookie_jar_stamp(struct cookie_jar *j, uint64_t now, uint8_t *d, size_t len);
 
 /* A Cookie message for the last Init: keeps its cookie; false if it does not open. */
 bool cookie_jar_take(struct cookie_jar *j, uint64_t now, const struct wire_cookie *m);

@@ -16,20 +16,6 @@
 #include "mac/mac.h"
 #include "route/route.h"
 
-int datapath_init(struct yip_peer *p)
-{
-	p->queue = calloc(YIP_QUEUE_LEN, p->dev->pkt_max);
-	return p->queue != NULL ? 0 : -1;
-}
-
-void datapath_free(struct yip_peer *p)
-{
-	if (p->queue != NULL)
-		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * p->dev->pkt_max);
-	free(p->queue);
-	p->queue = NULL;
-}
-
 /* The traffic class of a packet, or of the IP packet inside a TAP frame. */
 static enum flow_class classify(struct yip_device *dev, const uint8_t *pkt, size_t len,
                                 uint64_t now)
@@ -156,12 +142,12 @@ static void tx_frame(struct yip_device *dev, uint64_t now, const uint8_t *frame,
 		mac_learn(dev->macs, frame + 6, MAC_LOCAL, now);
 	owner = (frame[0] & 1) ? 0 : mac_lookup(dev->macs, frame, now);
 	if (owner >= 1 && owner <= dev->n_peers) {
-		send_to_peer(&dev->peers[owner - 1], now, frame, len);
+		send_to_peer(dev->peers[owner - 1], now, frame, len);
 		return;
 	}
 	for (size_t i = 0; i < dev->n_peers; i++)
-		if (dev->peers[i].has_endpoint)
-			send_to_peer(&dev->peers[i], now, frame, len);
+		if (dev->peers[i]->has_endpoint)
+			send_to_peer(dev->peers[i], now, frame, len);
 }
 
 void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len)

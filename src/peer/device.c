@@ -10,6 +10,11 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+static void members_sweep(struct yip_device *dev);
+
+/* How often to look for members whose certificates expired or were revoked. */
+#define MEMBERS_SWEEP_NS (5 * YIP_NS_PER_S)
+
 static const char *const drop_names[] = {
 #define X(name, str) str,
     YIP_DROP_REASONS(X)
@@ -38,47 +43,21 @@ void yip_timing_default(struct yip_timing *t)
 	t->prev_overlap = 15 * YIP_NS_PER_S;
 }
 
-static int add_route(struct yip_device *dev, const struct yip_cidr *c, struct yip_peer *p,
-                     char *err, size_t errlen)
+static int peer_init(struct yip_device *dev, const struct yip_peer_config *pc, char *err,
+                     size_t errlen)
 {
-	char s[YIP_ADDRSTRLEN];
-	int rc = route_insert(dev->routes, c, p);
+	struct yip_peer *p = peer_new(dev, pc->public_key, false, err, errlen);
 
-	if (rc == 0)
-		return 0;
-	yip_cidr_format(c, s, sizeof(s));
-	snprintf(err, errlen, "%s: %s", s,
-	         rc == -2 ? "claimed by two peers" : "too many allowed_ips prefixes");
-	return -1;
-}
-
-static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yip_peer_config *pc,
-                     char *err, size_t errlen)
-{
-	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
-
-	p->dev = dev;
-	timer_init_peer(p);
-	memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
-	wire_mac1_key(p->mac1_key, p->public_key);
-	cookie_jar_init(&p->cookie, p->public_key);
-	yip_addr_from_public(p->address, p->public_key);
-	p->path = -1;
+	if (p == NULL)
+		return -1;
 	if (pc->has_endpoint)
 		path_use(p, 0,
 		         path_add(p, 0, YIP_PATH_DIRECT, &pc->endpoint, -1, 0, YIP_ORIGIN_CONFIG));
 	p->persistent_keepalive = pc->persistent_keepalive;
 	if (p->persistent_keepalive)
 		schedule_peer(p, 0);
-	if (datapath_init(p) != 0 || protect_init(p) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	memcpy(self.addr, p->address, YIP_ADDR_LEN);
-	if (add_route(dev, &self, p, err, errlen) != 0)
-		return -1;
 	for (size_t i = 0; i < pc->n_allowed_ips; i++)
-		if (add_route(dev, &pc->allowed_ips[i], p, err, errlen) != 0)
+		if (peer_route_add(p, &pc->allowed_ips[i], err, errlen) != 0)
 			return -1;
 	return 0;
 }
@@ -86,7 +65,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const struct yip_io *io,
                     const struct yip_timing *t, char *err, size_t errlen)
 {
-	size_t slots = 64, prefixes = 1;
+	size_t prefixes = 1;
 
 	memset(dev, 0, sizeof(*dev));
 	dev->io = *io;
@@ -117,16 +96,14 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	randombytes_buf(dev->hash_key, sizeof(dev->hash_key));
 	yip_addr_from_public(dev->address, dev->public_key);
 
-	/* Up to four live indices per peer (handshake, previous, current, next);
-	 * keep the table at most a quarter full so probe runs stay short. */
-	while (slots < (cfg->n_peers + cfg->n_rendezvous) * 16)
-		slots *= 2;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		prefixes += cfg->peers[i].n_allowed_ips + 1;
-
-	dev->index = calloc(slots, sizeof(*dev->index));
-	dev->index_mask = slots - 1;
-	dev->peers = calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*dev->peers));
+	/* A CA-gated node adds members at run time: room for their routes
+	 * (a certificate's prefixes and the key-derived address) up front. */
+	if (cfg->has_ca) {
+		dev->max_dynamic = YIP_MAX_DYNAMIC_PEERS;
+		prefixes += dev->max_dynamic * (YIP_PEER_ALLOWED + 1);
+	}
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
 	dev->sockbuf = malloc(YIP_MAX_DGRAM);
@@ -141,15 +118,15 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 			goto fail;
 		}
 	}
-	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows ||
-	    !dev->txsym || !dev->sockbuf || timer_reserve(dev, cfg->n_peers) != 0) {
+	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->sockbuf ||
+	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	dev->n_peers = cfg->n_peers;
 	for (size_t i = 0; i < cfg->n_peers; i++)
-		if (peer_init(dev, &dev->peers[i], &cfg->peers[i], err, errlen) != 0)
+		if (peer_init(dev, &cfg->peers[i], err, errlen) != 0)
 			goto fail;
+	dev->n_static = dev->n_peers;
 	if (rendezvous_init(dev, cfg) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -163,17 +140,13 @@ fail:
 void yip_device_free(struct yip_device *dev)
 {
 	rendezvous_free(dev);
-	for (size_t i = 0; dev->peers && i < dev->n_peers; i++) {
-		struct yip_peer *p = &dev->peers[i];
+	while (dev->n_peers > 0) {
+		struct yip_peer *p = dev->peers[dev->n_peers - 1];
 
-		noise_hs_wipe(&p->hs);
-		sodium_memzero(&p->prev, sizeof(p->prev));
-		sodium_memzero(&p->cur, sizeof(p->cur));
-		sodium_memzero(&p->next, sizeof(p->next));
 		punch_free(p);
-		datapath_free(p);
-		protect_free(p);
+		peer_free(p);
 	}
+	members_free(dev);
 	if (dev->txsym)
 		sodium_memzero(dev->txsym, dev->sym_cap);
 	free(dev->txsym);
@@ -182,6 +155,7 @@ void yip_device_free(struct yip_device *dev)
 		mac_table_free(dev->macs);
 	free(dev->macs);
 	free(dev->peers);
+	free(dev->keytab);
 	timer_free(dev);
 	free(dev->index);
 	route_table_free(dev->routes);
@@ -233,7 +207,7 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 
 	if (i >= dev->n_peers)
 		return false;
-	p = &dev->peers[i];
+	p = dev->peers[i];
 	memset(out, 0, sizeof(*out));
 	memcpy(out->public_key, p->public_key, YIP_KEY_LEN);
 	memcpy(out->address, p->address, YIP_ADDR_LEN);
@@ -258,6 +232,12 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 		o->validated = p->paths[j].validated;
 		o->rtt = p->paths[j].rtt;
 	}
+	out->dynamic = p->dynamic;
+	out->root = p->root;
+	out->cert = p->member != NULL ? &p->member->cert : NULL;
+	out->n_allowed = p->n_allowed;
+	memcpy(out->allowed, p->allowed, sizeof(out->allowed));
+	out->last_rx = p->last_rx;
 	out->established = session_usable(p, now);
 	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
 	out->srtt = p->fec.srtt;
@@ -311,9 +291,9 @@ unsigned yip_device_mtu(const struct yip_device *dev)
 int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
                             const union yip_sockaddr *addr)
 {
-	struct yip_peer *p = i < dev->n_peers ? &dev->peers[i]
-	                     : i - dev->n_peers < dev->n_servers
-	                         ? &dev->servers[i - dev->n_peers].peer
+	struct yip_peer *p = i < dev->n_static ? dev->peers[i]
+	                     : i - dev->n_static < dev->n_servers
+	                         ? &dev->servers[i - dev->n_static].peer
 	                         : NULL;
 	int c = -1, n;
 
@@ -547,6 +527,11 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 		next = min64(next, dev->next_timer);
 		dev->next_timer = next > now ? next : now + YIP_NS_PER_MS;
 	}
+	/* Members whose certificates expired or were revoked lose their sessions. */
+	if (dev->members != NULL && now >= dev->members->sweep_at) {
+		members_sweep(dev);
+		dev->members->sweep_at = now + MEMBERS_SWEEP_NS;
+	}
 	/* The peers that are due, each once: taken out first, so one that asks
 	 * to run again at once waits for the next tick instead of spinning. */
 	do {
@@ -567,7 +552,274 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 		}
 	} while (n == sizeof(due) / sizeof(due[0]));
 	next = min64(dev->next_timer, timer_next(dev));
+	if (dev->members != NULL)
+		next = min64(next, dev->members->sweep_at);
 	/* What asked to run again at once waits a millisecond, so a deadline
 	 * that stays in the past cannot spin the loop. */
 	return next > now ? next : now + YIP_NS_PER_MS;
+}
+
+/* ---- the peer table at run time ---------------------------------------------------- */
+
+struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
+                                     const uint8_t pub[YIP_KEY_LEN], const struct yip_cidr *allowed,
+                                     size_t n_allowed, const union yip_sockaddr *endpoints,
+                                     size_t n_endpoints, unsigned keepalive, char *err,
+                                     size_t errlen)
+{
+	struct yip_peer *p;
+
+	if (n_allowed > YIP_PEER_ALLOWED) {
+		snprintf(err, errlen, "at most %d prefixes", YIP_PEER_ALLOWED);
+		return NULL;
+	}
+	p = peer_new(dev, pub, true, err, errlen);
+	if (p == NULL)
+		return NULL;
+	for (size_t i = 0; i < n_allowed; i++) {
+		if (peer_route_add(p, &allowed[i], err, errlen) != 0) {
+			peer_free(p);
+			return NULL;
+		}
+		p->allowed[p->n_allowed++] = allowed[i];
+	}
+	for (size_t i = 0; i < n_endpoints; i++) {
+		int k = path_add(p, now, YIP_PATH_DIRECT, &endpoints[i], -1, 0, YIP_ORIGIN_CONFIG);
+
+		if (k >= 0 && p->path < 0)
+			path_use(p, now, k);
+	}
+	p->persistent_keepalive = keepalive;
+	if (keepalive)
+		schedule_peer(p, now);
+	return p;
+}
+
+int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p)
+{
+	if (p == NULL || p->dev != dev || !p->dynamic)
+		return -1;
+	punch_free(p);
+	peer_free(p);
+	return 0;
+}
+
+/* ---- membership -------------------------------------------------------------------- */
+
+/* Roots are kept connected: a keepalive this often (seconds). */
+#define ROOT_KEEPALIVE 25
+
+int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN_PUBLIC],
+                            const uint8_t *cert, size_t len, char *err, size_t errlen)
+{
+	if (dev->max_dynamic == 0) {
+		snprintf(err, errlen, "the device was not made for a CA-gated network");
+		return -1;
+	}
+	dev->members = calloc(1, sizeof(*dev->members));
+	if (dev->members == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(dev->members->ca, ca, MEMBER_SIGN_PUBLIC);
+	if (yip_device_set_cert(dev, cert, len, err, errlen) != 0) {
+		members_free(dev);
+		return -1;
+	}
+	return 0;
+}
+
+int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
+                        size_t errlen)
+{
+	struct yip_members *ms = dev->members;
+	struct member_cert c;
+	enum member_verdict v;
+
+	if (ms == NULL) {
+		snprintf(err, errlen, "not a CA-gated node");
+		return -1;
+	}
+	if (member_cert_parse(&c, cert, len) != MEMBER_OK) {
+		snprintf(err, errlen, "not a well-formed certificate");
+		return -1;
+	}
+	if (ms->has_cert && strcmp(c.f.network, ms->network) != 0) {
+		snprintf(err, errlen, "for network %s, not %s", c.f.network, ms->network);
+		return -1;
+	}
+	v = member_cert_admit(&c, ms->ca, c.f.network, ms->revs, dev->public_key,
+	                      members_unix(dev));
+	if (v != MEMBER_OK) {
+		snprintf(err, errlen, "%s: %s", member_verdict_name(v),
+		         v == MEMBER_KEY_MISMATCH ? "it is for another key than local_private's"
+		                                  : member_verdict_text(v));
+		return -1;
+	}
+	ms->cert = c;
+	if (!ms->has_cert)
+		snprintf(ms->network, sizeof(ms->network), "%s", c.f.network);
+	ms->has_cert = true;
+	return 0;
+}
+
+/* Marks the roots of the set we hold, adding a peer for each we do not know. */
+static void roots_apply(struct yip_device *dev, uint64_t now)
+{
+	const struct wire_roots *r = &dev->members->roots.f;
+	char err[96];
+
+	for (size_t i = dev->n_static; i < dev->n_peers; i++)
+		dev->peers[i]->root = false;
+	for (unsigned i = 0; i < r->n_roots; i++) {
+		const struct wire_root *root = &r->roots[i];
+		struct yip_peer *p;
+
+		if (memcmp(root->key, dev->public_key, YIP_KEY_LEN) == 0)
+			continue; /* we are a root ourselves */
+		p = index_key_find(dev, root->key);
+		if (p == NULL) {
+			p = yip_device_peer_add(dev, now, root->key, NULL, 0, root->addrs,
+			                        root->n_addrs, ROOT_KEEPALIVE, err, sizeof(err));
+			if (p == NULL) {
+				log_warn("root %02x%02x%02x%02x: %s", root->key[0], root->key[1],
+				         root->key[2], root->key[3], err);
+				continue;
+			}
+		} else {
+			for (unsigned k = 0; k < root->n_addrs; k++)
+				path_add(p, now, YIP_PATH_DIRECT, &root->addrs[k], -1, 0,
+				         YIP_ORIGIN_CONFIG);
+		}
+		p->root = true;
+	}
+}
+
+enum member_verdict yip_device_offer_roots(struct yip_device *dev, uint64_t now, const uint8_t *obj,
+                                           size_t len)
+{
+	struct yip_members *ms = dev->members;
+	struct member_roots *r;
+	enum member_verdict v;
+
+	if (!members_on(dev))
+		return MEMBER_WRONG_CA;
+	r = malloc(sizeof(*r));
+	if (r == NULL)
+		return MEMBER_MALFORMED;
+	v = member_roots_parse(r, obj, len);
+	if (v == MEMBER_OK)
+		v = member_roots_check(r, ms->ca, ms->network,
+		                       ms->has_roots ? ms->roots.f.serial : 0);
+	if (v == MEMBER_OLDER)
+		ms->roots_older++;
+	if (v == MEMBER_OK && !(ms->has_roots && r->f.serial == ms->roots.f.serial)) {
+		ms->roots = *r;
+		ms->has_roots = true;
+		roots_apply(dev, now);
+		log_info("root set %llu adopted: %u root%s", (unsigned long long)r->f.serial,
+		         r->f.n_roots, r->f.n_roots == 1 ? "" : "s");
+	}
+	free(r);
+	return v;
+}
+
+/* Takes out the members whose certificates are revoked or no longer valid. */
+static void members_sweep(struct yip_device *dev)
+{
+	struct yip_members *ms = dev->members;
+	uint64_t unix_now = members_unix(dev);
+
+	/* Backwards: removing a peer moves the last one into its slot. */
+	for (size_t i = dev->n_peers; i-- > dev->n_static;) {
+		struct yip_peer *p = dev->peers[i];
+		const char *why = NULL;
+		char name[WIRE_MEMBER_NAME_MAX + 1] = "";
+
+		if (ms->revs != NULL &&
+		    member_revocations_has(ms->revs, WIRE_REVOKED_KEY, p->public_key))
+			why = "revoked";
+		else if (p->member != NULL) {
+			enum member_verdict v =
+			    member_cert_admit(&p->member->cert, ms->ca, ms->network, ms->revs,
+			                      p->public_key, unix_now);
+
+			if (v != MEMBER_OK)
+				why = member_verdict_name(v);
+		}
+		if (why == NULL)
+			continue;
+		if (p->member != NULL)
+			snprintf(name, sizeof(name), "%s", p->member->cert.f.name);
+		log_info("member \"%s\" (%02x%02x%02x%02x) removed: certificate %s", name,
+		         p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3],
+		         why);
+		yip_device_peer_remove(dev, p);
+		ms->removed++;
+	}
+}
+
+enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_t now,
+                                                 const uint8_t *obj, size_t len)
+{
+	struct yip_members *ms = dev->members;
+	struct member_revocations *r;
+	enum member_verdict v;
+
+	(void)now;
+	if (!members_on(dev))
+		return MEMBER_WRONG_CA;
+	r = malloc(sizeof(*r));
+	if (r == NULL)
+		return MEMBER_MALFORMED;
+	v = member_revocations_parse(r, obj, len);
+	if (v == MEMBER_OK)
+		v = member_revocations_check(r, ms->ca, ms->network,
+		                             ms->revs ? ms->revs->f.serial : 0);
+	if (v == MEMBER_OLDER)
+		ms->revs_older++;
+	if (v != MEMBER_OK || (ms->revs != NULL && r->f.serial == ms->revs->f.serial)) {
+		free(r);
+		return v;
+	}
+	free(ms->revs);
+	ms->revs = r;
+	log_info("revocation list %llu adopted: %u entr%s", (unsigned long long)r->f.serial, r->f.n,
+	         r->f.n == 1 ? "y" : "ies");
+	members_sweep(dev); /* at once: revoked members lose their sessions now */
+	return MEMBER_OK;
+}
+
+const struct member_roots *yip_device_roots(const struct yip_device *dev)
+{
+	return dev->members && dev->members->has_roots ? &dev->members->roots : NULL;
+}
+
+const struct member_revocations *yip_device_revocations(const struct yip_device *dev)
+{
+	return dev->members ? dev->members->revs : NULL;
+}
+
+bool yip_device_members_info(const struct yip_device *dev, struct yip_members_info *out)
+{
+	const struct yip_members *ms = dev->members;
+
+	memset(out, 0, sizeof(*out));
+	if (ms == NULL || !ms->has_cert)
+		return false;
+	snprintf(out->network, sizeof(out->network), "%s", ms->network);
+	out->cert = &ms->cert;
+	out->has_roots = ms->has_roots;
+	out->roots_serial = ms->has_roots ? ms->roots.f.serial : 0;
+	out->roots = ms->has_roots ? &ms->roots : NULL;
+	out->has_revocations = ms->revs != NULL;
+	out->revocations_serial = ms->revs ? ms->revs->f.serial : 0;
+	out->n_revoked = ms->revs ? ms->revs->f.n : 0;
+	out->no_cert = ms->no_cert;
+	memcpy(out->refused, ms->refused, sizeof(out->refused));
+	out->admitted = ms->admitted;
+	out->removed = ms->removed;
+	out->roots_older = ms->roots_older;
+	out->revocations_older = ms->revs_older;
+	return true;
 }

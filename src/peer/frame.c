@@ -230,8 +230,7 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 			yip_device_drop(dev, YIP_DROP_BAD_INNER);
 			return false;
 		}
-		if (mac_learn(dev->macs, pkt + 6, (uint32_t)(p - dev->peers) + 1, now) ==
-		    MAC_TAKEN) {
+		if (mac_learn(dev->macs, pkt + 6, (uint32_t)p->slot + 1, now) == MAC_TAKEN) {
 			yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
 			return false;
 		}

@@ -94,11 +94,27 @@ static unsigned init_targets(const struct yip_peer *p, uint64_t now, int *out)
 	return n;
 }
 
+/* Our certificate, which every handshake to a peer (not to a rendezvous
+ * server) carries on a CA-gated node: its bytes and length (0: none). */
+static size_t own_cert(const struct yip_peer *p, const uint8_t **cert)
+{
+	const struct yip_device *dev = p->dev;
+
+	if (!members_on(dev) || p->is_server)
+		return 0;
+	*cert = dev->members->cert.raw;
+	return dev->members->cert.len;
+}
+
 static void send_init(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
 	struct wire_init_payload pl = {.ciphers = (uint8_t)dev->ciphers};
-	uint8_t payload[WIRE_INIT_PAYLOAD], d[WIRE_INIT_LEN], *msg1;
+	uint8_t payload[WIRE_INIT_PAYLOAD + WIRE_HS_CERT_MAX], d[WIRE_INIT_MAX], *msg1;
+	const uint8_t *cert = NULL;
+	size_t clen = own_cert(p, &cert), plen = WIRE_INIT_PAYLOAD + clen;
+	size_t msg1_len = NOISE_MSG1_OVERHEAD + plen,
+	       len = WIRE_INIT_MSG1 + msg1_len + 2 * WIRE_MAC_LEN;
 	int targets[YIP_MAX_PATHS];
 	unsigned n;
 
@@ -112,18 +128,19 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	 * one, so a peer cannot make it take more than ~60 Inits a second. */
 	yip_tai64n(pl.tai64n, frame_wall(dev) & ~((1ULL << 24) - 1));
 	wire_init_payload_put(payload, &pl);
+	if (clen > 0)
+		memcpy(payload + WIRE_INIT_PAYLOAD, cert, clen);
 
 	msg1 = wire_init_put(d, p->hs_index);
-	if (noise_write_msg1(&p->hs, payload, sizeof(payload), msg1, WIRE_MSG1_LEN) !=
-	    WIRE_MSG1_LEN) {
+	if (noise_write_msg1(&p->hs, payload, plen, msg1, msg1_len) != (int)msg1_len) {
 		index_del(dev, p->hs_index);
 		noise_hs_wipe(&p->hs);
 		return;
 	}
-	wire_init_mac1_put(d, p->mac1_key);
-	cookie_jar_stamp(&p->cookie, now, d);
+	wire_init_mac1_put_n(d, len, p->mac1_key);
+	cookie_jar_stamp(&p->cookie, now, d, len);
 	for (unsigned i = 0; i < n; i++)
-		frame_send_path(p, targets[i], d, WIRE_INIT_LEN);
+		frame_send_path(p, targets[i], d, len);
 
 	p->hs_pending = true;
 	p->last_tx = now;
@@ -211,9 +228,13 @@ static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip
 void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                        const uint8_t *d, size_t len)
 {
-	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
-	uint8_t resp[WIRE_RESP_LEN];
-	int back;
+	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD + WIRE_HS_CERT_MAX];
+	uint8_t chosen[WIRE_RESP_PAYLOAD + WIRE_HS_CERT_MAX], resp[WIRE_RESP_MAX];
+	struct member_cert mc;
+	const uint8_t *cert = NULL;
+	size_t clen, rlen, msg2_len;
+	bool admit = false;
+	int back, plen;
 	struct wire_init_payload pl;
 	struct wire_init m;
 	struct noise_hs hs;
@@ -226,7 +247,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_MALFORMED);
 		return;
 	}
-	if (!wire_init_mac1_ok(d, dev->mac1_key)) {
+	if (!wire_init_mac1_ok_n(d, len, dev->mac1_key)) {
 		yip_device_drop(dev, YIP_DROP_BAD_MAC1);
 		return;
 	}
@@ -235,10 +256,10 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	 * (A relayed Init comes from a server that checked its sender.) */
 	if (from->server < 0) {
 		if (cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
-		    !cookie_check(&dev->cookies, now, &from->addr, d)) {
+		    !cookie_check(&dev->cookies, now, &from->addr, d, len)) {
 			uint8_t reply[WIRE_COOKIE_MSG];
 
-			cookie_reply(&dev->cookies, now, &from->addr, d, reply);
+			cookie_reply(&dev->cookies, now, &from->addr, d, len, reply);
 			frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
 			yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
 			return;
@@ -250,43 +271,81 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
 	              dev->public_key, NULL);
-	if (noise_read_msg1_static(&hs, m.msg1, WIRE_MSG1_LEN, rs) != 0) {
+	if (noise_read_msg1_static(&hs, m.msg1, m.msg1_len, rs) != 0) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
 	p = index_key_find(dev, rs);
-	if (p == NULL) {
+	/* A stranger is heard out only on a CA-gated node: its certificate is
+	 * in the payload, behind the second DH (the source budget above
+	 * bounds how often that is paid for strangers). */
+	if (p == NULL && !members_on(dev)) {
 		yip_device_drop(dev, YIP_DROP_UNKNOWN_PEER);
 		goto out;
 	}
-	/* A configured peer gets one costly Init at a time (the second DH). */
-	if (p->last_init_rx != 0 && now - p->last_init_rx < YIP_INIT_PEER_NS) {
-		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
-		goto out;
+	if (p != NULL) {
+		/* A known peer gets one costly Init at a time (the second DH). */
+		if (p->last_init_rx != 0 && now - p->last_init_rx < YIP_INIT_PEER_NS) {
+			yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+			goto out;
+		}
+		p->last_init_rx = now;
+		/* Both sides initiated at once: the smaller public key keeps the
+		 * initiator role, so exactly one of the two Inits is answered. */
+		if (p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
+			yip_device_drop(dev, YIP_DROP_GLARE);
+			goto out;
+		}
 	}
-	p->last_init_rx = now;
-	/* Both sides initiated at once: the smaller public key keeps the
-	 * initiator role, so exactly one of the two Inits is answered. */
-	if (p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
-		yip_device_drop(dev, YIP_DROP_GLARE);
-		goto out;
-	}
-	if (noise_read_msg1_payload(&hs, m.msg1, WIRE_MSG1_LEN, payload, sizeof(payload)) !=
-	        sizeof(payload) ||
-	    !wire_init_payload_get(&pl, payload, sizeof(payload))) {
+	plen = noise_read_msg1_payload(&hs, m.msg1, m.msg1_len, payload, sizeof(payload));
+	if (plen < WIRE_INIT_PAYLOAD || !wire_init_payload_get(&pl, payload, WIRE_INIT_PAYLOAD)) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	if (memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+	/* A member (a stranger, or a peer we admitted by certificate) proves
+	 * its membership in every handshake: a certificate revoked or expired
+	 * since is refused. */
+	if (p == NULL || (p->dynamic && members_on(dev))) {
+		enum member_verdict v = members_admit(dev, rs, payload + WIRE_INIT_PAYLOAD,
+		                                      (size_t)plen - WIRE_INIT_PAYLOAD, &mc);
+
+		if (v != MEMBER_OK) {
+			log_debug("handshake from %02x%02x%02x%02x refused: %s", rs[0], rs[1],
+			          rs[2], rs[3],
+			          (size_t)plen == WIRE_INIT_PAYLOAD ? "no certificate"
+			                                            : member_verdict_name(v));
+			yip_device_drop(dev, YIP_DROP_NOT_ADMITTED);
+			goto out;
+		}
+		admit = true;
+	}
+	if (p != NULL && memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
 		yip_device_drop(dev, YIP_DROP_STALE_INIT);
 		goto out;
 	}
 	cipher = cipher_choose(dev->ciphers, pl.ciphers);
 	if (cipher < 0) {
-		peer_name(p, name);
-		log_warn("peer %s: no data cipher in common (it offers 0x%02x, we allow 0x%02x); "
-		         "check 'cipher' on both sides",
-		         name, pl.ciphers, dev->ciphers);
+		log_warn("peer %02x%02x%02x%02x: no data cipher in common (it offers 0x%02x, we "
+		         "allow 0x%02x); check 'cipher' on both sides",
+		         rs[0], rs[1], rs[2], rs[3], pl.ciphers, dev->ciphers);
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
+	if (p == NULL) {
+		char err[96];
+
+		p = peer_new(dev, rs, true, err, sizeof(err));
+		if (p == NULL) {
+			log_warn("member %s: cannot admit: %s", mc.f.name, err);
+			yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+			goto out;
+		}
+		p->last_init_rx = now;
+		dev->members->admitted++;
+		log_info("member \"%s\" (%02x%02x%02x%02x) admitted by its certificate", mc.f.name,
+		         rs[0], rs[1], rs[2], rs[3]);
+	}
+	if (admit && peer_set_member(p, &mc) != 0) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
@@ -304,28 +363,34 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	kp->initiator = false;
 
 	wire_resp_payload_put(chosen, (uint8_t)cipher);
-	if (noise_write_msg2(&hs, chosen, sizeof(chosen),
+	clen = own_cert(p, &cert);
+	if (clen > 0)
+		memcpy(chosen + WIRE_RESP_PAYLOAD, cert, clen);
+	msg2_len = NOISE_MSG2_OVERHEAD + WIRE_RESP_PAYLOAD + clen;
+	rlen = WIRE_RESP_MSG2 + msg2_len + WIRE_MAC_LEN;
+	if (noise_write_msg2(&hs, chosen, WIRE_RESP_PAYLOAD + clen,
 	                     wire_resp_put(resp, kp->local_index, kp->remote_index),
-	                     WIRE_MSG2_LEN) != WIRE_MSG2_LEN) {
+	                     msg2_len) != (int)msg2_len) {
 		index_del(dev, kp->local_index);
 		sodium_memzero(kp, sizeof(*kp));
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	wire_mac1_put(resp, WIRE_RESP_LEN, p->mac1_key);
+	wire_mac1_put(resp, rlen, p->mac1_key);
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
 	session_install(p, kp, now, frame_wall(dev));
 	path_confirm(p, now, from, false);
 	/* The Resp goes back the way the Init came. */
 	back = path_from(p, from);
 	if (back >= 0)
-		frame_send_path(p, back, resp, WIRE_RESP_LEN);
+		frame_send_path(p, back, resp, rlen);
 	p->last_tx = now;
 	peer_name(p, name);
 	log_debug("peer %s: answered handshake (%s)", name, yip_cipher_name((unsigned)cipher));
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(payload, sizeof(payload));
+	sodium_memzero(chosen, sizeof(chosen));
 	sodium_memzero(&pl, sizeof(pl));
 }
 
@@ -355,8 +420,11 @@ void handshake_rx_cookie(struct yip_device *dev, uint64_t now, const uint8_t *d,
 struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
                                    const struct yip_from *from, const uint8_t *d, size_t len)
 {
-	uint8_t payload[WIRE_RESP_PAYLOAD], cipher;
+	uint8_t payload[WIRE_RESP_PAYLOAD + WIRE_HS_CERT_MAX], cipher;
+	struct member_cert mc;
+	bool admit = false;
 	struct wire_resp m;
+	int plen;
 	struct yip_peer *p;
 	struct noise_hs hs;
 	char name[9];
@@ -377,10 +445,33 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	/* Work on a copy: a forged Resp must not spoil the pending handshake. */
 	hs = p->hs;
 	/* The responder must pick one of the ciphers we offered. */
-	if (noise_read_msg2(&hs, m.msg2, WIRE_MSG2_LEN, payload, sizeof(payload)) !=
-	        sizeof(payload) ||
-	    !wire_resp_payload_get(&cipher, payload, sizeof(payload)) ||
+	plen = noise_read_msg2(&hs, m.msg2, m.msg2_len, payload, sizeof(payload));
+	if (plen < WIRE_RESP_PAYLOAD ||
+	    !wire_resp_payload_get(&cipher, payload, WIRE_RESP_PAYLOAD) ||
 	    cipher >= YIP_CIPHER_COUNT || !(dev->ciphers & YIP_CIPHER_BIT(cipher))) {
+		noise_hs_wipe(&hs);
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		return NULL;
+	}
+	/* A peer we know only as a member (a root, or one admitted before)
+	 * must show a valid certificate for its key in return. */
+	if (p->dynamic && members_on(dev)) {
+		enum member_verdict v =
+		    members_admit(dev, p->public_key, payload + WIRE_RESP_PAYLOAD,
+		                  (size_t)plen - WIRE_RESP_PAYLOAD, &mc);
+
+		if (v != MEMBER_OK) {
+			peer_name(p, name);
+			log_debug("peer %s: its answer is refused: %s", name,
+			          (size_t)plen == WIRE_RESP_PAYLOAD ? "no certificate"
+			                                            : member_verdict_name(v));
+			noise_hs_wipe(&hs);
+			yip_device_drop(dev, YIP_DROP_NOT_ADMITTED);
+			return NULL;
+		}
+		admit = true;
+	}
+	if (admit && peer_set_member(p, &mc) != 0) {
 		noise_hs_wipe(&hs);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		return NULL;

@@ -7,11 +7,16 @@
  * trial decryption. Open addressing with linear probing; deletion shifts
  * later entries back so no tombstones are needed.
  *
- * The static public key (Inits), known only after the first DH.
+ * The static public key (Inits), known only after the first DH: a chained
+ * hash table keyed with the device's secret hash key, so a stranger cannot
+ * choose keys that pile up in one chain. Both tables grow as peers are
+ * added, never on the per-packet path.
  */
 #include "peer/internal.h"
 
 #include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
 
 static size_t slot_find(const struct yip_device *dev, uint32_t index)
 {
@@ -80,11 +85,94 @@ struct yip_peer *index_find(const struct yip_device *dev, uint32_t index)
 	return dev->index[i].index == index ? dev->index[i].peer : NULL;
 }
 
+/* Room for the sessions of n peers: at most four live indices each
+ * (handshake, previous, current, next), the table at most a quarter full
+ * so probe runs stay short. Rehashes into a larger table when needed. */
+int index_reserve(struct yip_device *dev, size_t n)
+{
+	size_t slots = dev->index ? dev->index_mask + 1 : 0, want = 64;
+	struct yip_index_slot *old = dev->index, *t;
+	size_t old_slots = slots;
+
+	while (want < n * 16)
+		want *= 2;
+	if (want <= slots)
+		return 0;
+	t = calloc(want, sizeof(*t));
+	if (t == NULL)
+		return -1;
+	dev->index = t;
+	dev->index_mask = want - 1;
+	for (size_t i = 0; i < old_slots; i++)
+		if (old[i].index != 0)
+			dev->index[slot_find(dev, old[i].index)] = old[i];
+	free(old);
+	return 0;
+}
+
+static size_t key_bucket(const struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
+{
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t v;
+
+	crypto_shorthash(h, pub, YIP_KEY_LEN, dev->hash_key);
+	memcpy(&v, h, sizeof(v));
+	return (size_t)v & dev->keytab_mask;
+}
+
+static void key_insert(struct yip_device *dev, struct yip_peer *p)
+{
+	size_t b = key_bucket(dev, p->public_key);
+
+	p->key_next = dev->keytab[b];
+	dev->keytab[b] = p;
+}
+
+int index_key_add(struct yip_device *dev, struct yip_peer *p)
+{
+	size_t buckets = dev->keytab ? dev->keytab_mask + 1 : 0;
+
+	/* p is in dev->peers already: keep at most one peer a bucket on average. */
+	if (dev->n_peers > buckets) {
+		size_t want = buckets ? 2 * buckets : 16;
+		struct yip_peer **t;
+
+		while (want < dev->n_peers)
+			want *= 2;
+		t = calloc(want, sizeof(*t));
+		if (t == NULL)
+			return -1;
+		free(dev->keytab);
+		dev->keytab = t;
+		dev->keytab_mask = want - 1;
+		for (size_t i = 0; i < dev->n_peers; i++)
+			if (dev->peers[i] != p)
+				key_insert(dev, dev->peers[i]);
+	}
+	key_insert(dev, p);
+	return 0;
+}
+
+void index_key_del(struct yip_device *dev, struct yip_peer *p)
+{
+	struct yip_peer **pp;
+
+	if (dev->keytab == NULL)
+		return;
+	for (pp = &dev->keytab[key_bucket(dev, p->public_key)]; *pp; pp = &(*pp)->key_next)
+		if (*pp == p) {
+			*pp = p->key_next;
+			p->key_next = NULL;
+			return;
+		}
+}
+
 struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
 {
-	/* Only handshakes come here, after a DH; a scan is cheap next to that. */
-	for (size_t i = 0; i < dev->n_peers; i++)
-		if (sodium_memcmp(dev->peers[i].public_key, pub, YIP_KEY_LEN) == 0)
-			return &dev->peers[i];
+	if (dev->keytab == NULL)
+		return NULL;
+	for (struct yip_peer *p = dev->keytab[key_bucket(dev, pub)]; p; p = p->key_next)
+		if (sodium_memcmp(p->public_key, pub, YIP_KEY_LEN) == 0)
+			return p;
 	return NULL;
 }

@@ -13,6 +13,7 @@
  *   protect.c    loss recovery, sending side: FEC blocks, ARQ history
  *   recover.c    loss recovery, receiving side: reassembly, loss, NACKs
  *   report.c     loss reports both ways; RTT
+ *   peers.c      the peer table (adding, freeing) and membership (admission)
  *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
  *   punch.c      path probes: which paths work, how fast, which to use
  *   rendezvous.c the node's side of the rendezvous servers: register, look up, introductions
@@ -24,6 +25,7 @@
 #ifndef YIP_PEER_INTERNAL_H
 #define YIP_PEER_INTERNAL_H
 
+#include "membership/member.h"
 #include "peer/peer.h"
 
 #define YIP_PROLOGUE     "yip-v1"
@@ -73,6 +75,11 @@ static inline void schedule_peer(struct yip_peer *p, uint64_t when)
 int index_add(struct yip_device *dev, struct yip_peer *p, uint32_t *out);
 void index_del(struct yip_device *dev, uint32_t index);
 struct yip_peer *index_find(const struct yip_device *dev, uint32_t index);
+/* Grows the session index table for n peers and servers (rehashes). 0, or -1. */
+int index_reserve(struct yip_device *dev, size_t n);
+/* Enters p, already in dev->peers, in the key table (grown as needed). 0, or -1. */
+int index_key_add(struct yip_device *dev, struct yip_peer *p);
+void index_key_del(struct yip_device *dev, struct yip_peer *p);
 struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
 
 /* ---- session.c: key slots and their lifetimes ------------------------------ */
@@ -209,6 +216,60 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 uint64_t report_timers(struct yip_peer *p, uint64_t now);
 void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len);
 
+/* ---- peers.c: the peer table and membership ----------------------------------------- */
+
+/* What a peer's certificate says (CA-gated networks). */
+struct yip_member {
+	struct member_cert cert;
+};
+
+/* A CA-gated node's membership state (docs/membership.md). */
+struct yip_members {
+	uint8_t ca[MEMBER_SIGN_PUBLIC];
+	char network[WIRE_NETWORK_MAX + 1];
+	bool has_cert;
+	struct member_cert cert; /* ours, sent in every handshake */
+	bool has_roots;
+	struct member_roots roots;
+	struct member_revocations *revs;        /* NULL: none yet */
+	uint64_t no_cert;                       /* admissions refused: no certificate */
+	uint64_t refused[MEMBER_VERDICT_COUNT]; /* ... by the certificate's verdict */
+	uint64_t admitted, removed;
+	uint64_t roots_older, revs_older; /* root sets, revocation lists refused as older */
+	uint64_t sweep_at;                /* next look for expired or revoked members */
+};
+
+/*
+ * A new peer with static key pub, appended to dev->peers with its
+ * key-derived address routed to it; everything it needs is allocated here.
+ * dynamic: added at run time (the table's max_dynamic applies). NULL with
+ * a message in err (already a peer, table full, out of memory).
+ */
+struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
+                          char *err, size_t errlen);
+/* Routes prefix c to p (a configured allowed_ips entry). 0, or -1 with err. */
+int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size_t errlen);
+/* Takes p out of every table, wipes its keys and frees it. Its many-ports
+ * probe must be over (punch_free) first. */
+void peer_free(struct yip_peer *p);
+/* Frees the membership state (the device goes away). */
+void members_free(struct yip_device *dev);
+/* The wall clock in Unix seconds, for certificate checks. */
+uint64_t members_unix(struct yip_device *dev);
+/* True on a CA-gated node (it has a certificate of its own). */
+bool members_on(const struct yip_device *dev);
+/*
+ * Admission of the certificate cert (len bytes, 0: none) presented for
+ * key in a handshake: parsed into out and checked against the CA, the
+ * network, the time and the revocation list. A refusal is counted by its
+ * verdict (no certificate: MEMBER_MALFORMED, counted as no_cert).
+ */
+enum member_verdict members_admit(struct yip_device *dev, const uint8_t key[YIP_KEY_LEN],
+                                  const uint8_t *cert, size_t len, struct member_cert *out);
+/* Records c as p's certificate; a dynamic peer's routes become c's prefixes
+ * (and its key-derived address). 0, or -1 (out of memory). */
+int peer_set_member(struct yip_peer *p, const struct member_cert *c);
+
 /* ---- handshake.c: Noise IK ------------------------------------------------------- */
 
 /* Begins a handshake series unless one is already running. */
@@ -253,8 +314,6 @@ uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 
-int datapath_init(struct yip_peer *p);
-void datapath_free(struct yip_peer *p);
 /* Sends one inner packet under the current keys; len 0 is a keepalive. */
 void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
 /* A handshake we initiated completed: send what waited, or a keepalive so

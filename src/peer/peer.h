@@ -19,6 +19,7 @@
 #include "fec/policy.h"
 #include "flow/flow.h"
 #include "mac/mac.h"
+#include "membership/member.h"
 #include "noise/noise.h"
 #include "replay/replay.h"
 #include "wire/wire.h"
@@ -50,6 +51,7 @@ struct route_table;
 	X(HANDSHAKE_FAILED,                                                                        \
 	  "handshake_failed")             /* Noise failed, no common cipher, no free index */      \
 	X(UNKNOWN_PEER, "unknown_peer")   /* valid Init from a key not configured */               \
+	X(NOT_ADMITTED, "not_admitted")   /* its certificate was refused (members by verdict) */   \
 	X(STALE_INIT, "stale_init")       /* Init timestamp not newer: replay */                   \
 	X(GLARE, "glare")                 /* Init ignored: our own Init wins */                    \
 	X(UNKNOWN_INDEX, "unknown_index") /* no session with that receiver index */                \
@@ -287,11 +289,27 @@ struct yip_path {
 
 #define YIP_MAX_PATHS 12
 
+/* Prefixes a dynamic peer may hold (a certificate's). */
+#define YIP_PEER_ALLOWED 8
+/* Peers a CA-gated node adds at run time, at most. */
+#define YIP_MAX_DYNAMIC_PEERS 1024
+
+struct yip_member;
+struct yip_members;
+
 struct yip_peer {
 	struct yip_device *dev;
-	bool is_server;    /* a rendezvous server: a session for control messages only */
-	uint64_t timer_at; /* when its timers want to run (UINT64_MAX: nothing due) */
-	size_t heap_pos;   /* its slot in the device's timer heap */
+	bool is_server;            /* a rendezvous server: a session for control messages only */
+	bool dynamic;              /* added at run time (yip_device_peer_add); removable */
+	bool root;                 /* listed in the root set we hold */
+	size_t slot;               /* its place in dev->peers; static peers keep theirs for life */
+	struct yip_peer *key_next; /* the next peer in its chain of the device's key table */
+	/* Its prefixes besides its key-derived address (a dynamic peer's: routes to remove). */
+	struct yip_cidr allowed[YIP_PEER_ALLOWED];
+	uint8_t n_allowed;
+	struct yip_member *member; /* what its certificate says (CA-gated networks), or NULL */
+	uint64_t timer_at;         /* when its timers want to run (UINT64_MAX: nothing due) */
+	size_t heap_pos;           /* its slot in the device's timer heap */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
@@ -411,9 +429,18 @@ struct yip_device {
 	struct flow_table *flows;
 	struct mac_table *macs; /* TAP mode only; NULL in TUN mode */
 
-	struct yip_peer *peers;
-	size_t n_peers;
-	struct yip_server *servers; /* rendezvous servers, n_servers of them */
+	/*
+	 * The peers, each on the heap: the configured ones first (slots
+	 * 0..n_static-1, fixed for life), then the dynamic ones, which
+	 * yip_device_peer_add appends and yip_device_peer_remove takes out (the
+	 * last one moves into the hole). keytab finds a peer by its static key.
+	 */
+	struct yip_peer **peers;
+	size_t n_peers, cap_peers, n_static, max_dynamic;
+	struct yip_peer **keytab; /* chained by key_next; keytab_mask + 1 buckets */
+	size_t keytab_mask;
+	struct yip_members *members; /* CA-gated network state (membership.c), or NULL */
+	struct yip_server *servers;  /* rendezvous servers, n_servers of them */
 	size_t n_servers;
 	bool relay_off;         /* relay=off */
 	uint64_t nat_keepalive; /* ns between datagrams that hold NAT mappings; 0 = off */
@@ -525,6 +552,13 @@ struct yip_peer_info {
 	const char *nat;                /* the peer's NAT mapping, from an introduction */
 	unsigned n_paths;
 	struct yip_path_info paths[YIP_MAX_PATHS];
+	bool dynamic; /* added at run time (a member, a root) */
+	bool root;    /* listed in the root set */
+	const struct member_cert
+	    *cert;         /* its certificate, NULL if none (good until the engine runs) */
+	uint8_t n_allowed; /* a dynamic peer's prefixes (its certificate's) */
+	struct yip_cidr allowed[YIP_PEER_ALLOWED];
+	uint64_t last_rx; /* monotonic ns of its last authenticated datagram, 0 = never */
 	bool established;
 	int cipher;    /* enum yip_cipher of the current session, -1 if none */
 	uint64_t srtt; /* smoothed RTT, ns (0 = unknown) */
@@ -578,8 +612,8 @@ static inline void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, ui
 
 /*
  * The host name of a configured endpoint now resolves to addr (the daemon
- * re-resolves names; the engine does no I/O). i < n_peers is peer i,
- * n_peers + k is rendezvous server k. The configured path moves to addr and
+ * re-resolves names; the engine does no I/O). i < n_static is configured
+ * peer i, n_static + k is rendezvous server k. The configured path moves to addr and
  * becomes current if the old one was; a current path that authenticated
  * traffic came back on within dead_after stays current, kept as an address
  * the peer uses, until it falls silent and a new handshake tries every
@@ -590,6 +624,77 @@ int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
 
 /* The peer with this public key, or NULL. */
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
+
+/*
+ * Adds a peer at run time (a CA-gated device only: yip_device_init with
+ * cfg->has_ca): its prefixes (at most YIP_PEER_ALLOWED) and its key-derived
+ * address route to it, its endpoints are candidate paths, keepalive is its
+ * persistent keepalive in seconds (0: off). Everything it needs is
+ * allocated now. NULL with a message in err.
+ */
+struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
+                                     const uint8_t pub[YIP_KEY_LEN], const struct yip_cidr *allowed,
+                                     size_t n_allowed, const union yip_sockaddr *endpoints,
+                                     size_t n_endpoints, unsigned keepalive, char *err,
+                                     size_t errlen);
+
+/*
+ * Removes a peer added at run time: its sessions end, its keys are wiped,
+ * it leaves the timer heap, the index and key tables and the routes, and
+ * its memory is freed. The last peer moves into its slot (peer numbers of
+ * yip_device_peer_info change). -1 for a configured peer.
+ */
+int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p);
+
+/* ---- CA-gated networks (docs/membership.md, "Running a network") ---------------- */
+
+/*
+ * Makes the device a member: the CA's public key and our certificate
+ * (len bytes), which must verify under it, be valid now and be for our
+ * key. The network is the certificate's. 0, or -1 with a message in err.
+ */
+int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN_PUBLIC],
+                            const uint8_t *cert, size_t len, char *err, size_t errlen);
+
+/* Replaces our certificate (a renewal): the same checks, and the same
+ * network. Sessions are kept. 0, or -1 with a message in err (the old one stays). */
+int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
+                        size_t errlen);
+
+/*
+ * A root set (len bytes) for the device: adopted if it verifies under the
+ * CA, is of our network and its serial is at least the one we hold
+ * (MEMBER_OK; the same serial again changes nothing); MEMBER_OLDER if its
+ * serial is lower (a rollback, counted), or another verdict. Each root
+ * we do not know becomes a peer we keep a session with.
+ */
+enum member_verdict yip_device_offer_roots(struct yip_device *dev, uint64_t now, const uint8_t *obj,
+                                           size_t len);
+
+/* A revocation list, as for root sets. Once adopted, members it revokes
+ * are removed at once (sessions torn down, peers freed). */
+enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_t now,
+                                                 const uint8_t *obj, size_t len);
+
+/* What we hold (NULL: none), for the daemon to keep in its state directory. */
+const struct member_roots *yip_device_roots(const struct yip_device *dev);
+const struct member_revocations *yip_device_revocations(const struct yip_device *dev);
+
+struct yip_members_info {
+	char network[WIRE_NETWORK_MAX + 1];
+	const struct member_cert *cert; /* ours */
+	bool has_roots, has_revocations;
+	const struct member_roots *roots;
+	uint64_t roots_serial, revocations_serial;
+	size_t n_revoked;
+	uint64_t no_cert;                        /* handshakes refused: no certificate */
+	uint64_t refused[MEMBER_VERDICT_COUNT];  /* ... by the certificate's verdict */
+	uint64_t admitted, removed;              /* members added, and removed (revoked, expired) */
+	uint64_t roots_older, revocations_older; /* sets and lists refused as rollbacks */
+};
+
+/* False if the device is not CA-gated. Pointers are good until the engine runs. */
+bool yip_device_members_info(const struct yip_device *dev, struct yip_members_info *out);
 
 /* True if the peer has a usable sending session. */
 bool yip_peer_established(const struct yip_peer *p, uint64_t now);

@@ -171,7 +171,7 @@ static bool many_worthwhile(unsigned ours, unsigned theirs)
 static bool sock_in_use(const struct yip_device *dev, int sock)
 {
 	for (size_t k = 0; k < dev->n_peers; k++) {
-		const struct yip_peer *q = &dev->peers[k];
+		const struct yip_peer *q = dev->peers[k];
 
 		for (unsigned i = 0; i < q->n_paths; i++)
 			if (q->paths[i].kind == YIP_PATH_DIRECT && q->paths[i].sock == sock)

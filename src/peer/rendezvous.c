@@ -152,9 +152,9 @@ static void classify_nat(struct yip_device *dev)
 			if (dev->servers[i].state == YIP_SERVER_REGISTERED)
 				dev->servers[i].register_at = 0;
 		for (size_t i = 0; i < dev->n_peers; i++)
-			if (dev->peers[i].lookup_at != 0) {
-				dev->peers[i].lookup_at = 1; /* due at once, after the REGISTER */
-				schedule_peer(&dev->peers[i], 1);
+			if (dev->peers[i]->lookup_at != 0) {
+				dev->peers[i]->lookup_at = 1; /* due at once, after the REGISTER */
+				schedule_peer(dev->peers[i], 1);
 			}
 		schedule(dev, 0);
 	}
@@ -187,8 +187,8 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 		         s->relay ? ", relay on" : "");
 		/* Peers still without a way: ask now. */
 		for (size_t i = 0; i < dev->n_peers; i++)
-			if (!session_usable(&dev->peers[i], now))
-				rendezvous_lookup(&dev->peers[i], now);
+			if (!session_usable(dev->peers[i], now))
+				rendezvous_lookup(dev->peers[i], now);
 	}
 	if (s->alt_port != 0 && (!s->has_reflexive_alt || first))
 		send_whoami(s, now);

@@ -310,7 +310,8 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	uint8_t *out;
 	int cipher;
 
-	if (!wire_init_get(&m, d, len)) {
+	/* A node sends a server no certificate: an Init is exactly WIRE_INIT_LEN. */
+	if (len != WIRE_INIT_LEN || !wire_init_get(&m, d, len)) {
 		drop(s, RDV_DROP_MALFORMED);
 		return;
 	}
@@ -321,8 +322,8 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	/* Before any Diffie-Hellman: under load, only an Init that proves its
 	 * address with a cookie (docs/protocol.md, "Cookies"); then the budgets. */
 	if (cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
-	    !cookie_check(&s->cookies, now, src, d)) {
-		cookie_reply(&s->cookies, now, src, d, s->io.buf(s->io.ctx));
+	    !cookie_check(&s->cookies, now, src, d, len)) {
+		cookie_reply(&s->cookies, now, src, d, len, s->io.buf(s->io.ctx));
 		s->io.send(s->io.ctx, sock, src, WIRE_COOKIE_MSG);
 		drop(s, RDV_DROP_UNDER_LOAD);
 		return;

@@ -13,9 +13,9 @@ int wire_classify(const uint8_t *d, size_t len)
 	zero = (d[1] | d[2] | d[3]) == 0;
 	switch (d[0]) {
 	case WIRE_INIT:
-		return zero && len == WIRE_INIT_LEN ? WIRE_INIT : 0;
+		return zero && len >= WIRE_INIT_LEN && len <= WIRE_INIT_MAX ? WIRE_INIT : 0;
 	case WIRE_RESP:
-		return zero && len == WIRE_RESP_LEN ? WIRE_RESP : 0;
+		return zero && len >= WIRE_RESP_LEN && len <= WIRE_RESP_MAX ? WIRE_RESP : 0;
 	case WIRE_COOKIE:
 		return zero && len == WIRE_COOKIE_MSG ? WIRE_COOKIE : 0;
 	case WIRE_DATA:
@@ -69,18 +69,22 @@ bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]
 
 /* ---- handshakes ------------------------------------------------------------ */
 
-void wire_mac2_put(uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN])
+void wire_mac2_put_n(uint8_t *d, size_t len, const uint8_t cookie[WIRE_COOKIE_LEN])
 {
-	crypto_generichash(d + WIRE_INIT_MAC2, WIRE_MAC_LEN, d, WIRE_INIT_MAC2, cookie,
-	                   WIRE_COOKIE_LEN);
+	size_t at = len - WIRE_MAC_LEN;
+
+	crypto_generichash(d + at, WIRE_MAC_LEN, d, at, cookie, WIRE_COOKIE_LEN);
 }
 
-bool wire_mac2_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN])
+bool wire_mac2_ok_n(const uint8_t *d, size_t len, const uint8_t cookie[WIRE_COOKIE_LEN])
 {
 	uint8_t mac[WIRE_MAC_LEN];
+	size_t at = len - WIRE_MAC_LEN;
 
-	crypto_generichash(mac, WIRE_MAC_LEN, d, WIRE_INIT_MAC2, cookie, WIRE_COOKIE_LEN);
-	return sodium_memcmp(mac, d + WIRE_INIT_MAC2, WIRE_MAC_LEN) == 0;
+	if (len < WIRE_INIT_LEN)
+		return false;
+	crypto_generichash(mac, WIRE_MAC_LEN, d, at, cookie, WIRE_COOKIE_LEN);
+	return sodium_memcmp(mac, d + at, WIRE_MAC_LEN) == 0;
 }
 
 uint8_t *wire_cookie_put(uint8_t *d, uint32_t receiver)
@@ -109,10 +113,11 @@ uint8_t *wire_init_put(uint8_t *d, uint32_t sender)
 
 bool wire_init_get(struct wire_init *m, const uint8_t *d, size_t len)
 {
-	if (len != WIRE_INIT_LEN || wire_get32(d) != WIRE_INIT)
+	if (len < WIRE_INIT_LEN || len > WIRE_INIT_MAX || wire_get32(d) != WIRE_INIT)
 		return false;
 	m->sender = wire_get32(d + 4);
 	m->msg1 = d + WIRE_INIT_MSG1;
+	m->msg1_len = len - WIRE_INIT_MSG1 - 2 * WIRE_MAC_LEN;
 	return true;
 }
 
@@ -126,11 +131,12 @@ uint8_t *wire_resp_put(uint8_t *d, uint32_t sender, uint32_t receiver)
 
 bool wire_resp_get(struct wire_resp *m, const uint8_t *d, size_t len)
 {
-	if (len != WIRE_RESP_LEN || wire_get32(d) != WIRE_RESP)
+	if (len < WIRE_RESP_LEN || len > WIRE_RESP_MAX || wire_get32(d) != WIRE_RESP)
 		return false;
 	m->sender = wire_get32(d + 4);
 	m->receiver = wire_get32(d + 8);
 	m->msg2 = d + WIRE_RESP_MSG2;
+	m->msg2_len = len - WIRE_RESP_MSG2 - WIRE_MAC_LEN;
 	return true;
 }
 

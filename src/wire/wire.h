@@ -7,14 +7,14 @@
  *
  * Datagrams (the first byte is the type):
  *
- *   Init   (149 B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29) | mac1 16 | mac2 16
- *   Resp   ( 77 B): 2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17) | mac1 16
- *   Cookie ( 64 B): 3 0 0 0 | receiver u32 | nonce 24 | XChaCha20-Poly1305(cookie 16)
- *   Data   (32+ B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet)
- *   Repair (34+ B): 5 idx block16 | receiver u32 | counter u64 | AEAD(repair prefix, symbol)
- *   Report (32+ B): 6 0 0 0 | receiver u32 | counter u64 | AEAD(loss report)
- *   Ctrl   (33+ B): 7 0 0 0 | receiver u32 | counter u64 | AEAD(control message)
- *   Relay  (17+ B): 8 dir 0 0 | token u64 | relay id u32 | a whole datagram of another type
+ *   Init   (149+ B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29+) | mac1 16 | mac2
+ * 16 Resp   ( 77+ B): 2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17+) | mac1
+ * 16 Cookie ( 64 B): 3 0 0 0 | receiver u32 | nonce 24 | XChaCha20-Poly1305(cookie 16) Data   (32+
+ * B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet) Repair (34+ B): 5 idx block16
+ * | receiver u32 | counter u64 | AEAD(repair prefix, symbol) Report (32+ B): 6 0 0 0 | receiver u32
+ * | counter u64 | AEAD(loss report) Ctrl   (33+ B): 7 0 0 0 | receiver u32 | counter u64 |
+ * AEAD(control message) Relay  (17+ B): 8 dir 0 0 | token u64 | relay id u32 | a whole datagram of
+ * another type
  *
  * The 16-byte header of Data, Repair and Report (struct wire_hdr) is the
  * AEAD's associated data. In Data, idx is the packet's position in FEC
@@ -24,8 +24,10 @@
  *
  * Plaintexts:
  *
- *   Init payload:  TAI64N timestamp 12 | ciphers offered u8 (bit set)
- *   Resp payload:  cipher chosen u8
+ *   Init payload:  TAI64N timestamp 12 | ciphers offered u8 (bit set) | [certificate]
+ *   Resp payload:  cipher chosen u8 | [certificate]
+ *   (the sender's membership certificate, a whole object of src/wire/member.h,
+ *   at most WIRE_HS_CERT_MAX bytes, in a CA-gated network; nothing otherwise)
  *   Repair:        k u8 | r u8 | symbol
  *   Symbol:        counter u64 | length u16 | packet | zero padding to the block's symbol length
  *   ARQ (Data):    original counter u64 | packet
@@ -133,22 +135,33 @@ int wire_classify(const uint8_t *d, size_t len) WIRE_WUR;
 #define WIRE_INIT_LEN     (WIRE_INIT_MAC2 + WIRE_MAC_LEN)
 #define WIRE_RESP_LEN     (WIRE_RESP_MSG2 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
 
+/* The certificate an Init or Resp payload may carry after its fixed part
+ * (src/wire/member.h's WIRE_CERT_MAX, asserted there), and the longest
+ * Init and Resp that makes. */
+#define WIRE_HS_CERT_MAX 768
+#define WIRE_INIT_MAX    (WIRE_INIT_LEN + WIRE_HS_CERT_MAX)
+#define WIRE_RESP_MAX    (WIRE_RESP_LEN + WIRE_HS_CERT_MAX)
+
 _Static_assert(WIRE_INIT_LEN == 149, "Init is 149 bytes (docs/protocol.md)");
 _Static_assert(WIRE_RESP_LEN == 77, "Resp is 77 bytes (docs/protocol.md)");
 
 struct wire_init {
 	uint32_t sender;     /* the initiator's index for this handshake */
-	const uint8_t *msg1; /* WIRE_MSG1_LEN bytes */
+	const uint8_t *msg1; /* msg1_len bytes */
+	size_t msg1_len;     /* WIRE_MSG1_LEN, more with a certificate */
 };
 
 struct wire_resp {
 	uint32_t sender;     /* the responder's index for the new session */
 	uint32_t receiver;   /* the initiator's index from the Init */
-	const uint8_t *msg2; /* WIRE_MSG2_LEN bytes */
+	const uint8_t *msg2; /* msg2_len bytes */
+	size_t msg2_len;     /* WIRE_MSG2_LEN, more with a certificate */
 };
 
-/* Writes an Init's header into d (WIRE_INIT_LEN bytes); returns where the
- * Noise message goes. mac1 is added last, by wire_mac1_put. */
+/* Writes an Init's header into d (WIRE_INIT_LEN bytes, more with a
+ * certificate); returns where the Noise message goes. mac1 is added last.
+ * The decoders take WIRE_INIT_LEN to WIRE_INIT_MAX (WIRE_RESP_LEN to
+ * WIRE_RESP_MAX) bytes. */
 uint8_t *wire_init_put(uint8_t *d, uint32_t sender);
 bool wire_init_get(struct wire_init *m, const uint8_t *d, size_t len) WIRE_WUR;
 
@@ -176,15 +189,26 @@ void wire_mac1_put(uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
 /* Checks the mac1 in the last WIRE_MAC_LEN bytes of msg in constant time. */
 bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]) WIRE_WUR;
 
-/* An Init's mac1 (over what comes before it) and mac2 (over all before mac2). */
+/* An Init's mac1 (over what comes before it) and mac2 (over all before
+ * mac2); len is the Init's length (the _n forms) or WIRE_INIT_LEN. */
+static inline void wire_init_mac1_put_n(uint8_t *d, size_t len, const uint8_t key[YIP_KEY_LEN])
+{
+	wire_mac1_put(d, len - WIRE_MAC_LEN, key);
+}
+
+static inline bool wire_init_mac1_ok_n(const uint8_t *d, size_t len, const uint8_t key[YIP_KEY_LEN])
+{
+	return len >= WIRE_INIT_LEN && wire_mac1_ok(d, len - WIRE_MAC_LEN, key);
+}
+
 static inline void wire_init_mac1_put(uint8_t d[WIRE_INIT_LEN], const uint8_t key[YIP_KEY_LEN])
 {
-	wire_mac1_put(d, WIRE_INIT_MAC2, key);
+	wire_init_mac1_put_n(d, WIRE_INIT_LEN, key);
 }
 
 static inline bool wire_init_mac1_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t key[YIP_KEY_LEN])
 {
-	return wire_mac1_ok(d, WIRE_INIT_MAC2, key);
+	return wire_init_mac1_ok_n(d, WIRE_INIT_LEN, key);
 }
 
 #define WIRE_COOKIE_LEN   16 /* a cookie, and the key of a mac2 */
@@ -193,11 +217,24 @@ static inline bool wire_init_mac1_ok(const uint8_t d[WIRE_INIT_LEN], const uint8
 
 _Static_assert(WIRE_COOKIE_MSG == 64, "a Cookie is 64 bytes (docs/protocol.md)");
 
-/* Writes mac2 (keyed by cookie) into the last WIRE_MAC_LEN bytes of an Init. */
-void wire_mac2_put(uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN]);
+/* Writes mac2 (keyed by cookie) into the last WIRE_MAC_LEN bytes of an Init
+ * of len bytes (at least WIRE_INIT_LEN). */
+void wire_mac2_put_n(uint8_t *d, size_t len, const uint8_t cookie[WIRE_COOKIE_LEN]);
 
 /* Checks an Init's mac2 against cookie in constant time. */
-bool wire_mac2_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN]) WIRE_WUR;
+bool wire_mac2_ok_n(const uint8_t *d, size_t len, const uint8_t cookie[WIRE_COOKIE_LEN]) WIRE_WUR;
+
+/* The same for an Init of WIRE_INIT_LEN bytes. */
+static inline void wire_mac2_put(uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN])
+{
+	wire_mac2_put_n(d, WIRE_INIT_LEN, cookie);
+}
+
+static inline bool wire_mac2_ok(const uint8_t d[WIRE_INIT_LEN],
+                                const uint8_t cookie[WIRE_COOKIE_LEN])
+{
+	return wire_mac2_ok_n(d, WIRE_INIT_LEN, cookie);
+}
 
 /* A Cookie message: the receiver is the Init's sender index. */
 struct wire_cookie {

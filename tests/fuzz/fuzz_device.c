@@ -75,7 +75,7 @@ static void setup(void)
 		__builtin_trap();
 	memcpy(init_b, b->out[0].buf, WIRE_INIT_LEN);
 	pair_discard(b);
-	if (!A->dev.peers[0].hs_pending)
+	if (!A->dev.peers[0]->hs_pending)
 		__builtin_trap();
 }
 

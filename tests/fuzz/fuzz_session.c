@@ -193,7 +193,7 @@ static size_t make_packet(struct reader *rd, int from, uint8_t *out, size_t cap)
 /* A's keys to forge with: current, previous or next (whichever the input picks and exist). */
 static struct yip_keypair *forge_keys(struct reader *rd)
 {
-	struct yip_peer *a = &A->dev.peers[0];
+	struct yip_peer *a = A->dev.peers[0];
 	struct yip_keypair *kps[3] = {&a->cur, &a->prev, &a->next};
 	uint8_t sel = next(rd);
 
@@ -276,7 +276,7 @@ static uint16_t forge_block(struct reader *rd)
 
 	if (v & 1)
 		return next16(rd);
-	return (uint16_t)(A->dev.peers[0].fec.next_block + (v >> 1) % 8 - 4);
+	return (uint16_t)(A->dev.peers[0]->fec.next_block + (v >> 1) % 8 - 4);
 }
 
 static void op_data(struct reader *rd)
@@ -347,7 +347,7 @@ static void op_repair(struct reader *rd)
 static void op_report(struct reader *rd)
 {
 	struct yip_keypair *kp = forge_keys(rd);
-	const struct yip_keypair *bkp = &B->dev.peers[0].cur;
+	const struct yip_keypair *bkp = &B->dev.peers[0]->cur;
 	uint8_t n = next(rd), shape = next(rd);
 	uint32_t now_us = (uint32_t)(now / 1000);
 	size_t plen;
@@ -606,7 +606,7 @@ static void op_stranger(void)
 		yip_device_tx(&C.dev, now, pkt, sizeof(pkt));
 	} else {
 		/* Its next retransmission. */
-		yip_device_timers(&C.dev, C.dev.peers[0].hs_next);
+		yip_device_timers(&C.dev, C.dev.peers[0]->hs_next);
 	}
 	for (unsigned i = 0; i < C.nout; i++)
 		pair_rx(B, now, &C.addr, C.out[i].buf, C.out[i].len);
@@ -650,7 +650,7 @@ static void op_status(void)
 static void op_ctrl(struct reader *rd)
 {
 	struct yip_keypair *kp = forge_keys(rd);
-	const struct yip_peer *bp = &B->dev.peers[0];
+	const struct yip_peer *bp = B->dev.peers[0];
 	struct wire_ctrl c = {0};
 	uint8_t sel = next(rd);
 	size_t plen;
@@ -735,8 +735,8 @@ static bool start(uint8_t flags, uint8_t flags2)
 	/* A's first packet starts the handshake; its queued packet then goes as data. */
 	yip_device_tx(&A->dev, now, pkt, make_packet(&none, 0, pkt, sizeof(pkt)));
 	pair_settle(&P, now);
-	return yip_peer_established(&A->dev.peers[0], now) &&
-	       yip_peer_established(&B->dev.peers[0], now);
+	return yip_peer_established(A->dev.peers[0], now) &&
+	       yip_peer_established(B->dev.peers[0], now);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -269,6 +269,7 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen)
 	cfg.mtu = o->mtu[i];
 	cfg.ciphers = o->ciphers[i];
 	cfg.fec_off = o->fec_off;
+	cfg.has_ca = o->ca;
 	cfg.device_kind = o->tap ? YIP_DEVICE_TAP : YIP_DEVICE_TUN;
 	memset(&pc, 0, sizeof(pc));
 	yip_key_public(pc.public_key, p->keys[other]);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fec/fec.h"
+#include "membership/member.h"
 #include "pair.h"
 #include "peer/peer.h"
 #include "util/clock.h"
@@ -73,8 +74,8 @@ static void up(void)
 	assert_true(A->nout == 1 && A->out[0].len == WIRE_INIT_LEN);
 	memcpy(first_init, A->out[0].buf, WIRE_INIT_LEN);
 	pair_settle(&P, now);
-	assert_true(yip_peer_established(&A->dev.peers[0], now));
-	assert_true(yip_peer_established(&B->dev.peers[0], now));
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_true(yip_peer_established(B->dev.peers[0], now));
 	assert_int_equal(B->packets, 1);
 }
 
@@ -112,7 +113,7 @@ static void expect(int who, enum yip_drop want, uint64_t n)
 static void forge(uint8_t type, uint8_t idx, uint16_t block, const uint8_t *plain, size_t len,
                   uint8_t *keep)
 {
-	struct yip_keypair *kp = &A->dev.peers[0].cur;
+	struct yip_keypair *kp = &A->dev.peers[0]->cur;
 	uint8_t d[YIP_MAX_DGRAM];
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
 
@@ -233,6 +234,48 @@ static void mac1_only_init(uint32_t from, uint8_t d[WIRE_INIT_LEN], union yip_so
 
 /* More Inits than YIP_INIT_LOAD a second: the next is answered with a
  * cookie and costs no Diffie-Hellman. */
+/* An Init with no certificate, to a CA-gated node that does not know its key. */
+static void not_admitted(void **state)
+{
+	struct yip_peer_config pc = {.has_endpoint = true};
+	struct yip_config cfg = {.mtu = 1420, .peers = &pc, .n_peers = 1};
+	struct pair_opts o = {.ca = true};
+	uint8_t seed[32] = {1}, ca_pub[32], ca_sec[64], spub[32], ssec[64];
+	struct member_cert cert;
+	struct wire_cert f = {.network = "net", .name = "b", .not_before = 1, .n_prefixes = 0};
+	struct pair_node C;
+	struct yip_timing t;
+	char err[256];
+	uint8_t pkt[64];
+
+	(void)state;
+	start(&o);
+	member_ca_keypair(seed, ca_pub, ca_sec);
+	member_sign_keypair(P.keys[1], spub, ssec);
+	memcpy(f.key, B->dev.public_key, YIP_KEY_LEN);
+	memcpy(f.sign_key, spub, 32);
+	f.not_after = UINT64_MAX / 2;
+	assert_int_equal(member_cert_sign(&cert, &f, ca_sec), 0);
+	assert_int_equal(
+	    yip_device_members_init(&B->dev, ca_pub, cert.raw, cert.len, err, sizeof(err)), 0);
+	yip_timing_default(&t);
+	yip_key_generate(cfg.private_key);
+	yip_key_public(cfg.public_key, cfg.private_key);
+	memcpy(pc.public_key, B->dev.public_key, YIP_KEY_LEN);
+	pc.endpoint = B->addr;
+	pc.allowed_ips = &(struct yip_cidr){.family = AF_INET, .plen = 32, .addr = {10, 0, 0, 2}};
+	pc.n_allowed_ips = 1;
+	assert_int_equal(pair_node_init(&C, &cfg, &t, &o, err, sizeof(err)), 0);
+	yip_device_tx(&C.dev, now, pkt, ip4(pkt, sizeof(pkt), 9, 2));
+	assert_int_equal(C.nout, 1);
+	mark();
+	pair_rx(B, now, &C.addr, C.out[0].buf, C.out[0].len);
+	expect(1, YIP_DROP_NOT_ADMITTED, 1);
+	assert_int_equal(B->dev.n_peers, 1); /* no peer was made for C */
+	pair_node_free(&C);
+	finish();
+}
+
 static void under_load(void **state)
 {
 	uint8_t d[WIRE_INIT_LEN];
@@ -304,9 +347,9 @@ static void bad_cookie(void **state)
 	(void)state;
 	start(NULL);
 	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
-	assert_true(A->dev.peers[0].hs_pending);
+	assert_true(A->dev.peers[0]->hs_pending);
 	memset(d, 0x33, sizeof(d));
-	nonce = wire_cookie_put(d, A->dev.peers[0].hs_index);
+	nonce = wire_cookie_put(d, A->dev.peers[0]->hs_index);
 	(void)nonce;
 	mark();
 	pair_rx(A, now, &B->addr, d, sizeof(d));
@@ -396,7 +439,7 @@ static void replay(void **state)
 /* A Data datagram from A to B with a 64-byte packet, sealed but not sent. */
 static void sealed(uint8_t d[WIRE_DATA_MIN + 64])
 {
-	struct yip_keypair *kp = &A->dev.peers[0].cur;
+	struct yip_keypair *kp = &A->dev.peers[0]->cur;
 	struct wire_hdr h = {WIRE_DATA, WIRE_FEC_NONE, 0, kp->remote_index, kp->send_counter++};
 	uint8_t pkt[64];
 
@@ -593,7 +636,7 @@ static void fec_duplicate(void **state)
 	(void)state;
 	start(NULL);
 	up();
-	counter = A->dev.peers[0].cur.send_counter;
+	counter = A->dev.peers[0]->cur.send_counter;
 	forge(WIRE_DATA, WIRE_FEC_NONE, 0, pkt, len, NULL);
 	assert_int_equal(B->packets, 2);
 	mark();
@@ -758,6 +801,7 @@ int main(void)
 	    cmocka_unit_test(handshake_failed_noise),
 	    cmocka_unit_test(handshake_failed_cipher),
 	    cmocka_unit_test(unknown_peer),
+	    cmocka_unit_test(not_admitted),
 	    cmocka_unit_test(under_load),
 	    cmocka_unit_test(rate_limited_source),
 	    cmocka_unit_test(rate_limited_peer),

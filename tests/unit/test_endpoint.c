@@ -81,7 +81,7 @@ static void exchange(uint64_t now)
 /* How many of A's paths to its peer lead to addr. */
 static unsigned paths_to(const union yip_sockaddr *addr)
 {
-	const struct yip_peer *p = &A->dev.peers[0];
+	const struct yip_peer *p = A->dev.peers[0];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < p->n_paths; i++)
@@ -102,20 +102,20 @@ static void test_silent_peer_moves(void **state)
 	/* The name first resolved to an address where B is not. */
 	set_v4(&stale, "198.51.100.50", PAIR_PORT);
 	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &stale), 0);
-	assert_true(yip_sockaddr_eq(&A->dev.peers[0].endpoint, &stale));
+	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &stale));
 	assert_int_equal(paths_to(&fresh), 0);
 	yip_device_tx(&A->dev, now, pkt, len);
 	assert_true(A->nout > 0);
 	assert_true(yip_sockaddr_eq(&A->out[A->nout - 1].to, &stale));
 	exchange(now); /* lost: nothing is at the stale address */
-	assert_false(yip_peer_established(&A->dev.peers[0], now));
+	assert_false(yip_peer_established(A->dev.peers[0], now));
 
 	/* It now resolves to where B is: the retry goes there and the tunnel comes up. */
 	now += YIP_NS_PER_S / 2;
 	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &fresh), 0);
-	assert_true(yip_sockaddr_eq(&A->dev.peers[0].endpoint, &fresh));
+	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &fresh));
 	assert_int_equal(paths_to(&stale), 0);
-	for (int i = 0; i < 20 && !yip_peer_established(&A->dev.peers[0], now); i++) {
+	for (int i = 0; i < 20 && !yip_peer_established(A->dev.peers[0], now); i++) {
 		now += YIP_NS_PER_S / 2;
 		yip_device_timers(&A->dev, now);
 		for (unsigned k = 0; k < A->nout; k++)
@@ -123,7 +123,7 @@ static void test_silent_peer_moves(void **state)
 		exchange(now);
 	}
 	assert_true(init_to_fresh);
-	assert_true(yip_peer_established(&A->dev.peers[0], now));
+	assert_true(yip_peer_established(A->dev.peers[0], now));
 	/* The packet that waited for the handshake arrived. */
 	assert_true(B->ndelivered >= 1);
 }
@@ -138,11 +138,11 @@ static void test_answering_peer_stays(void **state)
 	(void)state;
 	yip_device_tx(&A->dev, now, pkt, len);
 	exchange(now);
-	assert_true(yip_peer_established(&A->dev.peers[0], now));
+	assert_true(yip_peer_established(A->dev.peers[0], now));
 	set_v4(&elsewhere, "198.51.100.60", PAIR_PORT);
 	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &elsewhere), 0);
 	/* B answered here a moment ago: traffic keeps going here. */
-	assert_true(yip_sockaddr_eq(&A->dev.peers[0].endpoint, &here));
+	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &here));
 	assert_int_equal(paths_to(&elsewhere), 1);
 	assert_int_equal(paths_to(&here), 1);
 	yip_device_tx(&A->dev, now, pkt, len);

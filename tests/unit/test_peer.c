@@ -119,9 +119,9 @@ static void test_handshake_and_data(void **state)
 	assert_int_equal(B->ndelivered, 1);
 	assert_int_equal(B->delivered[0].buf[20], 7);
 	assert_int_equal(A->ndelivered, 1);
-	assert_true(yip_peer_established(&A->dev.peers[0], now));
-	assert_true(yip_peer_established(&B->dev.peers[0], now));
-	assert_int_equal(A->dev.peers[0].stats.handshakes, 1);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_true(yip_peer_established(B->dev.peers[0], now));
+	assert_int_equal(A->dev.peers[0]->stats.handshakes, 1);
 }
 
 /*
@@ -161,23 +161,23 @@ static void test_cipher_negotiation(void **state)
 		ping(now, (uint8_t)i);
 		if (cases[i].want < 0) {
 			assert_int_equal(B->ndelivered, 0);
-			assert_false(yip_peer_established(&A->dev.peers[0], now));
+			assert_false(yip_peer_established(A->dev.peers[0], now));
 			assert_int_equal(B->dev.drops[YIP_DROP_HANDSHAKE_FAILED], 1);
 			continue;
 		}
 		assert_int_equal(B->ndelivered, 1);
 		assert_int_equal(A->ndelivered, 1);
-		assert_int_equal(A->dev.peers[0].cur.send.cipher, cases[i].want);
-		assert_int_equal(A->dev.peers[0].cur.recv.cipher, cases[i].want);
-		assert_int_equal(B->dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur.recv.cipher, cases[i].want);
+		assert_int_equal(B->dev.peers[0]->cur.send.cipher, cases[i].want);
 		/* A rekey (A initiated, so it rekeys first) chooses the same. */
 		now += timing.rekey_after + YIP_NS_PER_S;
 		yip_device_timers(&A->dev, now);
 		settle(now);
 		ping(now, 99);
 		assert_int_equal(B->ndelivered, 2);
-		assert_int_equal(A->dev.peers[0].stats.handshakes, 2);
-		assert_int_equal(A->dev.peers[0].cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->stats.handshakes, 2);
+		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
 	}
 	node_ciphers[0] = node_ciphers[1] = 0;
 }
@@ -199,13 +199,13 @@ static void test_rekey_without_loss(void **state)
 		pair_forget(B);
 		assert_int_equal(A->dev.drops[YIP_DROP_NO_ROUTE], 0);
 	}
-	assert_true(A->dev.peers[0].stats.handshakes >= 8);
+	assert_true(A->dev.peers[0]->stats.handshakes >= 8);
 	for (int d = 0; d < YIP_DROP_COUNT; d++) {
 		assert_int_equal(A->dev.drops[d], 0);
 		assert_int_equal(B->dev.drops[d], 0);
 	}
-	assert_int_equal(A->dev.peers[0].stats.rx_packets, sent);
-	assert_int_equal(B->dev.peers[0].stats.rx_packets, sent);
+	assert_int_equal(A->dev.peers[0]->stats.rx_packets, sent);
+	assert_int_equal(B->dev.peers[0]->stats.rx_packets, sent);
 }
 
 static void test_replayed_init_refused(void **state)
@@ -223,7 +223,7 @@ static void test_replayed_init_refused(void **state)
 	memcpy(init, A->out[0].buf, WIRE_INIT_LEN);
 	settle(now);
 	ping(now, 2);
-	hs_before = B->dev.peers[0].stats.handshakes;
+	hs_before = B->dev.peers[0]->stats.handshakes;
 
 	/* The captured Init, replayed from another address (later than one
 	 * costly Init per peer may come, so it meets the timestamp check). */
@@ -231,8 +231,8 @@ static void test_replayed_init_refused(void **state)
 	yip_device_rx(&B->dev, now + YIP_INIT_PEER_NS, &evil, init, sizeof(init));
 	assert_int_equal(B->nout, 0);
 	assert_int_equal(B->dev.drops[YIP_DROP_STALE_INIT], 1);
-	assert_int_equal(B->dev.peers[0].stats.handshakes, hs_before);
-	assert_true(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &A->addr));
+	assert_int_equal(B->dev.peers[0]->stats.handshakes, hs_before);
+	assert_true(yip_sockaddr_eq(&B->dev.peers[0]->endpoint, &A->addr));
 	pair_forget(B);
 	ping(now + YIP_INIT_PEER_NS + 1, 3);
 	assert_int_equal(B->ndelivered, 1);
@@ -277,15 +277,15 @@ static void test_handshake_under_load(void **state)
 	/* B answered with a cookie and did no DH: nothing failed, nothing done. */
 	assert_int_equal(B->dev.drops[YIP_DROP_HANDSHAKE_FAILED], failed);
 	assert_true(B->dev.drops[YIP_DROP_UNDER_LOAD] >= 21);
-	assert_false(yip_peer_established(&A->dev.peers[0], now));
-	assert_true(A->dev.peers[0].cookie.got != 0);
+	assert_false(yip_peer_established(A->dev.peers[0], now));
+	assert_true(A->dev.peers[0]->cookie.got != 0);
 	/* A's retry, a second later, in a second that is also flooded. */
 	now += 2 * YIP_NS_PER_S;
 	flood(now, YIP_INIT_LOAD + 20);
 	pair_timers(&P, now);
 	settle(now);
-	assert_true(yip_peer_established(&A->dev.peers[0], now));
-	assert_true(yip_peer_established(&B->dev.peers[0], now));
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_true(yip_peer_established(B->dev.peers[0], now));
 	pair_forget(B);
 	ping(now, 2);
 	assert_int_equal(B->ndelivered, 1);
@@ -307,8 +307,8 @@ static void test_glare(void **state)
 	assert_int_equal(A->dev.drops[YIP_DROP_GLARE] + B->dev.drops[YIP_DROP_GLARE], 1);
 	assert_int_equal(A->ndelivered, 1);
 	assert_int_equal(B->ndelivered, 1);
-	assert_int_equal(A->dev.peers[0].stats.handshakes, 1);
-	assert_int_equal(B->dev.peers[0].stats.handshakes, 1);
+	assert_int_equal(A->dev.peers[0]->stats.handshakes, 1);
+	assert_int_equal(B->dev.peers[0]->stats.handshakes, 1);
 }
 
 static void test_roaming_and_spoofing(void **state)
@@ -336,10 +336,10 @@ static void test_roaming_and_spoofing(void **state)
 		set_v4(&evil, "198.51.100.9", 4444);
 		yip_device_rx(&B->dev, now, &evil, bad, blen);
 		assert_int_equal(B->dev.drops[YIP_DROP_DECRYPT], 1);
-		assert_false(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &evil));
+		assert_false(yip_sockaddr_eq(&B->dev.peers[0]->endpoint, &evil));
 	}
 	settle(now);
-	assert_true(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &moved));
+	assert_true(yip_sockaddr_eq(&B->dev.peers[0]->endpoint, &moved));
 	/* Inner source outside allowed_ips is dropped. */
 	len = ip4(pkt, "10.0.0.99", "10.0.0.2", 5);
 	yip_device_tx(&A->dev, now, pkt, len);
@@ -398,7 +398,7 @@ static void test_handshake_retry_and_give_up(void **state)
 	}
 	/* Backoff 1,2,4,8,8,... s with jitter over 90 s: between 10 and 20 tries. */
 	assert_in_range(inits, 10, 20);
-	assert_false(A->dev.peers[0].hs_pending);
+	assert_false(A->dev.peers[0]->hs_pending);
 	assert_int_equal(A->dev.drops[YIP_DROP_HANDSHAKE_TIMEOUT], 1);
 }
 
@@ -471,10 +471,10 @@ static void test_fec_under_loss(void **state)
 		delivered += count_new(seen, total, late);
 	}
 	print_message("delivered %u of %u after warm-up; fec %llu arq %llu lost %llu\n", delivered,
-	              total - late, (unsigned long long)B->dev.peers[0].stats.fec_recovered,
-	              (unsigned long long)B->dev.peers[0].stats.arq_recovered,
-	              (unsigned long long)B->dev.peers[0].stats.lost);
-	assert_true(B->dev.peers[0].stats.fec_recovered > 100);
+	              total - late, (unsigned long long)B->dev.peers[0]->stats.fec_recovered,
+	              (unsigned long long)B->dev.peers[0]->stats.arq_recovered,
+	              (unsigned long long)B->dev.peers[0]->stats.lost);
+	assert_true(B->dev.peers[0]->stats.fec_recovered > 100);
 	assert_true(delivered >= (total - late) * 995 / 1000);
 }
 
@@ -507,7 +507,7 @@ static void test_corrupt_repair_never_delivers(void **state)
 	}
 	assert_int_equal(B->ndelivered, 7);
 	assert_true(B->dev.drops[YIP_DROP_DECRYPT] >= 1);
-	assert_int_equal(B->dev.peers[0].stats.fec_recovered, 0);
+	assert_int_equal(B->dev.peers[0]->stats.fec_recovered, 0);
 }
 
 /* Sends n bulk packets of varying sizes A -> B at 5 kpps with loss, running timers. */
@@ -535,7 +535,7 @@ static void run_stream(uint32_t n, unsigned percent, uint64_t *now, bool vary)
 static void test_loss_estimator(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
-	const struct yip_fec *f = &A->dev.peers[0].fec;
+	const struct yip_fec *f = &A->dev.peers[0]->fec;
 
 	(void)state;
 	ping(now, 1);
@@ -567,7 +567,7 @@ static void test_burst_estimate(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
 	uint8_t pkt[1500];
-	const struct yip_fec *f = &A->dev.peers[0].fec;
+	const struct yip_fec *f = &A->dev.peers[0]->fec;
 	unsigned sent = 0;
 
 	(void)state;
@@ -619,7 +619,7 @@ static void test_arq_timing(void **state)
 	uint64_t now = YIP_NS_PER_S;
 	uint8_t pkt[1500];
 	struct arq_watch w = {0};
-	struct yip_peer *a = &A->dev.peers[0], *b = &B->dev.peers[0];
+	struct yip_peer *a = A->dev.peers[0], *b = B->dev.peers[0];
 
 	(void)state;
 	ping(now, 1);
@@ -704,9 +704,9 @@ static unsigned stream_exact(uint32_t n, len_of_fn len_of, unsigned percent)
 /* Forces A's redundancy as if the link had reported 10 % loss. */
 static void as_if_lossy(void)
 {
-	A->dev.peers[0].fec.loss = 0.10;
+	A->dev.peers[0]->fec.loss = 0.10;
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, &A->dev.peers[0].fec.params[c]);
+		fec_policy((enum flow_class)c, 0.10, 1, &A->dev.peers[0]->fec.params[c]);
 }
 
 /* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
@@ -720,8 +720,8 @@ static void test_mixed_sizes_rebuilt_exactly(void **state)
 	as_if_lossy();
 	checked = stream_exact(3000, len_mixed, 10);
 	print_message("checked %u packets byte for byte; fec rebuilt %llu\n", checked,
-	              (unsigned long long)B->dev.peers[0].stats.fec_recovered);
-	assert_true(B->dev.peers[0].stats.fec_recovered > 100);
+	              (unsigned long long)B->dev.peers[0]->stats.fec_recovered);
+	assert_true(B->dev.peers[0]->stats.fec_recovered > 100);
 	assert_true(checked >= 2970);
 }
 
@@ -746,8 +746,8 @@ static void test_larger_peer_mtu(void **state)
 	as_if_lossy();
 	checked = stream_exact(2000, len_alternating, 10);
 	print_message("checked %u packets; fec rebuilt %llu, arq %llu\n", checked,
-	              (unsigned long long)B->dev.peers[0].stats.fec_recovered,
-	              (unsigned long long)B->dev.peers[0].stats.arq_recovered);
+	              (unsigned long long)B->dev.peers[0]->stats.fec_recovered,
+	              (unsigned long long)B->dev.peers[0]->stats.arq_recovered);
 	assert_true(checked >= 1900);
 }
 

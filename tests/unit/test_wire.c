@@ -53,7 +53,14 @@ static void handshake_layouts(void **state)
 	assert_true(wire_init_get(&mi, d, WIRE_INIT_LEN));
 	assert_int_equal(mi.sender, 0xa1b2c3d4);
 	assert_ptr_equal(mi.msg1, d + WIRE_INIT_MSG1);
+	assert_int_equal(mi.msg1_len, WIRE_MSG1_LEN);
 	assert_false(wire_init_get(&mi, d, WIRE_INIT_LEN - 1));
+	/* Longer with a certificate in the payload, up to WIRE_INIT_MAX (the
+	 * decoder reads only the header; the length says where the MACs are). */
+	assert_true(wire_init_get(&mi, d, WIRE_INIT_LEN + 300));
+	assert_int_equal(mi.msg1_len, WIRE_MSG1_LEN + 300);
+	assert_true(wire_init_get(&mi, d, WIRE_INIT_MAX));
+	assert_false(wire_init_get(&mi, d, WIRE_INIT_MAX + 1));
 	d[1] = 1; /* reserved bytes must be zero */
 	assert_false(wire_init_get(&mi, d, WIRE_INIT_LEN));
 
@@ -63,7 +70,11 @@ static void handshake_layouts(void **state)
 	assert_true(wire_resp_get(&mr, d, WIRE_RESP_LEN));
 	assert_int_equal(mr.sender, 7);
 	assert_int_equal(mr.receiver, 9);
-	assert_false(wire_resp_get(&mr, d, WIRE_INIT_LEN));
+	assert_int_equal(mr.msg2_len, WIRE_MSG2_LEN);
+	assert_true(wire_resp_get(&mr, d, WIRE_RESP_MAX));
+	assert_int_equal(mr.msg2_len, WIRE_MSG2_LEN + WIRE_HS_CERT_MAX);
+	assert_false(wire_resp_get(&mr, d, WIRE_RESP_LEN - 1));
+	assert_false(wire_resp_get(&mr, d, WIRE_RESP_MAX + 1));
 	assert_false(wire_init_get(&mi, d, WIRE_INIT_LEN)); /* a Resp is not an Init */
 
 	memset(p.tai64n, 0xee, sizeof(p.tai64n));
@@ -173,9 +184,14 @@ static void classify(void **state)
 	assert_int_equal(wire_classify(d, 3), 0);
 	d[0] = WIRE_INIT;
 	assert_int_equal(wire_classify(d, WIRE_INIT_LEN), WIRE_INIT);
-	assert_int_equal(wire_classify(d, WIRE_INIT_LEN + 1), 0);
+	assert_int_equal(wire_classify(d, WIRE_INIT_LEN + 1), WIRE_INIT);
+	assert_int_equal(wire_classify(d, WIRE_INIT_MAX), WIRE_INIT);
+	assert_int_equal(wire_classify(d, WIRE_INIT_MAX + 1), 0);
+	assert_int_equal(wire_classify(d, WIRE_INIT_LEN - 1), 0);
 	d[0] = WIRE_RESP;
 	assert_int_equal(wire_classify(d, WIRE_RESP_LEN), WIRE_RESP);
+	assert_int_equal(wire_classify(d, WIRE_RESP_MAX), WIRE_RESP);
+	assert_int_equal(wire_classify(d, WIRE_RESP_MAX + 1), 0);
 	d[2] = 1;
 	assert_int_equal(wire_classify(d, WIRE_RESP_LEN), 0);
 	d[0] = WIRE_DATA; /* idx and block are free in Data */
