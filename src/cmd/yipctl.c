@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	        "                                 IPs, handshake, RTT, transfer, loss, FEC/ARQ\n"
 	        "       yipctl peers [device]     one line per peer\n"
 	        "       yipctl stats [--json] [device]  drop counters, data-path counters\n"
+	        "       yipctl members [--json] [device]  a CA-gated network's members: names,\n"
+	        "                                 addresses, groups, expiry, connected or why not\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -167,6 +169,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "stats") == 0) {
 		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_STATS;
 		max_pos = 1;
+	} else if (strcmp(cmd, "members") == 0) {
+		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_MEMBERS;
+		max_pos = 1;
 	} else {
 		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
 		usage(stderr);
@@ -178,7 +183,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (json && view != YIP_CTL_VIEW_JSON) {
-		fprintf(stderr, "yipctl: --json goes with show or stats\n");
+		fprintf(stderr, "yipctl: --json goes with show, stats or members\n");
 		return EXIT_USAGE;
 	}
 	if (npos == 2) {
@@ -192,7 +197,9 @@ int main(int argc, char **argv)
 		snprintf(request, sizeof(request), "show %s", pos[1]);
 	} else {
 		snprintf(request, sizeof(request), "%s",
-		         strcmp(cmd, "stats") == 0 ? "stats" : "show");
+		         strcmp(cmd, "stats") == 0     ? "stats"
+		         : strcmp(cmd, "members") == 0 ? "members"
+		                                       : "show");
 	}
 
 	if (npos >= 1) {

@@ -237,7 +237,10 @@ static enum yip_io_driver io_driver(const struct yip_config *cfg)
  */
 static void protect_keys(const struct yip_device *dev)
 {
-	sandbox_protect(dev->peers, dev->n_peers * sizeof(*dev->peers));
+	/* The configured peers; those added at run time are wiped when
+	 * removed, and core dumps are off altogether (sandbox_nodump). */
+	for (size_t i = 0; i < dev->n_peers; i++)
+		sandbox_protect(dev->peers[i], sizeof(*dev->peers[i]));
 	sandbox_protect(dev->servers, dev->n_servers * sizeof(*dev->servers));
 }
 
@@ -285,7 +288,7 @@ static bool has_names(const struct yip_config *cfg)
 static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io)
 {
 	return SANDBOX_YIPD | (io != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
-	       (has_names(cfg) ? SANDBOX_RESOLVE : 0);
+	       (has_names(cfg) ? SANDBOX_RESOLVE : 0) | (cfg->has_ca ? SANDBOX_MEMBERS : 0);
 }
 
 static int run(const char *path)
@@ -363,6 +366,12 @@ static int run(const char *path)
 		goto fail;
 	}
 	protect_keys(dev);
+	if (yip_loop_members_start(loop, dev, err, sizeof(err)) != 0) {
+		yip_device_free(dev);
+		sodium_free(dev);
+		yip_loop_free(loop);
+		goto fail;
+	}
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/hex.h"
 
 /* ---- Requests ---- */
@@ -84,6 +85,14 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		req->has_peer = true;
 		return 0;
 	}
+	if (wlen[0] == 7 && memcmp(word[0], "members", 7) == 0) {
+		req->cmd = YIP_CTL_MEMBERS;
+		if (n > 1) {
+			snprintf(err, errlen, "members takes no arguments");
+			return -1;
+		}
+		return 0;
+	}
 	if (wlen[0] == 5 && memcmp(word[0], "stats", 5) == 0) {
 		req->cmd = YIP_CTL_STATS;
 		if (n > 1) {
@@ -92,7 +101,8 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		}
 		return 0;
 	}
-	snprintf(err, errlen, "unknown request '%.*s' (expected show, show <peer> or stats)",
+	snprintf(err, errlen,
+	         "unknown request '%.*s' (expected show, show <peer>, stats or members)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }
@@ -150,6 +160,30 @@ static const struct yip_ctl_peer_config *config_peer(const struct yip_ctl_config
 	return NULL;
 }
 
+/* A CA-gated node's membership, copied (the engine's pointers do not last). */
+static void snapshot_members(struct yip_ctl_membership *m, const struct yip_device *dev)
+{
+	struct yip_members_info mi;
+
+	if (!yip_device_members_info(dev, &mi))
+		return;
+	m->present = true;
+	snprintf(m->network, sizeof(m->network), "%s", mi.network);
+	m->cert = mi.cert->f;
+	m->now_unix = yip_now_wall() / YIP_NS_PER_S;
+	m->has_roots = mi.has_roots;
+	m->roots_serial = mi.roots_serial;
+	m->has_revocations = mi.has_revocations;
+	m->revocations_serial = mi.revocations_serial;
+	m->n_revoked = mi.n_revoked;
+	m->no_cert = mi.no_cert;
+	memcpy(m->refused, mi.refused, sizeof(m->refused));
+	m->admitted = mi.admitted;
+	m->removed = mi.removed;
+	m->roots_older = mi.roots_older;
+	m->revocations_older = mi.revocations_older;
+}
+
 int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_config *c,
                           const struct yip_device *dev, uint64_t now)
 {
@@ -164,6 +198,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 	s->fec = di.fec;
 	s->nat = di.nat;
 	memcpy(s->drops, di.drops, sizeof(s->drops));
+	snapshot_members(&s->members, dev);
 	for (size_t i = 0; i < di.n_servers && i < YIP_MAX_RENDEZVOUS; i++)
 		if (yip_device_server_info(dev, i, now, &s->servers[s->n_servers]))
 			s->n_servers++;
@@ -188,6 +223,17 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		if (pc) {
 			o->allowed_ips = pc->allowed_ips;
 			o->n_allowed_ips = pc->n_allowed_ips;
+		} else if (pi.dynamic) {
+			memcpy(o->cert_allowed, pi.allowed, sizeof(o->cert_allowed));
+			o->allowed_ips = o->cert_allowed;
+			o->n_allowed_ips = pi.n_allowed;
+		}
+		o->dynamic = pi.dynamic;
+		o->root = pi.root;
+		o->handshaking = pi.handshaking;
+		if (pi.cert != NULL) {
+			o->has_cert = true;
+			o->cert = pi.cert->f;
 		}
 		o->established = pi.established;
 		o->latest_handshake = pi.stats.last_handshake_wall / 1000000000ULL;
@@ -407,7 +453,181 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 		    cJSON_AddNumberToObject(kr, "r", p->fec[c].r) == NULL)
 			return false;
 	}
+	if (p->has_cert || p->root) {
+		cJSON *m = cJSON_AddObjectToObject(o, "member");
+
+		if (m == NULL || !add_str_or_null(m, "name", p->has_cert ? p->cert.name : NULL) ||
+		    cJSON_AddBoolToObject(m, "root", p->root) == NULL ||
+		    cJSON_AddBoolToObject(m, "dynamic", p->dynamic) == NULL)
+			return false;
+	} else if (cJSON_AddNullToObject(o, "member") == NULL) {
+		return false;
+	}
 	return add_paths(o, p);
+}
+
+/* Days until t from now, rounded down; negative once past. */
+static double days_until(uint64_t t, uint64_t now)
+{
+	return t >= now ? (double)((t - now) / 86400) : -(double)((now - t + 86399) / 86400);
+}
+
+/* The warning yipctl shows about our certificate, or NULL. */
+static const char *cert_warning(const struct yip_ctl_membership *m)
+{
+	if (m->now_unix >= m->cert.not_after)
+		return "this node's certificate has expired: renew it and send SIGHUP";
+	if (m->cert.not_after - m->now_unix <= 7 * 86400)
+		return "this node's certificate expires within 7 days: renew it and send SIGHUP";
+	return NULL;
+}
+
+static bool add_prefixes(cJSON *o, const char *name, const struct yip_cidr *c, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, name);
+	char buf[YIP_ADDRSTRLEN];
+
+	if (arr == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *ip;
+
+		yip_cidr_format(&c[i], buf, sizeof(buf));
+		ip = cJSON_CreateString(buf);
+		if (ip == NULL || !cJSON_AddItemToArray(arr, ip)) {
+			cJSON_Delete(ip);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A certificate's name, prefixes, groups and validity. */
+static bool add_cert_fields(cJSON *o, const struct wire_cert *c, uint64_t now)
+{
+	cJSON *groups;
+
+	if (cJSON_AddStringToObject(o, "name", c->name) == NULL ||
+	    !add_prefixes(o, "addresses", c->prefixes, c->n_prefixes) ||
+	    (groups = cJSON_AddArrayToObject(o, "groups")) == NULL)
+		return false;
+	for (unsigned i = 0; i < c->n_groups; i++) {
+		cJSON *g = cJSON_CreateString(c->groups[i]);
+
+		if (g == NULL || !cJSON_AddItemToArray(groups, g)) {
+			cJSON_Delete(g);
+			return false;
+		}
+	}
+	return add_u64(o, "not_after", c->not_after) &&
+	       cJSON_AddNumberToObject(o, "expires_in_days", days_until(c->not_after, now)) != NULL;
+}
+
+/* The node's membership: its certificate, the lists it holds, admissions refused. */
+static bool add_membership(cJSON *o, const struct yip_ctl_membership *m)
+{
+	cJSON *j, *r;
+	const char *warn;
+
+	if (!m->present)
+		return cJSON_AddNullToObject(o, "membership") != NULL;
+	j = cJSON_AddObjectToObject(o, "membership");
+	if (j == NULL || cJSON_AddStringToObject(j, "network", m->network) == NULL)
+		return false;
+	r = cJSON_AddObjectToObject(j, "cert");
+	if (r == NULL || !add_cert_fields(r, &m->cert, m->now_unix))
+		return false;
+	warn = cert_warning(m);
+	if (!add_str_or_null(j, "warning", warn))
+		return false;
+	if ((m->has_roots ? !add_u64(j, "roots_serial", m->roots_serial)
+	                  : cJSON_AddNullToObject(j, "roots_serial") == NULL) ||
+	    (m->has_revocations ? !add_u64(j, "revocations_serial", m->revocations_serial)
+	                        : cJSON_AddNullToObject(j, "revocations_serial") == NULL) ||
+	    !add_u64(j, "revoked_entries", m->n_revoked) || !add_u64(j, "admitted", m->admitted) ||
+	    !add_u64(j, "removed", m->removed) ||
+	    !add_u64(j, "roots_refused_older", m->roots_older) ||
+	    !add_u64(j, "revocations_refused_older", m->revocations_older))
+		return false;
+	r = cJSON_AddObjectToObject(j, "refused");
+	if (r == NULL || !add_u64(r, "no_certificate", m->no_cert))
+		return false;
+	for (int v = MEMBER_MALFORMED; v < MEMBER_VERDICT_COUNT; v++) {
+		if (v == MEMBER_OLDER || v == MEMBER_BAD_SIGNATURE)
+			continue; /* not a certificate's verdict */
+		if (!add_u64(r, member_verdict_name((enum member_verdict)v), m->refused[v]))
+			return false;
+	}
+	return true;
+}
+
+/* Why a member is not connected, as far as the node can tell. */
+static const char *why_not(const struct yip_ctl_peer *p)
+{
+	if (p->established)
+		return NULL;
+	if (p->handshaking)
+		return "handshake under way, no answer yet";
+	if (p->n_paths == 0)
+		return "no address known: it has to call this node";
+	return "no session: idle, or no answer to the last handshake (one starts with traffic)";
+}
+
+static cJSON *json_members(const struct yip_ctl_snapshot *s)
+{
+	const struct yip_ctl_membership *m = &s->members;
+	cJSON *o = cJSON_CreateObject(), *arr, *me;
+
+	if (o == NULL)
+		return NULL;
+	if (!m->present) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	if (cJSON_AddStringToObject(o, "network", m->network) == NULL ||
+	    (arr = cJSON_AddArrayToObject(o, "members")) == NULL)
+		goto fail;
+	/* This node first. */
+	me = cJSON_CreateObject();
+	if (me == NULL || !cJSON_AddItemToArray(arr, me)) {
+		cJSON_Delete(me);
+		goto fail;
+	}
+	if (!add_hex(me, "public_key", s->public_key, YIP_KEY_LEN) ||
+	    !add_addr6(me, "address", s->address) || !add_cert_fields(me, &m->cert, m->now_unix) ||
+	    cJSON_AddBoolToObject(me, "self", true) == NULL ||
+	    cJSON_AddNullToObject(me, "connected") == NULL)
+		goto fail;
+	for (size_t i = 0; i < s->n_peers; i++) {
+		const struct yip_ctl_peer *p = &s->peers[i];
+		cJSON *e;
+
+		if (!p->has_cert && !p->root)
+			continue; /* a configured peer that never showed a certificate */
+		e = cJSON_CreateObject();
+		if (e == NULL || !cJSON_AddItemToArray(arr, e)) {
+			cJSON_Delete(e);
+			goto fail;
+		}
+		if (!add_hex(e, "public_key", p->public_key, YIP_KEY_LEN) ||
+		    !add_addr6(e, "address", p->address))
+			goto fail;
+		if (p->has_cert ? !add_cert_fields(e, &p->cert, m->now_unix)
+		                : (cJSON_AddNullToObject(e, "name") == NULL ||
+		                   !add_prefixes(e, "addresses", NULL, 0)))
+			goto fail;
+		if (cJSON_AddBoolToObject(e, "self", false) == NULL ||
+		    cJSON_AddBoolToObject(e, "root", p->root) == NULL ||
+		    cJSON_AddBoolToObject(e, "configured", !p->dynamic) == NULL ||
+		    cJSON_AddBoolToObject(e, "connected", p->established) == NULL ||
+		    !add_str_or_null(e, "path", p->has_path ? p->path : NULL) ||
+		    !add_str_or_null(e, "why_not", why_not(p)))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
 }
 
 static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_request *req)
@@ -421,7 +641,7 @@ static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_r
 	    cJSON_AddNumberToObject(o, "listen_port", s->listen_port) == NULL ||
 	    !add_addr6(o, "address", s->address) ||
 	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL || !add_rendezvous(o, s) ||
-	    !add_drops(o, s))
+	    !add_drops(o, s) || !add_membership(o, &s->members))
 		goto fail;
 	peers = cJSON_AddArrayToObject(o, "peers");
 	if (peers == NULL)
@@ -516,6 +736,14 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 		return yip_ctl_error_reply(err, out_len);
 	if (req.cmd == YIP_CTL_STATS)
 		return finish(json_stats(s), out_len);
+	if (req.cmd == YIP_CTL_MEMBERS) {
+		if (!s->members.present)
+			return yip_ctl_error_reply(
+			    "not a member of a CA-gated network (no ca in the "
+			    "configuration)",
+			    out_len);
+		return finish(json_members(s), out_len);
+	}
 	if (req.has_peer) {
 		bool found = false;
 

@@ -39,8 +39,9 @@
 /* ---- Requests ---- */
 
 enum yip_ctl_cmd {
-	YIP_CTL_SHOW,  /* "show" or "show <peer public key>" */
-	YIP_CTL_STATS, /* "stats" */
+	YIP_CTL_SHOW,    /* "show" or "show <peer public key>" */
+	YIP_CTL_STATS,   /* "stats" */
+	YIP_CTL_MEMBERS, /* "members": a CA-gated network's members (docs/membership.md) */
 };
 
 struct yip_ctl_request {
@@ -103,6 +104,22 @@ struct yip_ctl_peer {
 	const char *nat;         /* the peer's NAT mapping */
 	unsigned n_paths;
 	struct yip_path_info paths[YIP_MAX_PATHS];
+	/* CA-gated networks: added at run time, a root, its certificate. */
+	bool dynamic, root, handshaking, has_cert;
+	struct wire_cert cert;
+	struct yip_cidr cert_allowed[YIP_PEER_ALLOWED]; /* a dynamic peer's allowed IPs */
+};
+
+/* A CA-gated node's membership (present: the node is one). */
+struct yip_ctl_membership {
+	bool present;
+	char network[WIRE_NETWORK_MAX + 1];
+	struct wire_cert cert; /* ours */
+	uint64_t now_unix;     /* when the snapshot was taken, for expiry */
+	bool has_roots, has_revocations;
+	uint64_t roots_serial, revocations_serial, n_revoked;
+	uint64_t no_cert, refused[MEMBER_VERDICT_COUNT], admitted, removed;
+	uint64_t roots_older, revocations_older;
 };
 
 /* The event loop's side: how packets move, and what its offloads and queue did. */
@@ -129,6 +146,7 @@ struct yip_ctl_snapshot {
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */
 	size_t n_peers;
+	struct yip_ctl_membership members;
 	struct yip_ctl_datapath datapath; /* filled in by the loop after the snapshot */
 };
 
@@ -157,10 +175,11 @@ char *yip_ctl_error_reply(const char *msg, size_t *out_len);
 /* ---- Rendering replies for people (yipctl) ---- */
 
 enum yip_ctl_view {
-	YIP_CTL_VIEW_SHOW,  /* like `wg show` */
-	YIP_CTL_VIEW_PEERS, /* one line per peer */
-	YIP_CTL_VIEW_STATS, /* drop counters */
-	YIP_CTL_VIEW_JSON,  /* the document, pretty-printed */
+	YIP_CTL_VIEW_SHOW,    /* like `wg show` */
+	YIP_CTL_VIEW_PEERS,   /* one line per peer */
+	YIP_CTL_VIEW_STATS,   /* drop counters */
+	YIP_CTL_VIEW_JSON,    /* the document, pretty-printed */
+	YIP_CTL_VIEW_MEMBERS, /* a CA-gated network's members */
 };
 
 /*

@@ -173,6 +173,112 @@ static void put_rendezvous(FILE *out, const cJSON *root)
 	}
 }
 
+/* A CA-gated node's membership, under the interface. */
+static void put_membership(FILE *out, const cJSON *root)
+{
+	const cJSON *m = field(root, "membership"), *c = field(m, "cert"), *r = field(m, "refused"),
+	            *e;
+	double days;
+
+	if (!cJSON_IsObject(m))
+		return;
+	fputs("\n  network: ", out);
+	put_str_or(out, str_field(m, "network"), "?");
+	fputs(" (member \"", out);
+	put_str_or(out, str_field(c, "name"), "?");
+	if (num_field(c, "expires_in_days", &days) && isfinite(days))
+		fprintf(out, "\", certificate expires in %.0f days)", days);
+	else
+		fputs("\")", out);
+	if (str_field(m, "warning") != NULL) {
+		fputs("\n  WARNING: ", out);
+		put_clean(out, str_field(m, "warning"));
+	}
+	fprintf(out, "\n  roots serial: %" PRIu64 ", revocations serial: %" PRIu64,
+	        u64_field(m, "roots_serial"), u64_field(m, "revocations_serial"));
+	fprintf(out, "\n  members admitted: %" PRIu64 ", removed: %" PRIu64,
+	        u64_field(m, "admitted"), u64_field(m, "removed"));
+	fputs("\n  refused:", out);
+	if (cJSON_IsObject(r)) {
+		bool any = false;
+
+		cJSON_ArrayForEach(e, r)
+		{
+			if (e->string == NULL || !cJSON_IsNumber(e) || e->valuedouble <= 0)
+				continue;
+			fputs(any ? ", " : " ", out);
+			put_clean(out, e->string);
+			fprintf(out, " %" PRIu64, to_u64(e->valuedouble));
+			any = true;
+		}
+		if (!any)
+			fputs(" none", out);
+	}
+}
+
+/* yipctl members: one block per member. */
+static void members_view(FILE *out, const cJSON *root, uint64_t now_s)
+{
+	const cJSON *ms = field(root, "members"), *m, *a;
+
+	(void)now_s;
+	fputs("network: ", out);
+	put_str_or(out, str_field(root, "network"), "(unknown)");
+	fputc('\n', out);
+	if (!cJSON_IsArray(ms))
+		return;
+	cJSON_ArrayForEach(m, ms)
+	{
+		const cJSON *con = field(m, "connected");
+		double days;
+		bool first = true;
+
+		fputs("\nmember: ", out);
+		put_str_or(out, str_field(m, "name"), "(certificate not seen yet)");
+		if (cJSON_IsTrue(field(m, "self")))
+			fputs(" (this node)", out);
+		if (cJSON_IsTrue(field(m, "root")))
+			fputs(" (root)", out);
+		fputs("\n  key: ", out);
+		put_str_or(out, str_field(m, "public_key"), "?");
+		fputs("\n  addresses: ", out);
+		put_str_or(out, str_field(m, "address"), "?");
+		cJSON_ArrayForEach(a, field(m, "addresses"))
+		{
+			if (cJSON_IsString(a) && a->valuestring) {
+				fputs(", ", out);
+				put_clean(out, a->valuestring);
+			}
+		}
+		fputs("\n  groups: ", out);
+		cJSON_ArrayForEach(a, field(m, "groups"))
+		{
+			if (cJSON_IsString(a) && a->valuestring) {
+				fputs(first ? "" : ", ", out);
+				put_clean(out, a->valuestring);
+				first = false;
+			}
+		}
+		if (first)
+			fputs("(none)", out);
+		if (num_field(m, "expires_in_days", &days) && isfinite(days))
+			fprintf(out, "\n  certificate: %s %.0f days",
+			        days >= 0 ? "expires in" : "expired", fabs(days));
+		if (cJSON_IsBool(con)) {
+			fprintf(out, "\n  connected: %s", cJSON_IsTrue(con) ? "yes" : "no");
+			if (cJSON_IsTrue(con)) {
+				fputs(", ", out);
+				put_str_or(out, str_field(m, "path"), "?");
+			} else {
+				fputs(" (", out);
+				put_str_or(out, str_field(m, "why_not"), "?");
+				fputc(')', out);
+			}
+		}
+		fputc('\n', out);
+	}
+}
+
 /* ---- Views ---- */
 
 static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
@@ -248,6 +354,7 @@ static void show(FILE *out, const cJSON *root, uint64_t now_s)
 	fprintf(out, "\n  fec: %s",
 	        cJSON_IsBool(fec) ? (cJSON_IsTrue(fec) ? "on" : "off") : "unknown");
 	put_rendezvous(out, root);
+	put_membership(out, root);
 	fputc('\n', out);
 	if (!cJSON_IsArray(peers))
 		return;
@@ -462,6 +569,9 @@ int yip_ctl_render(FILE *out, enum yip_ctl_view v, const char *json, size_t len,
 		break;
 	case YIP_CTL_VIEW_JSON:
 		pretty(out, json, used);
+		break;
+	case YIP_CTL_VIEW_MEMBERS:
+		members_view(out, root, now_s);
 		break;
 	}
 	cJSON_Delete(root);

@@ -20,13 +20,15 @@ int daemon_signalfd(void)
 	return signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-bool daemon_signals(int sigfd, void (*status)(void *arg), void *arg)
+bool daemon_signals(int sigfd, void (*status)(void *arg), void (*reload)(void *arg), void *arg)
 {
 	struct signalfd_siginfo si;
 
 	while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGUSR1) {
 			status(arg);
+		} else if (si.ssi_signo == SIGHUP && reload != NULL) {
+			reload(arg);
 		} else if (si.ssi_signo == SIGHUP) {
 			log_info("SIGHUP: configuration reload is not supported yet; ignoring");
 		} else {

@@ -11,10 +11,10 @@ int daemon_signalfd(void);
 
 /*
  * Handles the signals waiting on sigfd: SIGUSR1 calls status(arg), SIGHUP
- * is logged and ignored, SIGINT and SIGTERM are logged and make it return
- * false (the daemon should stop).
+ * calls reload(arg) (NULL: logged and ignored), SIGINT and SIGTERM are
+ * logged and make it return false (the daemon should stop).
  */
-bool daemon_signals(int sigfd, void (*status)(void *arg), void *arg);
+bool daemon_signals(int sigfd, void (*status)(void *arg), void (*reload)(void *arg), void *arg);
 
 /* Logs text one line at a time, each as "status: <line>". */
 void daemon_log_status(const char *text);

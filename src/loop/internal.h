@@ -11,6 +11,7 @@
 
 #include "ctl/ctl.h"
 #include "loop/loop.h"
+#include "loop/members.h"
 #include "loop/resolve.h"
 #include "loop/shape.h"
 #include "loop/socks.h"
@@ -78,7 +79,8 @@ struct yip_loop {
 	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
 	struct resolver *resolver; /* NULL: no host names to resolve again */
 	bool has_sandbox;
-	struct sandbox sandbox; /* entered once the driver is set up */
+	struct sandbox sandbox;      /* entered once the driver is set up */
+	struct loop_members members; /* a CA-gated network's files (members.h) */
 };
 
 /* ---- control.c ---- */

@@ -225,6 +225,13 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 		snprintf(err, errlen, "event loop setup failed: out of memory");
 		return -1;
 	}
+	if (c->config != NULL) {
+		bool drop = l->has_sandbox && l->sandbox.mode != YIP_SANDBOX_OFF && l->sandbox.drop;
+
+		if (members_setup(&l->members, c->config, drop ? l->sandbox.uid : getuid(),
+		                  drop ? l->sandbox.gid : getgid(), err, errlen) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -237,6 +244,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 		return NULL;
 	}
 	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
+	l->members.dirfd = -1;
 	l->epfd = l->sigfd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
@@ -271,6 +279,7 @@ void yip_loop_free(struct yip_loop *l)
 		return;
 	loop_ctl_close(l);
 	resolver_stop(l->resolver);
+	members_free(&l->members);
 	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
 		socks_free(&l->socks);
@@ -290,6 +299,11 @@ void yip_loop_free(struct yip_loop *l)
 	free(l->sockbuf);
 	shape_free(&l->shape);
 	free(l);
+}
+
+int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen)
+{
+	return members_start(&l->members, dev, err, errlen);
 }
 
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
@@ -562,10 +576,18 @@ static void status_cb(void *arg)
 	yip_loop_status(arg);
 }
 
+static void reload_cb(void *arg)
+{
+	struct yip_loop *l = arg;
+
+	if (l->dev != NULL)
+		members_reload(&l->members, l->dev);
+}
+
 /* Handles pending signals; false (and l->stopped) when the daemon should stop. */
 static bool signals(struct yip_loop *l)
 {
-	if (daemon_signals(l->sigfd, status_cb, l))
+	if (daemon_signals(l->sigfd, status_cb, reload_cb, l))
 		return true;
 	l->stopped = true;
 	return false;

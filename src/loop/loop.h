@@ -9,6 +9,7 @@
  *   loop.c      the engine's I/O callbacks and the driver-independent
  *               halves of the data path, timers and signals
  *   control.c   the control socket and the status log (src/ctl)
+ *   members.c   a CA-gated network's files: certificate, root set, revocations, state_dir
  *   resolve.c   host names of endpoints, resolved again on a thread of its own
  *   shape.c     the TUN-side queue, CoDel, CE marking, MSS clamping
  *   workers.c   the crypto worker pool
@@ -61,6 +62,14 @@ struct yip_loop_config {
  * with a message in err.
  */
 struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_t errlen);
+
+/*
+ * On a CA-gated node (ca in the configuration): makes dev a member with the
+ * certificate file and offers it the root set and revocation list (the
+ * state directory's and the configured files); SIGHUP reads them again.
+ * Nothing to do otherwise. 0, or -1 with a message in err.
+ */
+int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen);
 
 /* The engine's I/O callbacks, bound to this loop. */
 void yip_loop_io(struct yip_loop *l, struct yip_io *io);

@@ -193,7 +193,7 @@ static void status_cb(void *arg)
 /* Handles pending signals; false when the server should stop. */
 static bool on_signal(struct rdv_loop *l)
 {
-	return daemon_signals(l->sigfd, status_cb, l);
+	return daemon_signals(l->sigfd, status_cb, NULL, l);
 }
 
 /* Milliseconds until the engine's next timer or the control client's deadline. */

@@ -146,7 +146,7 @@ void yip_device_free(struct yip_device *dev)
 		punch_free(p);
 		peer_free(p);
 	}
-	members_free(dev);
+	members_release(dev);
 	if (dev->txsym)
 		sodium_memzero(dev->txsym, dev->sym_cap);
 	free(dev->txsym);
@@ -238,6 +238,7 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 	out->n_allowed = p->n_allowed;
 	memcpy(out->allowed, p->allowed, sizeof(out->allowed));
 	out->last_rx = p->last_rx;
+	out->handshaking = p->hs_pending;
 	out->established = session_usable(p, now);
 	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
 	out->srtt = p->fec.srtt;
@@ -623,7 +624,7 @@ int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN
 	}
 	memcpy(dev->members->ca, ca, MEMBER_SIGN_PUBLIC);
 	if (yip_device_set_cert(dev, cert, len, err, errlen) != 0) {
-		members_free(dev);
+		members_release(dev);
 		return -1;
 	}
 	return 0;

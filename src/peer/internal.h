@@ -253,7 +253,7 @@ int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size
  * probe must be over (punch_free) first. */
 void peer_free(struct yip_peer *p);
 /* Frees the membership state (the device goes away). */
-void members_free(struct yip_device *dev);
+void members_release(struct yip_device *dev);
 /* The wall clock in Unix seconds, for certificate checks. */
 uint64_t members_unix(struct yip_device *dev);
 /* True on a CA-gated node (it has a certificate of its own). */

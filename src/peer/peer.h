@@ -559,6 +559,7 @@ struct yip_peer_info {
 	uint8_t n_allowed; /* a dynamic peer's prefixes (its certificate's) */
 	struct yip_cidr allowed[YIP_PEER_ALLOWED];
 	uint64_t last_rx; /* monotonic ns of its last authenticated datagram, 0 = never */
+	bool handshaking; /* we sent an Init and wait for the answer */
 	bool established;
 	int cipher;    /* enum yip_cipher of the current session, -1 if none */
 	uint64_t srtt; /* smoothed RTT, ns (0 = unknown) */

@@ -204,7 +204,7 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c)
 	return 0;
 }
 
-void members_free(struct yip_device *dev)
+void members_release(struct yip_device *dev)
 {
 	struct yip_members *ms = dev->members;
 

@@ -218,9 +218,10 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
-	if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
+	if (rc != 0 || !(s->uses & (SANDBOX_RESOLVE | SANDBOX_MEMBERS)))
 		return rc;
-	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf. */
+	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf; a
+	 * member's certificate, root set and revocation list (SIGHUP). */
 	{
 		scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
 
@@ -229,6 +230,20 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 		if (rc == 0)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
 			                      SCMP_A1(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
+		/* The state directory: a new file written, synced and renamed
+		 * over the old (loop/members.c). */
+		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+			rc = seccomp_rule_add(
+			    ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+			    SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_WRONLY | O_CREAT | O_TRUNC));
+		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 0);
+		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat2), 0);
+		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fsync), 0);
+		if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
+			return rc;
 	}
 	/* How long the name server's answer is. */
 	if (rc == 0)

@@ -25,6 +25,7 @@ enum {
 	SANDBOX_URING = 1u << 1,      /* io=uring, io=uring-busy */
 	SANDBOX_RESOLVE = 1u << 2,    /* re-resolving host names (getaddrinfo) */
 	SANDBOX_RENDEZVOUS = 1u << 3, /* yip-rendezvous's loop */
+	SANDBOX_MEMBERS = 1u << 4,    /* SIGHUP reads membership files; state_dir is written */
 };
 
 struct sandbox {

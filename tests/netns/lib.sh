@@ -378,3 +378,82 @@ wait_ping() {
 	done
 	fail "no ping from $1 to $2 within 5 s"
 }
+
+# ---- CA-gated networks (docs/membership.md) ----
+YIPCA=${YIPCA:-$ROOT/build/yip-ca}
+NET=testnet
+
+# ca_init: a CA key ($TMP/ca.key), its public key in CA_PUB. $TMP is opened
+# to other users so yipd, once it has dropped to its unprivileged user, can
+# read the certificate, root set and revocation list again on SIGHUP.
+ca_init() {
+	[ -x "$YIPCA" ] || fail "$YIPCA not built"
+	CA_PUB=$("$YIPCA" genkey --out "$TMP/ca.key") || fail "yip-ca genkey"
+	chmod 755 "$TMP"
+}
+
+# ca_cert NAME [yip-ca sign-cert options...]: $TMP/NAME.crt for NAME's key
+# (from its certificate request) in network $NET, address 10.77.0.<index>.
+ca_cert() {
+	local n=$1; shift
+	"$YIPD" --cert-request <"$TMP/$n.key" >"$TMP/$n.req" || fail "yipd --cert-request $n"
+	"$YIPCA" sign-cert --ca-key "$TMP/ca.key" --request "$TMP/$n.req" --network "$NET" \
+		--name "node $n" --addr "10.77.0.$(idx_of "$n")" --force --out "$TMP/$n.crt" "$@" ||
+		fail "yip-ca sign-cert $n"
+	chmod 644 "$TMP/$n.crt"
+}
+
+# ca_roots FILE SERIAL NAMES...: a root set listing NAMES (their keys and addresses).
+ca_roots() {
+	local out=$1 serial=$2 args=() n; shift 2
+	for n in "$@"; do args+=(--root "$(pub_of "$n")@198.18.0.$(idx_of "$n"):51820"); done
+	"$YIPCA" sign-roots --ca-key "$TMP/ca.key" --network "$NET" --serial "$serial" \
+		"${args[@]}" --force --out "$out" || fail "yip-ca sign-roots"
+	chmod 644 "$out"
+}
+
+# ca_nodes NAMES...: one namespace per name on a shared bridge, as mesh does
+# (198.18.0.i on the wire, 10.77.0.i in the tunnel), but with no [peer]
+# blocks: each has a certificate for 10.77.0.i, the CA key, the root set
+# $TMP/roots.txt and a state directory. Extra lines may be appended to
+# $TMP/NAME.conf before start_yipd.
+ca_nodes() {
+	local i=0 n
+	make_ns hub
+	in_ns hub ip link add br0 type bridge
+	in_ns hub ip link set dev br0 up
+	for n in "$@"; do
+		i=$((i + 1))
+		make_ns "$n"
+		ip link add "v$n$NSP" netns "$(ns "$n")" type veth peer name "h$n$NSP" netns "$(ns hub)"
+		in_ns hub ip link set dev "h$n$NSP" master br0 up
+		in_ns "$n" ip addr add "198.18.0.$i/24" dev "v$n$NSP"
+		in_ns "$n" ip link set dev "v$n$NSP" up
+		gen_key "$n" >/dev/null
+		eval "IDX_$n=$i"
+	done
+	for n in "$@"; do
+		ca_cert "$n"
+		cat >"$TMP/$n.conf" <<CONF
+local_private=$(priv_of "$n")
+listen=198.18.0.$(idx_of "$n"):51820
+device=yip0
+address=10.77.0.$(idx_of "$n")/24
+ca=$CA_PUB
+cert=$TMP/$n.crt
+roots=$TMP/roots.txt
+state_dir=$TMP/state-$n
+CONF
+	done
+}
+
+# members_json NAME PATH: a value of `yipctl members --json` on NAME (as json_get).
+members_json() { json_get "$1" members "$2"; }
+
+# refused NAME VERDICT: how many handshakes NAME refused for VERDICT.
+refused() { json_get "$1" show "membership.refused.$2"; }
+
+# peer_count NAME: how many peers NAME's engine holds.
+peer_count() {
+	yipctl_of "$1" show --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["peers"]))'
+}

@@ -51,7 +51,8 @@ static union yip_sockaddr underlay(int i)
 
 static struct yip_cidr inner(int i)
 {
-	return (struct yip_cidr){.family = AF_INET, .plen = 32, .addr = {10, 0, 0, (uint8_t)(i + 1)}};
+	return (struct yip_cidr){
+	    .family = AF_INET, .plen = 32, .addr = {10, 0, 0, (uint8_t)(i + 1)}};
 }
 
 /* A certificate for key pub, signed by sec, with the given window and network. */
@@ -102,9 +103,9 @@ static void node_init(struct node *x, int i, bool member, const struct node *pee
 		fail_msg("%s", err);
 	x->n.addr = underlay(i);
 	if (member)
-		assert_int_equal(
-		    yip_device_members_init(&x->n.dev, ca_pub, x->cert.raw, x->cert.len, err, sizeof(err)),
-		    0);
+		assert_int_equal(yip_device_members_init(&x->n.dev, ca_pub, x->cert.raw,
+		                                         x->cert.len, err, sizeof(err)),
+		                 0);
 }
 
 static void keys(struct node *x, int i)
@@ -189,14 +190,15 @@ static void peer_table(void **state)
 
 		yip_key_generate(priv);
 		yip_key_public(pubs[i], priv);
-		p[i] = yip_device_peer_add(&B.n.dev, now, pubs[i], &c, 1, &ep, 1, i % 2 ? 25 : 0, err,
-		                           sizeof(err));
+		p[i] = yip_device_peer_add(&B.n.dev, now, pubs[i], &c, 1, &ep, 1, i % 2 ? 25 : 0,
+		                           err, sizeof(err));
 		assert_non_null(p[i]);
 		pair_discard(&B.n); /* keepalive peers call at once */
 	}
 	assert_int_equal(B.n.dev.n_peers, N);
 	/* The same key twice is refused. */
-	assert_null(yip_device_peer_add(&B.n.dev, now, pubs[3], NULL, 0, NULL, 0, 0, err, sizeof(err)));
+	assert_null(
+	    yip_device_peer_add(&B.n.dev, now, pubs[3], NULL, 0, NULL, 0, 0, err, sizeof(err)));
 	/* Remove every third; the others are still found by key, and routed to. */
 	for (int i = 0; i < N; i += 3) {
 		assert_int_equal(yip_device_peer_remove(&B.n.dev, p[i]), 0);
@@ -205,7 +207,8 @@ static void peer_table(void **state)
 	for (int i = 0; i < N; i++) {
 		assert_ptr_equal(yip_device_peer(&B.n.dev, pubs[i]), p[i]);
 		if (p[i] != NULL)
-			assert_int_equal(memcmp(B.n.dev.peers[p[i]->slot]->public_key, pubs[i], 32), 0);
+			assert_int_equal(memcmp(B.n.dev.peers[p[i]->slot]->public_key, pubs[i], 32),
+			                 0);
 	}
 	assert_int_equal(B.n.dev.n_peers, N - (N + 2) / 3);
 	/* A packet to a removed peer's prefix has no route now; to a kept one it
@@ -321,13 +324,16 @@ static void refused_each_verdict(void **state)
 			make_cert(&bad, A.priv, A.pub, other_sec, NET, WALL - DAY, WALL + DAY, 0);
 			break;
 		case MEMBER_EXPIRED:
-			make_cert(&bad, A.priv, A.pub, ca_sec, NET, WALL - 9 * DAY, WALL - 2 * DAY, 0);
+			make_cert(&bad, A.priv, A.pub, ca_sec, NET, WALL - 9 * DAY, WALL - 2 * DAY,
+			          0);
 			break;
 		case MEMBER_NOT_YET_VALID:
-			make_cert(&bad, A.priv, A.pub, ca_sec, NET, WALL + 2 * DAY, WALL + 9 * DAY, 0);
+			make_cert(&bad, A.priv, A.pub, ca_sec, NET, WALL + 2 * DAY, WALL + 9 * DAY,
+			          0);
 			break;
 		case MEMBER_WRONG_NETWORK:
-			make_cert(&bad, A.priv, A.pub, ca_sec, "othernet", WALL - DAY, WALL + DAY, 0);
+			make_cert(&bad, A.priv, A.pub, ca_sec, "othernet", WALL - DAY, WALL + DAY,
+			          0);
 			break;
 		case MEMBER_KEY_MISMATCH:
 			yip_key_generate(priv2);
@@ -348,8 +354,8 @@ static void refused_each_verdict(void **state)
 			assert_non_null(r);
 			memcpy(e + 1, A.pub, 32);
 			assert_int_equal(member_revocations_sign(r, NET, 5, WALL, e, 1, ca_sec), 0);
-			assert_int_equal(yip_device_offer_revocations(&B.n.dev, now, r->raw, r->len),
-			                 MEMBER_OK);
+			assert_int_equal(
+			    yip_device_offer_revocations(&B.n.dev, now, r->raw, r->len), MEMBER_OK);
 			free(r);
 		}
 		A.n.dev.members->cert = bad;

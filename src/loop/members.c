@@ -1,0 +1,262 @@
+/* The daemon's side of a CA-gated network: files and the state directory (members.h). */
+#include "loop/members.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "membership/member.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define FILE_MAX (1u << 20) /* the largest object's text form is well under this */
+
+static const char *const STATE_ROOTS = "roots";
+static const char *const STATE_REVOCATIONS = "revocations";
+
+/* Reads the object of kind `want` from the text file at path (relative to
+ * dirfd, or AT_FDCWD) into a heap buffer *out of *len bytes. 0; -1 with a
+ * message in err; -2 if the file does not exist. */
+static int read_object(int dirfd, const char *path, uint8_t want, uint8_t **out, size_t *len,
+                       char *err, size_t errlen)
+{
+	char *text = NULL, why[160];
+	size_t n = 0, cap = WIRE_OBJ_MAX;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), rc = -1;
+	ssize_t r;
+
+	*out = NULL;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return errno == ENOENT ? -2 : -1;
+	}
+	text = malloc(FILE_MAX);
+	*out = malloc(cap);
+	if (text == NULL || *out == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto done;
+	}
+	while (n < FILE_MAX && (r = read(fd, text + n, FILE_MAX - n)) > 0)
+		n += (size_t)r;
+	if (n == FILE_MAX) {
+		snprintf(err, errlen, "%s: larger than %u bytes", path, FILE_MAX);
+		goto done;
+	}
+	if (member_unarmor(text, n, want, *out, cap, len, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		goto done;
+	}
+	rc = 0;
+done:
+	close(fd);
+	free(text);
+	if (rc != 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* Writes obj's text form to name in the state directory (a new file renamed over the old). */
+static int save_object(struct loop_members *m, const char *name, const uint8_t *obj, size_t len)
+{
+	char tmp[64], *text;
+	size_t cap = member_armor_size(len), n;
+	int fd, ok;
+
+	text = malloc(cap);
+	if (text == NULL)
+		return -1;
+	n = member_armor(text, cap, obj, len);
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok = fd >= 0 && n > 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	ok = ok && renameat(m->dirfd, tmp, m->dirfd, name) == 0;
+	if (!ok)
+		log_warn("state_dir %s: cannot save %s: %s", m->state_dir, name, strerror(errno));
+	free(text);
+	return ok ? 0 : -1;
+}
+
+/* Keeps what the engine holds now in the state directory, if it is newer. */
+static void save_state(struct loop_members *m, struct yip_device *dev)
+{
+	const struct member_roots *r = yip_device_roots(dev);
+	const struct member_revocations *v = yip_device_revocations(dev);
+
+	if (r != NULL && r->f.serial != m->saved_roots &&
+	    save_object(m, STATE_ROOTS, r->raw, r->len) == 0)
+		m->saved_roots = r->f.serial;
+	if (v != NULL && v->f.serial != m->saved_revocations &&
+	    save_object(m, STATE_REVOCATIONS, v->raw, v->len) == 0)
+		m->saved_revocations = v->f.serial;
+}
+
+/* Offers one root set or revocation list file to the engine; logs what happened. */
+static void offer(struct loop_members *m, struct yip_device *dev, int dirfd, const char *path,
+                  uint8_t kind, bool saved)
+{
+	const char *what = kind == WIRE_OBJ_ROOTS ? "root set" : "revocation list";
+	char err[256];
+	uint8_t *obj;
+	size_t len;
+	enum member_verdict v;
+	int rc = read_object(dirfd, path, kind, &obj, &len, err, sizeof(err));
+
+	if (rc == -2 && saved)
+		return; /* nothing saved yet */
+	if (rc != 0) {
+		log_warn("%s%s: %s", saved ? "state_dir " : "", what, err);
+		return;
+	}
+	v = kind == WIRE_OBJ_ROOTS ? yip_device_offer_roots(dev, yip_now_mono(), obj, len)
+	                           : yip_device_offer_revocations(dev, yip_now_mono(), obj, len);
+	if (v == MEMBER_OLDER)
+		log_warn("%s %s refused: older than the one held (serial %llu): a rollback", what, path,
+		         (unsigned long long)(kind == WIRE_OBJ_ROOTS
+		                                  ? yip_device_roots(dev)->f.serial
+		                                  : yip_device_revocations(dev)->f.serial));
+	else if (v != MEMBER_OK)
+		log_warn("%s %s refused: %s: %s", what, path, member_verdict_name(v),
+		         member_verdict_text(v));
+	else if (saved && kind == WIRE_OBJ_ROOTS)
+		m->saved_roots = yip_device_roots(dev)->f.serial;
+	else if (saved)
+		m->saved_revocations = yip_device_revocations(dev)->f.serial;
+	free(obj);
+}
+
+/* Warns when our certificate expires within MEMBERS_WARN_S. */
+static void check_expiry(struct yip_device *dev)
+{
+	struct yip_members_info mi;
+	uint64_t now = yip_now_wall() / YIP_NS_PER_S;
+	char when[MEMBER_TIME_LEN];
+
+	if (!yip_device_members_info(dev, &mi))
+		return;
+	member_format_time(when, mi.cert->f.not_after);
+	if (mi.cert->f.not_after <= now + MEMBERS_WARN_S)
+		log_warn("this node's certificate expires %s (%llu days): renew it (yip-ca sign-cert) "
+		         "and send SIGHUP",
+		         when,
+		         (unsigned long long)(mi.cert->f.not_after > now
+		                                  ? (mi.cert->f.not_after - now) / 86400
+		                                  : 0));
+}
+
+static int load_cert(struct loop_members *m, struct yip_device *dev, bool first, char *err,
+                     size_t errlen)
+{
+	char why[256];
+	uint8_t *obj;
+	size_t len;
+	int rc;
+
+	if (read_object(AT_FDCWD, m->cert_path, WIRE_OBJ_CERT, &obj, &len, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "cert %s", why);
+		return -1;
+	}
+	rc = first ? yip_device_members_init(dev, m->ca, obj, len, why, sizeof(why))
+	           : yip_device_set_cert(dev, obj, len, why, sizeof(why));
+	if (rc != 0)
+		snprintf(err, errlen, "cert %s: %s", m->cert_path, why);
+	free(obj);
+	return rc;
+}
+
+static void load_lists(struct loop_members *m, struct yip_device *dev)
+{
+	/* What the state directory holds first: a file older than that is a rollback. */
+	offer(m, dev, m->dirfd, STATE_ROOTS, WIRE_OBJ_ROOTS, true);
+	if (m->roots_path != NULL)
+		offer(m, dev, AT_FDCWD, m->roots_path, WIRE_OBJ_ROOTS, false);
+	offer(m, dev, m->dirfd, STATE_REVOCATIONS, WIRE_OBJ_REVOCATIONS, true);
+	if (m->revocations_path != NULL)
+		offer(m, dev, AT_FDCWD, m->revocations_path, WIRE_OBJ_REVOCATIONS, false);
+	save_state(m, dev);
+}
+
+int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
+                  char *err, size_t errlen)
+{
+	const char *dir;
+
+	memset(m, 0, sizeof(*m));
+	m->dirfd = -1;
+	if (!cfg->has_ca)
+		return 0;
+	m->on = true;
+	memcpy(m->ca, cfg->ca_public, YIP_KEY_LEN);
+	dir = cfg->state_dir ? cfg->state_dir : YIP_DEFAULT_STATE_DIR;
+	m->cert_path = strdup(cfg->cert_path);
+	m->roots_path = cfg->roots_path ? strdup(cfg->roots_path) : NULL;
+	m->revocations_path = cfg->revocations_path ? strdup(cfg->revocations_path) : NULL;
+	m->state_dir = strdup(dir);
+	if (m->cert_path == NULL || m->state_dir == NULL ||
+	    (cfg->roots_path && m->roots_path == NULL) ||
+	    (cfg->revocations_path && m->revocations_path == NULL)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "state_dir %s: cannot create: %s", dir, strerror(errno));
+		return -1;
+	}
+	m->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->dirfd < 0) {
+		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* The daemon writes here after it drops to its user. */
+	if (uid != getuid() && fchown(m->dirfd, uid, gid) != 0) {
+		snprintf(err, errlen, "state_dir %s: cannot hand it to uid %u: %s", dir, (unsigned)uid,
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen)
+{
+	if (!m->on)
+		return 0;
+	if (load_cert(m, dev, true, err, errlen) != 0)
+		return -1;
+	load_lists(m, dev);
+	check_expiry(dev);
+	return 0;
+}
+
+void members_reload(struct loop_members *m, struct yip_device *dev)
+{
+	char err[512];
+
+	if (!m->on) {
+		log_info("SIGHUP: nothing to reload (no ca in the configuration)");
+		return;
+	}
+	log_info("SIGHUP: reading cert, roots and revocations again");
+	if (load_cert(m, dev, false, err, sizeof(err)) != 0)
+		log_warn("%s; keeping the certificate held", err);
+	load_lists(m, dev);
+	check_expiry(dev);
+}
+
+void members_free(struct loop_members *m)
+{
+	if (m->dirfd >= 0)
+		close(m->dirfd);
+	free(m->cert_path);
+	free(m->roots_path);
+	free(m->revocations_path);
+	free(m->state_dir);
+	memset(m, 0, sizeof(*m));
+	m->dirfd = -1;
+}

@@ -1,0 +1,47 @@
+/*
+ * The daemon's side of a CA-gated network (docs/membership.md, "Running a
+ * network"): it reads the node's certificate, the root set and the
+ * revocation list from their files, hands them to the engine, and keeps the
+ * newest root set and revocation list the engine holds in the state
+ * directory, so that a restart never goes back to an older one (a file
+ * replaced by an older copy is refused as a rollback). SIGHUP reads the
+ * files again without touching sessions.
+ */
+#ifndef YIP_LOOP_MEMBERS_H
+#define YIP_LOOP_MEMBERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "peer/peer.h"
+
+/* The node's certificate is warned about this long before it expires. */
+#define MEMBERS_WARN_S (7 * 86400ULL)
+
+struct loop_members {
+	bool on;
+	uint8_t ca[YIP_KEY_LEN];
+	char *cert_path, *roots_path, *revocations_path, *state_dir;
+	int dirfd; /* the state directory, opened at start */
+	uint64_t saved_roots, saved_revocations; /* serials in the state directory (0: none) */
+};
+
+/*
+ * Copies the paths of cfg (nothing to do without ca) and creates the state
+ * directory (mode 0700; owned by uid once the daemon drops to it). Returns
+ * 0, or -1 with a message in err.
+ */
+int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
+                  char *err, size_t errlen);
+
+/* Makes dev a member (its certificate) and offers it the saved and the
+ * configured root set and revocation list. 0, or -1 with a message in err. */
+int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen);
+
+/* SIGHUP: the files again. Problems are logged; what the engine held stays. */
+void members_reload(struct loop_members *m, struct yip_device *dev);
+
+void members_free(struct loop_members *m);
+
+#endif
