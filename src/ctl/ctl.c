@@ -170,6 +170,7 @@ static void snapshot_members(struct yip_ctl_membership *m, const struct yip_devi
 	m->present = true;
 	snprintf(m->network, sizeof(m->network), "%s", mi.network);
 	m->cert = mi.cert->f;
+	m->cert_verdict = mi.cert_verdict;
 	m->now_unix = yip_now_wall() / YIP_NS_PER_S;
 	m->has_roots = mi.has_roots;
 	m->roots_serial = mi.roots_serial;
@@ -475,6 +476,8 @@ static double days_until(uint64_t t, uint64_t now)
 /* The warning yipctl shows about our certificate, or NULL. */
 static const char *cert_warning(const struct yip_ctl_membership *m)
 {
+	if (m->cert_verdict != MEMBER_OK && m->cert_verdict != MEMBER_EXPIRED)
+		return "this node's certificate is not valid (see cert_verdict): members refuse it";
 	if (m->now_unix >= m->cert.not_after)
 		return "this node's certificate has expired: renew it and send SIGHUP";
 	if (m->cert.not_after - m->now_unix <= 7 * 86400)
@@ -538,7 +541,9 @@ static bool add_membership(cJSON *o, const struct yip_ctl_membership *m)
 	if (r == NULL || !add_cert_fields(r, &m->cert, m->now_unix))
 		return false;
 	warn = cert_warning(m);
-	if (!add_str_or_null(j, "warning", warn))
+	if (!add_str_or_null(j, "warning", warn) ||
+	    cJSON_AddStringToObject(j, "cert_verdict", member_verdict_name(m->cert_verdict)) ==
+	        NULL)
 		return false;
 	if ((m->has_roots ? !add_u64(j, "roots_serial", m->roots_serial)
 	                  : cJSON_AddNullToObject(j, "roots_serial") == NULL) ||

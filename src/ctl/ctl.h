@@ -115,7 +115,8 @@ struct yip_ctl_membership {
 	bool present;
 	char network[WIRE_NETWORK_MAX + 1];
 	struct wire_cert cert; /* ours */
-	uint64_t now_unix;     /* when the snapshot was taken, for expiry */
+	enum member_verdict cert_verdict;
+	uint64_t now_unix; /* when the snapshot was taken, for expiry */
 	bool has_roots, has_revocations;
 	uint64_t roots_serial, revocations_serial, n_revoked;
 	uint64_t no_cert, refused[MEMBER_VERDICT_COUNT], admitted, removed;

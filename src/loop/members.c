@@ -118,7 +118,8 @@ static void offer(struct loop_members *m, struct yip_device *dev, int dirfd, con
 	v = kind == WIRE_OBJ_ROOTS ? yip_device_offer_roots(dev, yip_now_mono(), obj, len)
 	                           : yip_device_offer_revocations(dev, yip_now_mono(), obj, len);
 	if (v == MEMBER_OLDER)
-		log_warn("%s %s refused: older than the one held (serial %llu): a rollback", what, path,
+		log_warn("%s %s refused: older than the one held (serial %llu): a rollback", what,
+		         path,
 		         (unsigned long long)(kind == WIRE_OBJ_ROOTS
 		                                  ? yip_device_roots(dev)->f.serial
 		                                  : yip_device_revocations(dev)->f.serial));
@@ -143,12 +144,13 @@ static void check_expiry(struct yip_device *dev)
 		return;
 	member_format_time(when, mi.cert->f.not_after);
 	if (mi.cert->f.not_after <= now + MEMBERS_WARN_S)
-		log_warn("this node's certificate expires %s (%llu days): renew it (yip-ca sign-cert) "
-		         "and send SIGHUP",
-		         when,
-		         (unsigned long long)(mi.cert->f.not_after > now
-		                                  ? (mi.cert->f.not_after - now) / 86400
-		                                  : 0));
+		log_warn(
+		    "this node's certificate expires %s (%llu days): renew it (yip-ca sign-cert) "
+		    "and send SIGHUP",
+		    when,
+		    (unsigned long long)(mi.cert->f.not_after > now
+		                             ? (mi.cert->f.not_after - now) / 86400
+		                             : 0));
 }
 
 static int load_cert(struct loop_members *m, struct yip_device *dev, bool first, char *err,
@@ -165,10 +167,13 @@ static int load_cert(struct loop_members *m, struct yip_device *dev, bool first,
 	}
 	rc = first ? yip_device_members_init(dev, m->ca, obj, len, why, sizeof(why))
 	           : yip_device_set_cert(dev, obj, len, why, sizeof(why));
-	if (rc != 0)
+	if (rc > 0)
+		log_err("cert %s: %s; members will refuse this node until it is replaced",
+		        m->cert_path, why);
+	else if (rc < 0)
 		snprintf(err, errlen, "cert %s: %s", m->cert_path, why);
 	free(obj);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 static void load_lists(struct loop_members *m, struct yip_device *dev)
@@ -216,8 +221,8 @@ int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t ui
 	}
 	/* The daemon writes here after it drops to its user. */
 	if (uid != getuid() && fchown(m->dirfd, uid, gid) != 0) {
-		snprintf(err, errlen, "state_dir %s: cannot hand it to uid %u: %s", dir, (unsigned)uid,
-		         strerror(errno));
+		snprintf(err, errlen, "state_dir %s: cannot hand it to uid %u: %s", dir,
+		         (unsigned)uid, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -245,6 +250,8 @@ void members_reload(struct loop_members *m, struct yip_device *dev)
 	log_info("SIGHUP: reading cert, roots and revocations again");
 	if (load_cert(m, dev, false, err, sizeof(err)) != 0)
 		log_warn("%s; keeping the certificate held", err);
+	else
+		log_info("cert %s: in use", m->cert_path);
 	load_lists(m, dev);
 	check_expiry(dev);
 }

@@ -23,7 +23,7 @@ struct loop_members {
 	bool on;
 	uint8_t ca[YIP_KEY_LEN];
 	char *cert_path, *roots_path, *revocations_path, *state_dir;
-	int dirfd; /* the state directory, opened at start */
+	int dirfd;                               /* the state directory, opened at start */
 	uint64_t saved_roots, saved_revocations; /* serials in the state directory (0: none) */
 };
 

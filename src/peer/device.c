@@ -613,6 +613,8 @@ int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p)
 int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN_PUBLIC],
                             const uint8_t *cert, size_t len, char *err, size_t errlen)
 {
+	int rc;
+
 	if (dev->max_dynamic == 0) {
 		snprintf(err, errlen, "the device was not made for a CA-gated network");
 		return -1;
@@ -623,11 +625,10 @@ int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN
 		return -1;
 	}
 	memcpy(dev->members->ca, ca, MEMBER_SIGN_PUBLIC);
-	if (yip_device_set_cert(dev, cert, len, err, errlen) != 0) {
+	rc = yip_device_set_cert(dev, cert, len, err, errlen);
+	if (rc < 0)
 		members_release(dev);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
@@ -655,13 +656,16 @@ int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len,
 		snprintf(err, errlen, "%s: %s", member_verdict_name(v),
 		         v == MEMBER_KEY_MISMATCH ? "it is for another key than local_private's"
 		                                  : member_verdict_text(v));
-		return -1;
+		/* A renewal must be valid; the first certificate is taken anyway
+		 * (members will refuse this node, but configured peers work). */
+		if (ms->has_cert)
+			return -1;
 	}
 	ms->cert = c;
 	if (!ms->has_cert)
 		snprintf(ms->network, sizeof(ms->network), "%s", c.f.network);
 	ms->has_cert = true;
-	return 0;
+	return v == MEMBER_OK ? 0 : 1;
 }
 
 /* Marks the roots of the set we hold, adding a peer for each we do not know. */
@@ -810,6 +814,9 @@ bool yip_device_members_info(const struct yip_device *dev, struct yip_members_in
 		return false;
 	snprintf(out->network, sizeof(out->network), "%s", ms->network);
 	out->cert = &ms->cert;
+	out->cert_verdict =
+	    member_cert_admit(&ms->cert, ms->ca, ms->network, ms->revs, dev->public_key,
+	                      members_unix((struct yip_device *)dev));
 	out->has_roots = ms->has_roots;
 	out->roots_serial = ms->has_roots ? ms->roots.f.serial : 0;
 	out->roots = ms->has_roots ? &ms->roots : NULL;

@@ -650,15 +650,18 @@ int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p);
 /* ---- CA-gated networks (docs/membership.md, "Running a network") ---------------- */
 
 /*
- * Makes the device a member: the CA's public key and our certificate
- * (len bytes), which must verify under it, be valid now and be for our
- * key. The network is the certificate's. 0, or -1 with a message in err.
+ * Makes the device a member: the CA's public key and our certificate (len
+ * bytes). The network is the certificate's. 0; 1 if the certificate is
+ * taken but not valid now (another CA's, expired, not yet valid, revoked,
+ * another key's: err says which; members will refuse this node, configured
+ * peers still work); -1 with a message in err if it is not a certificate.
  */
 int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN_PUBLIC],
                             const uint8_t *cert, size_t len, char *err, size_t errlen);
 
-/* Replaces our certificate (a renewal): the same checks, and the same
- * network. Sessions are kept. 0, or -1 with a message in err (the old one stays). */
+/* Replaces our certificate (a renewal): it must be valid now and of the
+ * same network. Sessions are kept. 0, or -1 with a message in err (the old
+ * one stays). */
 int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
                         size_t errlen);
 
@@ -683,7 +686,8 @@ const struct member_revocations *yip_device_revocations(const struct yip_device 
 
 struct yip_members_info {
 	char network[WIRE_NETWORK_MAX + 1];
-	const struct member_cert *cert; /* ours */
+	const struct member_cert *cert;   /* ours */
+	enum member_verdict cert_verdict; /* what a member checking it now would say */
 	bool has_roots, has_revocations;
 	const struct member_roots *roots;
 	uint64_t roots_serial, revocations_serial;

@@ -393,21 +393,25 @@ ca_init() {
 }
 
 # ca_cert NAME [yip-ca sign-cert options...]: $TMP/NAME.crt for NAME's key
-# (from its certificate request) in network $NET, address 10.77.0.<index>.
+# (from its certificate request; KEY_OF=OTHER: OTHER's) in network
+# ${CERT_NET:-$NET}, signed by ${CERT_CA:-$TMP/ca.key}, address 10.77.0.<index>.
 ca_cert() {
 	local n=$1; shift
-	"$YIPD" --cert-request <"$TMP/$n.key" >"$TMP/$n.req" || fail "yipd --cert-request $n"
-	"$YIPCA" sign-cert --ca-key "$TMP/ca.key" --request "$TMP/$n.req" --network "$NET" \
+	"$YIPD" --cert-request <"$TMP/${KEY_OF:-$n}.key" >"$TMP/$n.req" || fail "yipd --cert-request $n"
+	"$YIPCA" sign-cert --ca-key "${CERT_CA:-$TMP/ca.key}" --request "$TMP/$n.req" \
+		--network "${CERT_NET:-$NET}" \
 		--name "node $n" --addr "10.77.0.$(idx_of "$n")" --force --out "$TMP/$n.crt" "$@" ||
 		fail "yip-ca sign-cert $n"
 	chmod 644 "$TMP/$n.crt"
 }
 
-# ca_roots FILE SERIAL NAMES...: a root set listing NAMES (their keys and addresses).
+# ca_roots FILE SERIAL NAMES...: a root set listing NAMES (their keys and
+# addresses), of ${ROOTS_NET:-$NET}, signed by ${ROOTS_CA:-$TMP/ca.key}.
 ca_roots() {
 	local out=$1 serial=$2 args=() n; shift 2
 	for n in "$@"; do args+=(--root "$(pub_of "$n")@198.18.0.$(idx_of "$n"):51820"); done
-	"$YIPCA" sign-roots --ca-key "$TMP/ca.key" --network "$NET" --serial "$serial" \
+	"$YIPCA" sign-roots --ca-key "${ROOTS_CA:-$TMP/ca.key}" --network "${ROOTS_NET:-$NET}" \
+		--serial "$serial" \
 		"${args[@]}" --force --out "$out" || fail "yip-ca sign-roots"
 	chmod 644 "$out"
 }
@@ -444,6 +448,7 @@ cert=$TMP/$n.crt
 roots=$TMP/roots.txt
 state_dir=$TMP/state-$n
 CONF
+		chmod 600 "$TMP/$n.conf"
 	done
 }
 
