@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Root sets are versioned: a member keeps the newest it has seen in its
+# state directory and refuses an older one, at a restart as on SIGHUP; a
+# newer one is adopted on SIGHUP, and the member connects to the root it
+# adds, without dropping the session it has. Renewing its certificate on
+# SIGHUP keeps the session too, and clears the expiry warning.
+. "$(dirname "$0")/lib.sh"
+
+ca_init
+ca_nodes r s a
+# a's certificate expires in 3 days: it warns.
+ca_cert a --days 3
+ca_roots "$TMP/roots.txt" 10 r
+start_yipd r
+start_yipd s
+start_yipd a
+wait_ping a 10.77.0.1
+[ "$(json_get a show membership.roots_serial)" -eq 10 ] || fail "a did not adopt roots 10"
+[ -s "$TMP/state-a/roots" ] || fail "a did not save its root set in state_dir"
+warn=$(json_get a show membership.warning)
+grep -q "expires within 7 days" <<<"$warn" || fail "a: no expiry warning: $warn"
+grep -q "certificate expires" "$TMP/a.log" || fail "a: no expiry warning in the log"
+log "serial 10 adopted and saved; expiry warned"
+
+# An older set (serial 5, listing s) replaces the file: refused at a restart...
+ca_roots "$TMP/roots.txt" 5 s
+kill "$(pid_of a)"
+wait "$(pid_of a)" 2>/dev/null || true
+start_yipd a
+[ "$(json_get a show membership.roots_serial)" -eq 10 ] || fail "a adopted an older root set at restart"
+[ "$(json_get a show membership.roots_refused_older)" -eq 1 ] || fail "a did not count the rollback"
+grep -q "refused: older" "$TMP/a.log" || fail "a did not log the rollback"
+wait_ping a 10.77.0.1
+out=$(in_ns a ping -n -c 2 -W 1 "$(addr_of s)" 2>&1 || true)
+grep -q " 100% packet loss" <<<"$out" || fail "a reached s through a refused root set"
+log "older serial 5 refused at restart; still on r"
+
+# ... and on SIGHUP.
+hs=$(peer_field a handshakes)
+kill -HUP "$(pid_of a)"
+sleep 0.5
+[ "$(json_get a show membership.roots_refused_older)" -eq 2 ] || fail "a did not refuse serial 5 on SIGHUP"
+[ "$(json_get a show membership.roots_serial)" -eq 10 ] || fail "a adopted serial 5 on SIGHUP"
+
+# A newer set (serial 20, r and s) is adopted on SIGHUP: a connects to s, and
+# its session with r was not dropped (no new handshake).
+ca_roots "$TMP/roots.txt" 20 r s
+ca_cert a --days 365
+kill -HUP "$(pid_of a)"
+sleep 0.5
+[ "$(json_get a show membership.roots_serial)" -eq 20 ] || fail "a did not adopt serial 20"
+wait_ping a "$(addr_of s)"
+ping_ok a 10.77.0.2 3 -i 0.05 >/dev/null
+ping_ok a 10.77.0.1 3 -i 0.05 >/dev/null
+[ "$(peer_field a handshakes)" -eq "$hs" ] || fail "SIGHUP dropped a's session with r"
+[ "$(json_get a show membership.warning)" = null ] || fail "a still warns after renewal"
+"$YIPCA" show "$TMP/state-a/roots" | grep -q "serial: *20$" || fail "a did not save serial 20"
+log "ok: rollback refused (restart, SIGHUP); serial 20 adopted on SIGHUP, s reached, session kept, certificate renewed"
