@@ -10,10 +10,12 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-static void members_sweep(struct yip_device *dev);
+static void members_sweep(struct yip_device *dev, uint64_t now);
 
 /* How often to look for members whose certificates expired or were revoked. */
 #define MEMBERS_SWEEP_NS (5 * YIP_NS_PER_S)
+/* A member (not a root) silent this long with no session is forgotten. */
+#define MEMBERS_IDLE_NS (600 * YIP_NS_PER_S)
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -530,7 +532,7 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 	}
 	/* Members whose certificates expired or were revoked lose their sessions. */
 	if (dev->members != NULL && now >= dev->members->sweep_at) {
-		members_sweep(dev);
+		members_sweep(dev, now);
 		dev->members->sweep_at = now + MEMBERS_SWEEP_NS;
 	}
 	/* The peers that are due, each once: taken out first, so one that asks
@@ -577,6 +579,7 @@ struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
 	p = peer_new(dev, pub, true, err, errlen);
 	if (p == NULL)
 		return NULL;
+	p->added = now;
 	for (size_t i = 0; i < n_allowed; i++) {
 		if (peer_route_add(p, &allowed[i], err, errlen) != 0) {
 			peer_free(p);
@@ -729,8 +732,13 @@ enum member_verdict yip_device_offer_roots(struct yip_device *dev, uint64_t now,
 	return v;
 }
 
-/* Takes out the members whose certificates are revoked or no longer valid. */
-static void members_sweep(struct yip_device *dev)
+/*
+ * Takes out the dynamic peers whose certificates are revoked or expired,
+ * and members (not roots) silent for MEMBERS_IDLE_NS without a session:
+ * they are admitted again when they call. Cheap checks only (times, a
+ * hash, binary searches): the signatures were checked at admission.
+ */
+static void members_sweep(struct yip_device *dev, uint64_t now)
 {
 	struct yip_members *ms = dev->members;
 	uint64_t unix_now = members_unix(dev);
@@ -738,27 +746,25 @@ static void members_sweep(struct yip_device *dev)
 	/* Backwards: removing a peer moves the last one into its slot. */
 	for (size_t i = dev->n_peers; i-- > dev->n_static;) {
 		struct yip_peer *p = dev->peers[i];
+		const struct member_cert *c = p->member ? &p->member->cert : NULL;
 		const char *why = NULL;
 		char name[WIRE_MEMBER_NAME_MAX + 1] = "";
 
 		if (ms->revs != NULL &&
-		    member_revocations_has(ms->revs, WIRE_REVOKED_KEY, p->public_key))
-			why = "revoked";
-		else if (p->member != NULL) {
-			enum member_verdict v =
-			    member_cert_admit(&p->member->cert, ms->ca, ms->network, ms->revs,
-			                      p->public_key, unix_now);
-
-			if (v != MEMBER_OK)
-				why = member_verdict_name(v);
-		}
+		    (member_revocations_has(ms->revs, WIRE_REVOKED_KEY, p->public_key) ||
+		     (c != NULL && member_is_revoked(ms->revs, c))))
+			why = "certificate revoked";
+		else if (c != NULL && unix_now >= c->f.not_after + MEMBER_SKEW_S)
+			why = "certificate expired";
+		else if (!p->root && !session_usable(p, now) && !p->hs_pending &&
+		         now - p->added >= MEMBERS_IDLE_NS && now - p->last_rx >= MEMBERS_IDLE_NS)
+			why = "idle";
 		if (why == NULL)
 			continue;
-		if (p->member != NULL)
-			snprintf(name, sizeof(name), "%s", p->member->cert.f.name);
-		log_info("member \"%s\" (%02x%02x%02x%02x) removed: certificate %s", name,
-		         p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3],
-		         why);
+		if (c != NULL)
+			snprintf(name, sizeof(name), "%s", c->f.name);
+		log_info("member \"%s\" (%02x%02x%02x%02x) removed: %s", name, p->public_key[0],
+		         p->public_key[1], p->public_key[2], p->public_key[3], why);
 		yip_device_peer_remove(dev, p);
 		ms->removed++;
 	}
@@ -771,7 +777,6 @@ enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_
 	struct member_revocations *r;
 	enum member_verdict v;
 
-	(void)now;
 	if (!members_on(dev))
 		return MEMBER_WRONG_CA;
 	r = malloc(sizeof(*r));
@@ -791,7 +796,7 @@ enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_
 	ms->revs = r;
 	log_info("revocation list %llu adopted: %u entr%s", (unsigned long long)r->f.serial, r->f.n,
 	         r->f.n == 1 ? "y" : "ies");
-	members_sweep(dev); /* at once: revoked members lose their sessions now */
+	members_sweep(dev, now); /* at once: revoked members lose their sessions now */
 	return MEMBER_OK;
 }
 

@@ -486,6 +486,42 @@ static void revocation_tears_down(void **state)
 	teardown();
 }
 
+/* A member is forgotten when its certificate expires, or after 10 idle
+ * minutes without a session; admitted again when it calls. */
+static void sweep_expired_and_idle(void **state)
+{
+	struct yip_members_info mi;
+	uint8_t pkt[64];
+
+	(void)state;
+	setup(true);
+	yip_device_tx(&A.n.dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	settle();
+	assert_int_equal(B.n.dev.n_peers, 1);
+	/* Idle: nothing for 10 minutes, and its keys have long expired. */
+	for (int s = 1; s <= 61; s++) {
+		yip_device_timers(&B.n.dev, now + (uint64_t)s * 10 * YIP_NS_PER_S);
+		pair_discard(&B.n);
+		if (s < 59)
+			assert_int_equal(B.n.dev.n_peers, 1);
+	}
+	assert_int_equal(B.n.dev.n_peers, 0);
+	members(&B, &mi);
+	assert_int_equal(mi.removed, 1);
+	teardown();
+
+	/* Expired: B's clock passes A's not_after (30 days) while they talk. */
+	setup(true);
+	yip_device_tx(&A.n.dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	settle();
+	assert_int_equal(B.n.dev.n_peers, 1);
+	B.n.wall += (30 * DAY + 2 * MEMBER_SKEW_S) * YIP_NS_PER_S;
+	now += 6 * YIP_NS_PER_S;
+	yip_device_timers(&B.n.dev, now);
+	assert_int_equal(B.n.dev.n_peers, 0);
+	teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(roots_rollback_refused),
 	    cmocka_unit_test(roots_connect),
 	    cmocka_unit_test(revocation_tears_down),
+	    cmocka_unit_test(sweep_expired_and_idle),
 	};
 	uint8_t seed[32];
 
