@@ -585,6 +585,38 @@ static char *peers(unsigned int n)
 }
 
 /* Exactly at each limit is fine; one more is an error on the line that crossed it. */
+/* A CA-gated network's keys (docs/configuration.md). */
+static void test_membership(void **state)
+{
+	static const char text[] = PRIV_LINE "ca=" BOB_PUB "\ncert=/etc/yip/node.crt\n"
+	                                     "roots=/etc/yip/roots.txt\nstate_dir=/tmp/st\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (yip_config_parse(text, strlen(text), "t.conf", false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_true(cfg.has_ca);
+	assert_key(cfg.ca_public, BOB_PUB);
+	assert_string_equal(cfg.cert_path, "/etc/yip/node.crt");
+	assert_string_equal(cfg.roots_path, "/etc/yip/roots.txt");
+	assert_null(cfg.revocations_path);
+	assert_string_equal(cfg.state_dir, "/tmp/st");
+	assert_int_equal(cfg.n_peers, 0); /* no [peer] blocks needed */
+	yip_config_free(&cfg);
+	expect_error(PRIV_LINE "ca=" BOB_PUB "\n",
+	             "t.conf:2: ca needs cert (this node's certificate, from yip-ca sign-cert)");
+	expect_error(PRIV_LINE "roots=/r\n",
+	             "t.conf:2: roots is for a CA-gated network: set ca too");
+	expect_error(PRIV_LINE "state_dir=/s\n",
+	             "t.conf:2: state_dir is for a CA-gated network: set ca too");
+	expect_error(PRIV_LINE "device_kind=tap\nca=" BOB_PUB "\ncert=/c\n",
+	             "t.conf:3: ca: not supported with device_kind=tap yet");
+	expect_error(PRIV_LINE "ca=zz\n", "t.conf:2: ca: expected 64 hex digits, got 2");
+	expect_error(PRIV_LINE "ca=" BOB_PUB "\ncert=/c\ncert=/d\n",
+	             "t.conf:4: duplicate key 'cert' (first set on line 3)");
+}
+
 static void test_limits(void **state)
 {
 	char *text;
@@ -685,6 +717,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_listen_families),
 	    cmocka_unit_test(test_user_and_sandbox),
+	    cmocka_unit_test(test_membership),
 	    cmocka_unit_test(test_minimal),
 	    cmocka_unit_test(test_full),
 	    cmocka_unit_test(test_whitespace_and_comments),

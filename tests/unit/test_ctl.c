@@ -663,6 +663,120 @@ static void test_format(void **state)
 	}
 }
 
+/* A CA-gated node: membership in show, the members reply, and their rendering. */
+static void test_members(void **state)
+{
+	struct yip_ctl_snapshot s;
+	const cJSON *m, *r, *list, *e;
+	char *reply, *out, err[128], e2[128];
+	size_t len;
+	int rc;
+	cJSON *j;
+
+	(void)state;
+	make_snapshot(&s);
+	/* Not CA-gated: membership is null, members is an error. */
+	j = reply_json(&s, "show", NULL);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "membership")));
+	cJSON_Delete(j);
+	j = reply_json(&s, "members", NULL);
+	assert_non_null(strstr(str(j, "error"), "not a member"));
+	cJSON_Delete(j);
+
+	s.members.present = true;
+	strcpy(s.members.network, "example");
+	strcpy(s.members.cert.name, "r1");
+	s.members.now_unix = 1700000000;
+	s.members.cert.not_after = 1700000000 + 3 * 86400 + 100; /* within 7 days: a warning */
+	s.members.cert_verdict = MEMBER_OK;
+	s.members.has_roots = true;
+	s.members.roots_serial = 20;
+	s.members.no_cert = 2;
+	s.members.refused[MEMBER_REVOKED] = 5;
+	s.members.admitted = 7;
+	peers[0].has_cert = true;
+	peers[0].dynamic = true;
+	peers[0].established = true;
+	strcpy(peers[0].cert.name, "alice laptop");
+	peers[0].cert.n_prefixes = 1;
+	assert_int_equal(
+	    yip_cidr_parse("10.1.0.5/32", false, &peers[0].cert.prefixes[0], e2, sizeof(e2)), 0);
+	peers[0].cert.n_groups = 1;
+	strcpy(peers[0].cert.groups[0], "admins");
+	peers[0].cert.not_after = 1700000000 + 10 * 86400;
+	peers[0].has_path = true;
+	strcpy(peers[0].path, "direct 192.0.2.7:4500");
+	peers[1].root = true; /* a root whose certificate is not known yet */
+
+	j = reply_json(&s, "show", NULL);
+	m = cJSON_GetObjectItemCaseSensitive(j, "membership");
+	assert_true(cJSON_IsObject(m));
+	assert_string_equal(str(m, "network"), "example");
+	assert_string_equal(str(m, "cert_verdict"), "ok");
+	assert_non_null(strstr(str(m, "warning"), "within 7 days"));
+	assert_int_equal(num(m, "roots_serial"), 20);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, "revocations_serial")));
+	assert_int_equal(num(m, "admitted"), 7);
+	r = cJSON_GetObjectItemCaseSensitive(m, "refused");
+	assert_int_equal(num(r, "no_certificate"), 2);
+	assert_int_equal(num(r, "revoked"), 5);
+	assert_int_equal(num(r, "wrong_ca"), 0);
+	assert_null(cJSON_GetObjectItemCaseSensitive(r, "older"));
+	e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "peers"), 0);
+	assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(e, "member"), "name"),
+	                    "alice laptop");
+	cJSON_Delete(j);
+
+	j = reply_json(&s, "members", NULL);
+	assert_string_equal(str(j, "network"), "example");
+	list = cJSON_GetObjectItemCaseSensitive(j, "members");
+	assert_int_equal(cJSON_GetArraySize(list), 3); /* self, alice, the root */
+	e = cJSON_GetArrayItem(list, 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "self")));
+	assert_string_equal(str(e, "name"), "r1");
+	e = cJSON_GetArrayItem(list, 1);
+	assert_string_equal(str(e, "name"), "alice laptop");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "connected")));
+	assert_string_equal(str(e, "path"), "direct 192.0.2.7:4500");
+	assert_int_equal(num(e, "expires_in_days"), 10);
+	assert_string_equal(
+	    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "addresses"), 0)->valuestring,
+	    "10.1.0.5/32");
+	e = cJSON_GetArrayItem(list, 2);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e, "name")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "root")));
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "connected")));
+	assert_non_null(strstr(str(e, "why_not"), "no "));
+	cJSON_Delete(j);
+
+	reply = yip_ctl_reply(&s, "members", 7, &len);
+	assert_non_null(reply);
+	out = render(reply, len, YIP_CTL_VIEW_MEMBERS, 1700000000, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "network: example\n"));
+	assert_non_null(strstr(out, "member: r1 (this node)\n"));
+	assert_non_null(strstr(out, "member: alice laptop\n"));
+	assert_non_null(strstr(out, "  groups: admins\n"));
+	assert_non_null(strstr(out, "  connected: yes, direct 192.0.2.7:4500\n"));
+	assert_non_null(strstr(out, "member: (certificate not seen yet) (root)\n"));
+	assert_non_null(strstr(out, "  connected: no ("));
+	free(out);
+	free(reply);
+	reply = yip_ctl_reply(&s, "show", 4, &len);
+	out = render(reply, len, YIP_CTL_VIEW_SHOW, 1700000000, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_non_null(
+	    strstr(out, "  network: example (member \"r1\", certificate expires in 3 days)"));
+	assert_non_null(strstr(out, "  WARNING: this node's certificate expires within 7 days"));
+	assert_non_null(strstr(out, "  refused: no_certificate 2, revoked 5"));
+	free(out);
+	free(reply);
+	/* members takes no arguments. */
+	j = reply_json(&s, "members x", NULL);
+	assert_non_null(strstr(str(j, "error"), "no arguments"));
+	cJSON_Delete(j);
+}
+
 static void test_socket_path(void **state)
 {
 	char path[108], longdir[120];
@@ -947,6 +1061,7 @@ int main(void)
 	    cmocka_unit_test(test_render_errors),
 	    cmocka_unit_test(test_render_wrong_types),
 	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_members),
 	    cmocka_unit_test(test_socket_path),
 	    cmocka_unit_test(test_server),
 	    cmocka_unit_test(test_server_dir),
