@@ -50,7 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct wire_init m;
 
 		if (wire_init_get(&m, in, len)) {
-			CHECK(inside(m.msg1, WIRE_MSG1_LEN, in, len));
+			CHECK(inside(m.msg1, m.msg1_len, in, len));
+			CHECK(m.msg1_len >= WIRE_MSG1_LEN &&
+			      m.msg1_len <= WIRE_MSG1_LEN + WIRE_HS_CERT_MAX);
+			/* mac1 and mac2 follow the Noise message to the end */
+			CHECK(m.msg1 + m.msg1_len + 2 * WIRE_MAC_LEN == in + len);
 			CHECK(wire_init_put(out, m.sender) == out + WIRE_INIT_MSG1);
 			CHECK(memcmp(out, in, WIRE_INIT_MSG1) == 0);
 		}
@@ -60,7 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct wire_resp m;
 
 		if (wire_resp_get(&m, in, len)) {
-			CHECK(inside(m.msg2, WIRE_MSG2_LEN, in, len));
+			CHECK(inside(m.msg2, m.msg2_len, in, len));
+			CHECK(m.msg2_len >= WIRE_MSG2_LEN &&
+			      m.msg2_len <= WIRE_MSG2_LEN + WIRE_HS_CERT_MAX);
+			CHECK(m.msg2 + m.msg2_len + WIRE_MAC_LEN == in + len);
 			CHECK(wire_resp_put(out, m.sender, m.receiver) == out + WIRE_RESP_MSG2);
 			CHECK(memcmp(out, in, WIRE_RESP_MSG2) == 0);
 		}
