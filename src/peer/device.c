@@ -1,6 +1,8 @@
 /* The engine's lifetime, datagram dispatch and timers. */
 #include "peer/internal.h"
 
+#include "membership/member.h"
+
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,7 @@ void yip_device_free(struct yip_device *dev)
 		mac_table_free(dev->macs);
 	free(dev->macs);
 	free(dev->peers);
+	free(dev->member_cert);
 	timer_free(dev);
 	free(dev->index);
 	route_table_free(dev->routes);
@@ -275,10 +278,26 @@ const char *yip_nat_name(unsigned nat)
 	return nat < WIRE_NAT_COUNT ? names[nat] : "?";
 }
 
+int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len)
+{
+	uint8_t *copy = NULL;
+
+	if (len > WIRE_CTRL_CERT_MAX)
+		return -1;
+	if (len != 0 && (copy = malloc(len)) == NULL)
+		return -1;
+	if (len != 0)
+		memcpy(copy, cert, len);
+	free(dev->member_cert);
+	dev->member_cert = copy;
+	dev->member_cert_len = len;
+	return 0;
+}
+
 bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
                             struct yip_server_info *out)
 {
-	static const char *const states[] = {"connecting", "registering", "registered"};
+	static const char *const states[] = {"connecting", "registering", "registered", "refused"};
 	const struct yip_server *s;
 
 	if (i >= dev->n_servers)
@@ -286,7 +305,11 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 	s = &dev->servers[i];
 	memset(out, 0, sizeof(*out));
 	out->addr = s->peer.endpoint;
-	out->state = s->state < 3 ? states[s->state] : "?";
+	out->state = s->state < 4 ? states[s->state] : "?";
+	if (s->state == YIP_SERVER_REFUSED)
+		out->refused = s->refused == 0
+		                   ? "no_certificate"
+		                   : member_verdict_name((enum member_verdict)s->refused);
 	out->has_reflexive = s->has_reflexive;
 	out->reflexive = s->reflexive;
 	out->relay = s->relay;
