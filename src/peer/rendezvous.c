@@ -20,8 +20,9 @@
 #define REGISTER_EVERY (10 * YIP_NS_PER_S) /* at most: also how soon a lost server shows */
 #define REGISTER_RETRY (1 * YIP_NS_PER_S)  /* no REGISTERED yet: ask again */
 #define REGISTER_TRIES 4                   /* REGISTERs unanswered before reconnecting */
-#define REFUSED_RETRY  (30 * YIP_NS_PER_S) /* refused: try again (within the server's 60 s memory) \
-	                                    */
+#define REFUSED_RETRY                                                                              \
+	(30 * YIP_NS_PER_S) /* refused: try again (within the server's 60 s memory)                \
+	                     */
 #define RECONNECT    (5 * YIP_NS_PER_S)
 #define LOOKUP_FIRST (2 * YIP_NS_PER_S)
 #define LOOKUP_MAX   (60 * YIP_NS_PER_S)
