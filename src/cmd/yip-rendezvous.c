@@ -57,6 +57,9 @@ static void usage(FILE *f)
 	        "  --user NAME          run as NAME once set up (default %s)\n"
 	        "  --sandbox on|log|off the user, no_new_privs and a seccomp allow-list\n"
 	        "                       (log: only log what it would refuse; default on)\n"
+	        "  --ca KEY             admit only members certified by this CA (yip-ca pubkey)\n"
+	        "  --network NAME       ... of this network (both needed: docs/membership.md)\n"
+	        "  --revocations FILE   a revocation list of that CA (yip-ca revoke)\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -408,6 +411,9 @@ int main(int argc, char **argv)
 	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
 	    {"user", required_argument, NULL, OPT_SETTING + RDV_CONF_USER},
 	    {"sandbox", required_argument, NULL, OPT_SETTING + RDV_CONF_SANDBOX},
+	    {"ca", required_argument, NULL, OPT_SETTING + RDV_CONF_CA},
+	    {"network", required_argument, NULL, OPT_SETTING + RDV_CONF_NETWORK},
+	    {"revocations", required_argument, NULL, OPT_SETTING + RDV_CONF_REVOCATIONS},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;
