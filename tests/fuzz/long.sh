@@ -19,7 +19,7 @@ jobs=${4:-1}
 out=${5:-/tmp/yip-fuzz-long}
 mkdir -p "$out"
 
-# one NAME: runs one fuzzer and writes OUT/NAME/row.
+# one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
 one() {
 	local bin=$1 name work seeds rc start end execs crashes
 	name=$(basename "$bin")
