@@ -63,6 +63,8 @@ start_yipd b
 taskset -a -p -c "$TCPUS" "$(pid_of a)" >/dev/null
 taskset -a -p -c "$TCPUS" "$(pid_of b)" >/dev/null
 wait_ping a 10.77.0.2
+# The flood meets yipd as it runs by default: in its sandbox.
+grep -q '^Seccomp:[[:space:]]*2' "/proc/$(pid_of b)/status" || fail "yipd b runs without its seccomp filter"
 
 # counters: b's drop counters as one "name value ..." line.
 counters() {
