@@ -32,10 +32,14 @@ export YIPD=${YIPD:-$ROOT/build-asan/yipd} YIPCTL=${YIPCTL:-$ROOT/build-asan/yip
 # shellcheck source=tests/netns/lib.sh
 . "$ROOT/tests/netns/lib.sh"
 
+# The logs are copied before lib.sh's cleanup removes them; errexit is off
+# here so that a failing run still reaches cleanup, which takes the status
+# from $?.
 soak_exit() {
 	local rc=$?
+	set +e
 	rm -rf "$OUT"
-	cp -r "$TMP" "$OUT" 2>/dev/null || true
+	cp -r "$TMP" "$OUT" 2>/dev/null
 	(exit $rc)
 	cleanup
 }
