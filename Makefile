@@ -9,9 +9,14 @@ FUZZ     ?= build-fuzz
 FUZZ_SECS ?= 10
 COV      ?= build-cov
 COV_SECS ?= 60
+FUZZ_LONG_RUNS ?= 10000000
+FUZZ_LONG_SECS ?= 3600
+FUZZ_LONG_JOBS ?= 1
+FUZZ_LONG_OUT  ?= /tmp/yip-fuzz-long
+SOAK_SECS ?= 1800
 
-.PHONY: all deps build debug test unit unit-asan fuzz fuzz-coverage netns layering check demo \
-	format format-check clean
+.PHONY: all deps build debug test unit unit-asan fuzz fuzz-build fuzz-long fuzz-coverage netns \
+	layering check demo soak format format-check clean
 
 all: build
 
@@ -32,11 +37,27 @@ unit: build
 unit-asan: debug
 	@cd $(ASAN) && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-fuzz:
+fuzz: fuzz-build
+	@./tests/fuzz/run.sh $(FUZZ)/fuzz $(FUZZ_SECS)
+
+fuzz-build:
 	@cmake -S . -B $(FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 		-DYIP_SANITIZE=ON -DYIP_FUZZ=ON >/dev/null
 	@cmake --build $(FUZZ) -j $(JOBS)
-	@./tests/fuzz/run.sh $(FUZZ)/fuzz $(FUZZ_SECS)
+
+# Every fuzzer until FUZZ_LONG_RUNS executions or FUZZ_LONG_SECS seconds,
+# FUZZ_LONG_JOBS at a time under nice; logs, grown corpora, crash inputs and
+# a results table in FUZZ_LONG_OUT (not part of make check; docs/security.md
+# records a run).
+fuzz-long: fuzz-build
+	@./tests/fuzz/long.sh $(FUZZ)/fuzz $(FUZZ_LONG_RUNS) $(FUZZ_LONG_SECS) $(FUZZ_LONG_JOBS) \
+		$(FUZZ_LONG_OUT)
+
+# Two yipd under ASan for SOAK_SECS seconds: mixed traffic over 5 % loss,
+# rekeys every 10 s, one side restarted every 2 min, hashed transfers, RSS
+# sampled (tests/soak/soak.sh; root; not part of make check).
+soak: debug
+	@./tests/soak/soak.sh $(SOAK_SECS)
 
 # Line coverage of src/peer, src/fec, src/wire, src/rendezvous and src/membership reached by the
 # fuzz corpus, each fuzzer's corpus grown for COV_SECS seconds first (not part of make check).

@@ -57,6 +57,9 @@ static void usage(FILE *f)
 	        "  --user NAME          run as NAME once set up (default %s)\n"
 	        "  --sandbox on|log|off the user, no_new_privs and a seccomp allow-list\n"
 	        "                       (log: only log what it would refuse; default on)\n"
+	        "  --ca KEY             admit only members certified by this CA (yip-ca pubkey)\n"
+	        "  --network NAME       ... of this network (both needed: docs/membership.md)\n"
+	        "  --revocations FILE   a revocation list of that CA (yip-ca revoke)\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -178,10 +181,59 @@ static int open_sockets(const struct rdv_conf *c, int fd[RDV_SOCKS], char *err, 
 	return 0;
 }
 
+/*
+ * The members-only gate of c, with its revocation list read from its file
+ * (checked: this CA, this network). 0, or -1 with a message in err. *revs
+ * is allocated (the list is up to 135 KB) and freed by the caller.
+ */
+static int load_members(const struct rdv_conf *c, struct rdv_members *m,
+                        struct member_revocations **revs, char *err, size_t errlen)
+{
+	struct member_revocations *r;
+	enum member_verdict v;
+	uint8_t *raw;
+	char *text, why[256];
+	size_t len, rlen;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	memcpy(m->ca_public, c->ca, MEMBER_SIGN_PUBLIC);
+	snprintf(m->network, sizeof(m->network), "%s", c->network);
+	*revs = NULL;
+	if (c->revocations_file[0] == '\0')
+		return 0;
+	if (read_text(c->revocations_file, false, &text, &len, err, errlen) != 0)
+		return -1;
+	raw = malloc(WIRE_REVOCATIONS_MAX);
+	r = malloc(sizeof(*r));
+	if (raw == NULL || r == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	} else if (member_unarmor(text, len, WIRE_OBJ_REVOCATIONS, raw, WIRE_REVOCATIONS_MAX, &rlen,
+	                          why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%.200s: %s", c->revocations_file, why);
+		rc = -1;
+	} else if ((v = member_revocations_parse(r, raw, rlen)) != MEMBER_OK ||
+	           (v = member_revocations_check(r, c->ca, c->network, 0)) != MEMBER_OK) {
+		snprintf(err, errlen, "%.200s: %s", c->revocations_file, member_verdict_text(v));
+		rc = -1;
+	} else {
+		m->revs = *revs = r;
+		r = NULL;
+		rc = 0;
+	}
+	free(raw);
+	free(r);
+	free(text);
+	return rc;
+}
+
 static int serve(const struct rdv_conf *c)
 {
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
+	struct rdv_members members;
+	struct member_revocations *revs = NULL;
 	struct sandbox sb;
 	enum yip_sandbox_mode mode = c->sandbox;
 	const char *env = getenv("YIP_SANDBOX");
@@ -211,7 +263,13 @@ static int serve(const struct rdv_conf *c)
 		fprintf(stderr, "yip-rendezvous: %s\n", err);
 		return EXIT_USAGE;
 	}
+	if (c->has_ca && load_members(c, &members, &revs, err, sizeof(err)) != 0) {
+		fprintf(stderr, "yip-rendezvous: %s\n", err);
+		sodium_memzero(&engine, sizeof(engine));
+		return EXIT_USAGE;
+	}
 	lc = (struct rdv_loop_config){
+	    .members = c->has_ca ? &members : NULL,
 	    .engine = &engine,
 	    .family = c->listen.sa.sa_family,
 	    .listen = c->listen,
@@ -223,10 +281,12 @@ static int serve(const struct rdv_conf *c)
 	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0) {
 		log_err("%s", err);
 		sodium_memzero(&engine, sizeof(engine));
+		free(revs);
 		return EXIT_RUNTIME;
 	}
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
 	sodium_memzero(&engine, sizeof(engine));
+	free(revs);
 	for (unsigned s = 0; s < RDV_SOCKS; s++)
 		if (lc.fd[s] >= 0)
 			close(lc.fd[s]);
@@ -351,6 +411,9 @@ int main(int argc, char **argv)
 	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
 	    {"user", required_argument, NULL, OPT_SETTING + RDV_CONF_USER},
 	    {"sandbox", required_argument, NULL, OPT_SETTING + RDV_CONF_SANDBOX},
+	    {"ca", required_argument, NULL, OPT_SETTING + RDV_CONF_CA},
+	    {"network", required_argument, NULL, OPT_SETTING + RDV_CONF_NETWORK},
+	    {"revocations", required_argument, NULL, OPT_SETTING + RDV_CONF_REVOCATIONS},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;

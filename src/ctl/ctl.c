@@ -372,7 +372,8 @@ static bool add_rendezvous(cJSON *o, const struct yip_ctl_snapshot *s)
 		}
 		yip_sockaddr_format(&r->addr, buf, sizeof(buf));
 		if (cJSON_AddStringToObject(c, "server", buf) == NULL ||
-		    cJSON_AddStringToObject(c, "state", r->state) == NULL)
+		    cJSON_AddStringToObject(c, "state", r->state) == NULL ||
+		    !add_str_or_null(c, "refused", r->refused))
 			return false;
 		yip_sockaddr_format(&r->reflexive, buf, sizeof(buf));
 		if (!add_str_or_null(c, "seen_as", r->has_reflexive ? buf : NULL) ||

@@ -164,6 +164,10 @@ static void put_rendezvous(FILE *out, const cJSON *root)
 		put_str_or(out, str_field(r, "server"), "?");
 		fputs(" (", out);
 		put_str_or(out, str_field(r, "state"), "?");
+		if (str_field(r, "refused") != NULL) {
+			fputs(": ", out);
+			put_str_or(out, str_field(r, "refused"), "?");
+		}
 		if (str_field(r, "seen_as") != NULL) {
 			fputs(", sees us as ", out);
 			put_str_or(out, str_field(r, "seen_as"), "?");

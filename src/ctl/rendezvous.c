@@ -75,9 +75,16 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	        "],\"relay_in_dgrams\":%" PRIu64 ",\"relay_in_bytes\":%" PRIu64
 	        ",\"relay_out_dgrams\":%" PRIu64 ",\"relay_out_bytes\":%" PRIu64
 	        ",\"relay_refused\":%" PRIu64 ",\"lookups\":%" PRIu64 ",\"intros\":%" PRIu64
-	        ",\"unknowns\":%" PRIu64 "}",
+	        ",\"unknowns\":%" PRIu64,
 	        s->relay_in_dgrams, s->relay_in_bytes, s->relay_out_dgrams, s->relay_out_bytes,
 	        s->relay_refused, s->lookups, s->intros, s->unknowns);
+	if (st->srv->members_only)
+		fprintf(f, ",\"member\":%s,\"refused\":\"%s\"", n->member ? "true" : "false",
+		        n->member ? ""
+		        : n->refused == RDV_REFUSED_NO_CERT
+		            ? "no_certificate"
+		            : member_verdict_name((enum member_verdict)n->refused));
+	fputc('}', f);
 }
 
 struct walk {
@@ -129,6 +136,18 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	        ",\"relayed_dgrams\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64 "}",
 	        c->handshakes, c->registrations, c->lookups, c->intros, c->unknowns,
 	        c->relayed_dgrams, c->relayed_bytes);
+	fprintf(f, ",\"members_only\":%s", s->members_only ? "true" : "false");
+	if (s->members_only) {
+		fprintf(f, ",\"network\":\"%s\",\"admitted\":%" PRIu64 ",\"evicted\":%" PRIu64,
+		        s->members.network, c->admitted, c->evicted);
+		fputs(",\"refused\":{", f);
+		for (int v = 0; v < MEMBER_VERDICT_COUNT; v++)
+			fprintf(f, "%s\"%s\":%" PRIu64, v ? "," : "",
+			        v == 0 ? "no_certificate"
+			               : member_verdict_name((enum member_verdict)v),
+			        c->refused[v]);
+		fputc('}', f);
+	}
 	fputs(",\"drops\":{", f);
 	for (int d = 0; d < RDV_DROP_COUNT; d++)
 		fprintf(f, "%s\"%s\":%" PRIu64, d ? "," : "", rdv_drop_name((enum rdv_drop)d),
@@ -243,6 +262,28 @@ static void show_server(FILE *out, const cJSON *r)
 	        ", introductions: %" PRIu64 ", unknown: %" PRIu64,
 	        u64_field(c, "handshakes"), u64_field(c, "registrations"), u64_field(c, "lookups"),
 	        u64_field(c, "intros"), u64_field(c, "unknowns"));
+	if (cJSON_IsTrue(field(r, "members_only"))) {
+		const cJSON *refused = field(r, "refused");
+		uint64_t any = 0;
+
+		fputs("\n  members only: network ", out);
+		put_str(out, r, "network", "(unknown)");
+		fprintf(out, "; admitted %" PRIu64 ", evicted %" PRIu64 "; refused:",
+		        u64_field(r, "admitted"), u64_field(r, "evicted"));
+		if (cJSON_IsObject(refused)) {
+			cJSON_ArrayForEach(d, refused)
+			{
+				uint64_t n = cJSON_IsNumber(d) ? to_u64(d->valuedouble) : 0;
+
+				if (n == 0 || d->string == NULL)
+					continue;
+				fprintf(out, "%s", any++ ? ", " : " ");
+				put_str_or(out, d->string, "?");
+				fprintf(out, " %" PRIu64, n);
+			}
+		}
+		fputs(any ? "" : " none", out);
+	}
 	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
 	put_bytes(out, u64_field(c, "relayed_bytes"));
 	fprintf(out,
@@ -294,6 +335,14 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 		}
 	}
 	fputs(any ? "" : "(none)", out);
+	if (cJSON_IsBool(field(n, "member"))) {
+		fprintf(out, "\n  member: %s", yes_no(n, "member"));
+		if (!cJSON_IsTrue(field(n, "member"))) {
+			fputs(" (", out);
+			put_str(out, n, "refused", "?");
+			fputc(')', out);
+		}
+	}
 	fprintf(out, "\n  registered: %s, since ", yes_no(n, "registered"));
 	put_ago(out, u64_field(n, "since"), now_s);
 	fputs("; last seen ", out);

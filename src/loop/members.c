@@ -166,7 +166,7 @@ static int load_cert(struct loop_members *m, struct yip_device *dev, bool first,
 		return -1;
 	}
 	rc = first ? yip_device_members_init(dev, m->ca, obj, len, why, sizeof(why))
-	           : yip_device_set_cert(dev, obj, len, why, sizeof(why));
+	           : yip_device_renew_cert(dev, obj, len, why, sizeof(why));
 	if (rc > 0)
 		log_err("cert %s: %s; members will refuse this node until it is replaced",
 		        m->cert_path, why);

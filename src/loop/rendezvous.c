@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -219,6 +220,7 @@ static int run(struct rdv_loop *l)
 		int n;
 
 		if (now >= l->srv.next_timer) {
+			rdv_clock(&l->srv, now, (uint64_t)time(NULL));
 			rdv_timers(&l->srv, now);
 			flush_all(l);
 		}
@@ -291,6 +293,9 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 		log_err("%s", err);
 		return -1;
 	}
+	rdv_clock(&l->srv, yip_now_mono(), (uint64_t)time(NULL));
+	if (c->members != NULL)
+		rdv_set_members(&l->srv, yip_now_mono(), c->members);
 	return 0;
 }
 
@@ -328,6 +333,13 @@ static void log_start(const struct rdv_loop *l)
 	log_info("yip-rendezvous %s: public key %s", YIP_VERSION, key);
 	log_info("listening on %s, %s; %s; UDP GSO %s; at most %zu nodes", addr, alt, relay,
 	         l->tx[RDV_SOCK_MAIN].gso ? "on" : "off", cfg->max_nodes);
+	if (l->srv.members_only) {
+		const struct member_revocations *r = l->srv.members.revs;
+
+		yip_hex_encode(key, l->srv.members.ca_public, MEMBER_SIGN_PUBLIC);
+		log_info("members of network %s only (CA %s); %s", l->srv.members.network, key,
+		         r != NULL ? "a revocation list is loaded" : "no revocation list");
+	}
 }
 
 int rdv_loop_run(const struct rdv_loop_config *c)

@@ -17,13 +17,14 @@
 #include "sandbox/sandbox.h"
 
 struct rdv_loop_config {
-	const struct rdv_config *engine; /* copied by the engine */
-	int fd[RDV_SOCKS];               /* bound UDP sockets; fd[RDV_SOCK_ALT] -1: none */
-	int family;                      /* of both: AF_INET, or AF_INET6 (dual-stack) */
-	union yip_sockaddr listen;       /* the main socket's address, for the status */
-	uint16_t alt_port;               /* the second socket's port, 0: none */
-	const char *ctl_dir;             /* where the control socket goes; NULL: none */
-	const struct sandbox *sandbox;   /* entered once set up; NULL: none */
+	const struct rdv_config *engine;   /* copied by the engine */
+	int fd[RDV_SOCKS];                 /* bound UDP sockets; fd[RDV_SOCK_ALT] -1: none */
+	int family;                        /* of both: AF_INET, or AF_INET6 (dual-stack) */
+	union yip_sockaddr listen;         /* the main socket's address, for the status */
+	uint16_t alt_port;                 /* the second socket's port, 0: none */
+	const char *ctl_dir;               /* where the control socket goes; NULL: none */
+	const struct sandbox *sandbox;     /* entered once set up; NULL: none */
+	const struct rdv_members *members; /* members only; NULL: open to every node */
 };
 
 /*

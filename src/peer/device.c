@@ -1,6 +1,8 @@
 /* The engine's lifetime, datagram dispatch and timers. */
 #include "peer/internal.h"
 
+#include "membership/member.h"
+
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +160,7 @@ void yip_device_free(struct yip_device *dev)
 	free(dev->macs);
 	free(dev->peers);
 	free(dev->keytab);
+	free(dev->member_cert);
 	timer_free(dev);
 	free(dev->index);
 	route_table_free(dev->routes);
@@ -258,10 +261,26 @@ const char *yip_nat_name(unsigned nat)
 	return nat < WIRE_NAT_COUNT ? names[nat] : "?";
 }
 
+int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len)
+{
+	uint8_t *copy = NULL;
+
+	if (len > WIRE_CTRL_CERT_MAX)
+		return -1;
+	if (len != 0 && (copy = malloc(len)) == NULL)
+		return -1;
+	if (len != 0)
+		memcpy(copy, cert, len);
+	free(dev->member_cert);
+	dev->member_cert = copy;
+	dev->member_cert_len = len;
+	return 0;
+}
+
 bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
                             struct yip_server_info *out)
 {
-	static const char *const states[] = {"connecting", "registering", "registered"};
+	static const char *const states[] = {"connecting", "registering", "registered", "refused"};
 	const struct yip_server *s;
 
 	if (i >= dev->n_servers)
@@ -269,7 +288,11 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 	s = &dev->servers[i];
 	memset(out, 0, sizeof(*out));
 	out->addr = s->peer.endpoint;
-	out->state = s->state < 3 ? states[s->state] : "?";
+	out->state = s->state < 4 ? states[s->state] : "?";
+	if (s->state == YIP_SERVER_REFUSED)
+		out->refused = s->refused == 0
+		                   ? "no_certificate"
+		                   : member_verdict_name((enum member_verdict)s->refused);
 	out->has_reflexive = s->has_reflexive;
 	out->reflexive = s->reflexive;
 	out->relay = s->relay;
@@ -628,14 +651,14 @@ int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN
 		return -1;
 	}
 	memcpy(dev->members->ca, ca, MEMBER_SIGN_PUBLIC);
-	rc = yip_device_set_cert(dev, cert, len, err, errlen);
+	rc = yip_device_renew_cert(dev, cert, len, err, errlen);
 	if (rc < 0)
 		members_release(dev);
 	return rc;
 }
 
-int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
-                        size_t errlen)
+int yip_device_renew_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
+                          size_t errlen)
 {
 	struct yip_members *ms = dev->members;
 	struct member_cert c;
@@ -668,6 +691,11 @@ int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len,
 	if (!ms->has_cert)
 		snprintf(ms->network, sizeof(ms->network), "%s", c.f.network);
 	ms->has_cert = true;
+	/* Members-only rendezvous servers get it too. */
+	if (yip_device_set_cert(dev, c.raw, c.len) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	return v == MEMBER_OK ? 0 : 1;
 }
 

@@ -374,6 +374,7 @@ enum yip_server_state {
 	YIP_SERVER_CONNECTING = 0, /* handshake not done */
 	YIP_SERVER_REGISTERING,    /* REGISTER sent, no REGISTERED yet */
 	YIP_SERVER_REGISTERED,
+	YIP_SERVER_REFUSED, /* a members-only server refused our certificate (or we sent none) */
 };
 
 struct yip_server {
@@ -390,6 +391,8 @@ struct yip_server {
 	uint64_t registered_at, last_registered; /* first and last REGISTERED */
 	uint64_t register_at;                    /* next REGISTER due */
 	unsigned unanswered;                     /* REGISTERs since the last REGISTERED */
+	bool member_sent;                        /* our certificate, this session */
+	uint8_t refused;                         /* REFUSED's reason (YIP_SERVER_REFUSED) */
 	uint64_t lookups, intros, unknowns, asks;
 };
 
@@ -446,6 +449,8 @@ struct yip_device {
 	bool relay_off;         /* relay=off */
 	uint64_t nat_keepalive; /* ns between datagrams that hold NAT mappings; 0 = off */
 	uint8_t nat;            /* our NAT class, enum wire_nat, as the servers show it */
+	uint8_t *member_cert;   /* our certificate for members-only servers, or NULL */
+	size_t member_cert_len;
 	/* Handshake floods (docs/protocol.md, "Cookies"): cookies under load,
 	 * and a budget of Inits per source address. */
 	struct cookie_checker cookies;
@@ -574,13 +579,22 @@ void yip_device_info(const struct yip_device *dev, struct yip_device_info *out);
 /* A rendezvous server the node uses, for yipctl. */
 struct yip_server_info {
 	union yip_sockaddr addr;
-	const char *state; /* "connecting", "registering", "registered" */
+	const char *state;   /* "connecting", "registering", "registered", "refused" */
+	const char *refused; /* state "refused": "no_certificate" or a membership verdict's name */
 	bool has_reflexive;
 	union yip_sockaddr reflexive; /* our address as it sees it */
 	bool relay;
 	uint64_t registered_age; /* ns since it first accepted us, 0 = not registered */
 	uint64_t lookups, intros, unknowns, asks;
 };
+
+/*
+ * The node's certificate (docs/membership.md), sent to every rendezvous
+ * server before registering, so a members-only server admits it. len 0
+ * removes it. 0, or -1 if it is longer than WIRE_CTRL_CERT_MAX. Takes
+ * effect at each server's next session or refusal retry.
+ */
+int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len);
 
 /* Server i (0 <= i < n_servers); false if there is no such server. */
 bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
@@ -660,11 +674,12 @@ int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p);
 int yip_device_members_init(struct yip_device *dev, const uint8_t ca[MEMBER_SIGN_PUBLIC],
                             const uint8_t *cert, size_t len, char *err, size_t errlen);
 
-/* Replaces our certificate (a renewal): it must be valid now and of the
- * same network. Sessions are kept. 0, or -1 with a message in err (the old
+/* Replaces our certificate (a renewal; rendezvous servers get it too,
+ * yip_device_set_cert): it must be valid now and of the same network.
+ * Sessions are kept. 0, or -1 with a message in err (the old
  * one stays). */
-int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
-                        size_t errlen);
+int yip_device_renew_cert(struct yip_device *dev, const uint8_t *cert, size_t len, char *err,
+                          size_t errlen);
 
 /*
  * A root set (len bytes) for the device: adopted if it verifies under the

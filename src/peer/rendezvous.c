@@ -13,16 +13,20 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "membership/member.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 #define REGISTER_EVERY (10 * YIP_NS_PER_S) /* at most: also how soon a lost server shows */
 #define REGISTER_RETRY (1 * YIP_NS_PER_S)  /* no REGISTERED yet: ask again */
 #define REGISTER_TRIES 4                   /* REGISTERs unanswered before reconnecting */
-#define RECONNECT      (5 * YIP_NS_PER_S)
-#define LOOKUP_FIRST   (2 * YIP_NS_PER_S)
-#define LOOKUP_MAX     (60 * YIP_NS_PER_S)
-#define WHOAMI_EVERY   (300 * YIP_NS_PER_S)
+#define REFUSED_RETRY                                                                              \
+	(30 * YIP_NS_PER_S) /* refused: try again (within the server's 60 s memory)                \
+	                     */
+#define RECONNECT    (5 * YIP_NS_PER_S)
+#define LOOKUP_FIRST (2 * YIP_NS_PER_S)
+#define LOOKUP_MAX   (60 * YIP_NS_PER_S)
+#define WHOAMI_EVERY (300 * YIP_NS_PER_S)
 
 static struct yip_server *server_of(struct yip_peer *p)
 {
@@ -54,6 +58,15 @@ static void send_register(struct yip_server *s, uint64_t now)
 	struct yip_device *dev = s->peer.dev;
 	struct wire_ctrl c = {.kind = WIRE_CTRL_REGISTER, .nat = dev->nat};
 
+	/* A members-only server needs our certificate first, once a session. */
+	if (dev->member_cert_len != 0 && !s->member_sent) {
+		struct wire_ctrl m = {.kind = WIRE_CTRL_MEMBER,
+		                      .cert = dev->member_cert,
+		                      .cert_len = (uint16_t)dev->member_cert_len};
+
+		frame_send_ctrl(&s->peer, now, &m, -1, NULL, 0);
+		s->member_sent = true;
+	}
 	c.flags = dev->relay_off ? 0 : WIRE_CTRL_RELAY;
 	if (dev->io.local_addrs != NULL)
 		c.n_cands = (uint8_t)dev->io.local_addrs(dev->io.ctx, c.cands, WIRE_MAX_CANDS);
@@ -195,6 +208,38 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 	classify_nat(dev);
 }
 
+/* The server admits only members of its network, and not us (yet). */
+static void on_refused(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct yip_device *dev = s->peer.dev;
+	char name[YIP_ADDRSTRLEN];
+
+	s->unanswered = 0; /* it answers: no reason to reconnect */
+	s->member_sent = false;
+	if (c->reason == 0 && dev->member_cert_len != 0 && s->state != YIP_SERVER_REFUSED) {
+		/* It has not seen our certificate: the REGISTER overtook the
+		 * MEMBER, or it forgot us. Send both again soon. */
+		s->register_at = now + REGISTER_RETRY;
+		schedule(dev, s->register_at);
+		return;
+	}
+	if (s->state != YIP_SERVER_REFUSED || s->refused != c->reason) {
+		server_name(s, name, sizeof(name));
+		if (c->reason == 0)
+			log_warn(
+			    "rendezvous %s admits only members of its network: set cert = FILE "
+			    "(docs/membership.md)",
+			    name);
+		else
+			log_warn("rendezvous %s refuses our certificate: %s", name,
+			         member_verdict_text((enum member_verdict)c->reason));
+	}
+	s->state = YIP_SERVER_REFUSED;
+	s->refused = c->reason;
+	s->register_at = now + REFUSED_RETRY;
+	schedule(dev, s->register_at);
+}
+
 static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
 {
 	if (c->id != s->whoami_id)
@@ -259,6 +304,9 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 	case WIRE_CTRL_YOUARE:
 		on_youare(s, c);
 		break;
+	case WIRE_CTRL_REFUSED:
+		on_refused(s, now, c);
+		break;
 	case WIRE_CTRL_ASK:
 		on_ask(s, now, c);
 		break;
@@ -289,6 +337,7 @@ void rendezvous_established(struct yip_peer *sp, uint64_t now)
 	struct yip_server *s = server_of(sp);
 
 	s->unanswered = 0;
+	s->member_sent = false; /* a new session: maybe a restarted server */
 	send_register(s, now);
 }
 

@@ -178,6 +178,29 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 			return fail(err, errlen, "expected 'on', 'log' or 'off', got '%.64s'",
 			            value);
 		return 0;
+	case RDV_CONF_CA:
+		if (strlen(value) != 2 * MEMBER_SIGN_PUBLIC ||
+		    yip_hex_decode(c->ca, MEMBER_SIGN_PUBLIC, value) != 0)
+			return fail(err, errlen,
+			            "expected the CA's public key, 64 hexadecimal digits (yip-ca "
+			            "pubkey prints it), got '%.80s'",
+			            value);
+		c->has_ca = true;
+		return 0;
+	case RDV_CONF_NETWORK:
+		if (!wire_network_ok(value))
+			return fail(
+			    err, errlen,
+			    "expected a network name (1 to %d of a-z 0-9 . _ -), got '%.80s'",
+			    WIRE_NETWORK_MAX, value);
+		snprintf(c->network, sizeof(c->network), "%s", value);
+		return 0;
+	case RDV_CONF_REVOCATIONS:
+		if (strlen(value) >= sizeof(c->revocations_file))
+			return fail(err, errlen, "path longer than %zu characters",
+			            sizeof(c->revocations_file) - 1);
+		snprintf(c->revocations_file, sizeof(c->revocations_file), "%s", value);
+		return 0;
 	case RDV_CONF_COUNT:
 		break;
 	}
@@ -206,6 +229,14 @@ int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
 	if (rdv_conf_alt_port(c) == port)
 		return fail(err, errlen, "alt_port %u is the listen port; it must be another",
 		            port);
+	if (c->has_ca != (c->network[0] != '\0'))
+		return fail(err, errlen,
+		            c->has_ca ? "ca is set but network is not: a members-only server needs "
+		                        "both"
+		                      : "network is set but ca is not: a members-only server needs "
+		                        "both");
+	if (c->revocations_file[0] != '\0' && !c->has_ca)
+		return fail(err, errlen, "revocations needs ca and network");
 	if (c->key_file[0] == '\0')
 		return fail(err, errlen,
 		            "no key file: give --key FILE or key=FILE in the configuration (make "

@@ -34,7 +34,10 @@
 	X(RELAY_BURST, "relay_burst")                                                              \
 	X(MAX_NODES, "max_nodes")                                                                  \
 	X(USER, "user")                                                                            \
-	X(SANDBOX, "sandbox")
+	X(SANDBOX, "sandbox")                                                                      \
+	X(CA, "ca")                                                                                \
+	X(NETWORK, "network")                                                                      \
+	X(REVOCATIONS, "revocations")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -53,6 +56,12 @@ struct rdv_conf {
 	size_t max_nodes;
 	char user[YIP_USER_MAX + 1];   /* to run as once set up; "" = the default */
 	enum yip_sandbox_mode sandbox; /* on (the default), log, off */
+	/* Members only (docs/membership.md): the CA's public key and the
+	 * network; a revocation list file (optional). */
+	bool has_ca;
+	uint8_t ca[MEMBER_SIGN_PUBLIC];
+	char network[WIRE_NETWORK_MAX + 1];
+	char revocations_file[RDV_CONF_PATH_MAX];
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

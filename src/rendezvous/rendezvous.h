@@ -22,6 +22,7 @@
 #include "addr/addr.h"
 #include "cookie/cookie.h"
 #include "crypto/crypto.h"
+#include "membership/member.h"
 #include "util/u64map.h"
 #include "wire/wire.h"
 
@@ -51,7 +52,10 @@
 	X(RELAY_SOURCE, "relay_source")     /* Relay from somewhere else than its node */          \
 	X(RELAY_NOT_ALLOWED, "relay_not_allowed") /* to a node that did not accept the sender */   \
 	X(RELAY_RATE, "relay_rate")               /* over the sender's bytes per second */         \
-	X(ASKS, "asks")                           /* lookup while too many of the node's are open */
+	X(ASKS, "asks") /* lookup while too many of the node's are open */                         \
+	X(NOT_MEMBER,                                                                              \
+	  "not_member") /* REGISTER, LOOKUP, ANSWER or Relay from a node not admitted */           \
+	X(MEMBER_RATE, "member_rate") /* a second MEMBER from one node within a second */
 
 enum rdv_drop {
 #define X(name, str) RDV_DROP_##name,
@@ -103,6 +107,9 @@ struct rdv_node_stats {
 	uint64_t lookups, intros, unknowns;
 };
 
+/* Why a node is not admitted to a members-only server. */
+#define RDV_REFUSED_NO_CERT 0 /* no MEMBER sent (yet); else an enum member_verdict */
+
 struct rdv_node {
 	uint8_t key[YIP_KEY_LEN];
 	uint64_t key_hash; /* keyed hash of key: its slot in the server's map */
@@ -117,6 +124,13 @@ struct rdv_node {
 	uint64_t since, last_rx;
 	uint64_t bucket, bucket_at; /* relay budget, bytes; when last topped up */
 	unsigned open_asks;
+	/* Members-only servers: the node's certificate was admitted (until
+	 * member_until, Unix seconds, skew included), else why not. */
+	bool member;
+	uint8_t refused; /* RDV_REFUSED_NO_CERT or a member verdict */
+	uint64_t member_until;
+	uint64_t member_at; /* when its last MEMBER was checked */
+	uint8_t cert_hash[MEMBER_HASH_LEN];
 	uint32_t *allowed; /* relay ids of nodes it was introduced to */
 	unsigned n_allowed, cap_allowed;
 	struct rdv_node *lru_prev, *lru_next; /* oldest last_rx first */
@@ -136,6 +150,17 @@ struct rdv_ask {
 struct rdv_stats {
 	uint64_t handshakes, registrations, lookups, intros, unknowns, relayed_dgrams,
 	    relayed_bytes;
+	uint64_t admitted;                      /* MEMBERs whose certificate was accepted */
+	uint64_t refused[MEMBER_VERDICT_COUNT]; /* ... refused, by verdict ([0]: no certificate) */
+	uint64_t evicted;                       /* members dropped: revoked or expired */
+};
+
+/* A members-only server's gate: the CA, the network, and the revocation
+ * list (owned by the caller, may be NULL; it must outlive its use). */
+struct rdv_members {
+	uint8_t ca_public[MEMBER_SIGN_PUBLIC];
+	char network[WIRE_NETWORK_MAX + 1];
+	const struct member_revocations *revs;
 };
 
 struct rdv_server {
@@ -156,6 +181,9 @@ struct rdv_server {
 	uint64_t init_global_tokens, init_global_at;
 	uint8_t scratch[WIRE_CTRL_MAX + 64];
 	uint64_t next_timer;
+	bool members_only;
+	struct rdv_members members;
+	int64_t unix_offset; /* Unix seconds minus monotonic seconds (rdv_clock) */
 	uint64_t drops[RDV_DROP_COUNT];
 	struct rdv_stats stats;
 };
@@ -167,6 +195,19 @@ void rdv_free(struct rdv_server *s);
 /* A datagram arrived on socket sock from src. */
 void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
             const uint8_t *d, size_t len);
+
+/*
+ * Makes the server members-only (m not NULL): a node must send a MEMBER
+ * with a certificate m admits for its key before it may register, look up
+ * or answer; others get REFUSED. Called again (e.g. a new revocation list),
+ * it re-checks every admitted node at once and forgets those no longer
+ * admitted. NULL opens the server to every node again.
+ */
+void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_members *m);
+
+/* Tells the engine the wall clock (Unix seconds) at monotonic time now,
+ * for certificate validity. Call at start and now and then (each timer run). */
+void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s);
 
 /* Runs due timers (expiry, unanswered asks); returns the next deadline. */
 uint64_t rdv_timers(struct rdv_server *s, uint64_t now);

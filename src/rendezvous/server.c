@@ -22,6 +22,7 @@
 #define ASK_TTL     (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
 #define MAX_ASKS    16                   /* open lookups per node */
 #define MAX_ALLOWED 4096                 /* nodes one node may relay to */
+#define MEMBER_GAP  (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -465,6 +466,100 @@ static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const unio
 	return n;
 }
 
+/* ---- members-only servers ------------------------------------------------------------- */
+
+static uint64_t unix_now(const struct rdv_server *s, uint64_t now)
+{
+	int64_t t = (int64_t)(now / YIP_NS_PER_S) + s->unix_offset;
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+/* May n register, look up, answer and relay? */
+static bool admitted(const struct rdv_server *s, const struct rdv_node *n, uint64_t now)
+{
+	return !s->members_only || (n->member && unix_now(s, now) <= n->member_until);
+}
+
+static void refuse(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *src,
+                   uint8_t reason)
+{
+	struct wire_ctrl r = {.kind = WIRE_CTRL_REFUSED, .reason = reason};
+
+	send_ctrl(s, RDV_SOCK_MAIN, n, src, &r);
+}
+
+static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
+                      const union yip_sockaddr *src, const struct wire_ctrl *c)
+{
+	struct member_cert cert;
+	enum member_verdict v;
+
+	if (!s->members_only)
+		return; /* an open server needs no certificate: nothing to do, nothing wrong */
+	if (n->member_at != 0 && now - n->member_at < MEMBER_GAP) {
+		drop(s, RDV_DROP_MEMBER_RATE);
+		return;
+	}
+	n->member_at = now;
+	v = member_cert_parse(&cert, c->cert, c->cert_len);
+	if (v == MEMBER_OK)
+		v = member_cert_admit(&cert, s->members.ca_public, s->members.network,
+		                      s->members.revs, n->key, unix_now(s, now));
+	if (v != MEMBER_OK) {
+		n->member = false;
+		n->refused = (uint8_t)v;
+		s->stats.refused[v]++;
+		refuse(s, n, src, (uint8_t)v);
+		return;
+	}
+	n->member = true;
+	n->member_until = cert.f.not_after + MEMBER_SKEW_S;
+	member_cert_hash(&cert, n->cert_hash);
+	s->stats.admitted++;
+}
+
+static bool still_admitted(const struct rdv_server *s, const struct rdv_node *n)
+{
+	const struct member_revocations *r = s->members.revs;
+
+	return r == NULL || (!member_revocations_has(r, WIRE_REVOKED_KEY, n->key) &&
+	                     !member_revocations_has(r, WIRE_REVOKED_CERT, n->cert_hash));
+}
+
+void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_members *m)
+{
+	bool same = s->members_only && m != NULL &&
+	            memcmp(s->members.ca_public, m->ca_public, MEMBER_SIGN_PUBLIC) == 0 &&
+	            strcmp(s->members.network, m->network) == 0;
+	struct rdv_node *n, *next;
+
+	(void)now;
+	s->members_only = m != NULL;
+	if (m != NULL)
+		memcpy(&s->members, m, sizeof(*m));
+	else
+		memset(&s->members, 0, sizeof(s->members));
+	if (!s->members_only)
+		return;
+	/* Another CA or network: nobody admitted before is known to be now.
+	 * The same one with a new revocation list: forget whom it lists. */
+	for (n = s->lru_head; n != NULL; n = next) {
+		next = n->lru_next;
+		if (n->member && (!same || !still_admitted(s, n))) {
+			s->stats.evicted++;
+			node_free(s, n);
+		}
+	}
+}
+
+void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s)
+{
+	s->unix_offset = (int64_t)unix_s - (int64_t)(now / YIP_NS_PER_S);
+}
+
+/* ---- lookups ---------------------------------------------------------------------------- */
+
 static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
                       const struct wire_ctrl *c)
 {
@@ -474,7 +569,7 @@ static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
 
 	a->stats.lookups++;
 	s->stats.lookups++;
-	if (b == NULL || b == a || !b->registered) {
+	if (b == NULL || b == a || !b->registered || !admitted(s, b, now)) {
 		unknown(s, a, c->id, c->key);
 		return;
 	}
@@ -554,7 +649,18 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_BAD_CTRL);
 		return;
 	}
+	if ((c.kind == WIRE_CTRL_REGISTER || c.kind == WIRE_CTRL_LOOKUP ||
+	     c.kind == WIRE_CTRL_ANSWER) &&
+	    !admitted(s, n, now)) {
+		drop(s, RDV_DROP_NOT_MEMBER);
+		/* A member whose certificate ran out is told so. */
+		refuse(s, n, src, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
+		return;
+	}
 	switch (c.kind) {
+	case WIRE_CTRL_MEMBER:
+		on_member(s, now, n, src, &c);
+		break;
 	case WIRE_CTRL_REGISTER:
 		if (!n->registered)
 			s->stats.registrations++;
@@ -622,6 +728,11 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 	b = u64map_get(&s->by_relay, m.relay_id);
 	if (b == NULL || !allowed_has(a, b->relay_id) || !allowed_has(b, a->relay_id)) {
 		drop(s, RDV_DROP_RELAY_NOT_ALLOWED);
+		a->stats.relay_refused++;
+		return;
+	}
+	if (!admitted(s, a, now) || !admitted(s, b, now)) {
+		drop(s, RDV_DROP_NOT_MEMBER); /* a certificate ran out since the introduction */
 		a->stats.relay_refused++;
 		return;
 	}

@@ -111,6 +111,7 @@ enum wire_obj_kind {
 
 _Static_assert(WIRE_CERT_MAX <= 768, "a certificate is at most 768 bytes");
 _Static_assert(WIRE_CERT_MAX <= WIRE_HS_CERT_MAX, "a certificate fits a handshake payload");
+_Static_assert(WIRE_CERT_MAX <= WIRE_CTRL_CERT_MAX, "a certificate fits a MEMBER message");
 _Static_assert(WIRE_RECORD_MAX <= 1100, "a record fits a 1280-byte path with room to spare");
 _Static_assert(WIRE_REQUEST_LEN == 134, "a request is 134 bytes (docs/protocol.md)");
 

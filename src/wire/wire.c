@@ -352,6 +352,8 @@ enum {
 	F_CANDS = 1 << 8,
 	F_NONCE = 1 << 9,
 	F_TS = 1 << 10,
+	F_REASON = 1 << 11,
+	F_CERT = 1 << 12,
 };
 
 static unsigned ctrl_fields(uint8_t kind)
@@ -376,6 +378,10 @@ static unsigned ctrl_fields(uint8_t kind)
 	case WIRE_CTRL_PROBE:
 	case WIRE_CTRL_PROBE_OK:
 		return F_NONCE | F_TS;
+	case WIRE_CTRL_MEMBER:
+		return F_CERT;
+	case WIRE_CTRL_REFUSED:
+		return F_REASON;
 	default:
 		return 0;
 	}
@@ -435,6 +441,15 @@ size_t wire_ctrl_put(uint8_t out[WIRE_CTRL_MAX], const struct wire_ctrl *c)
 	if (f & F_TS) {
 		wire_put32(out + n, c->ts_us);
 		n += 4;
+	}
+	if (f & F_REASON)
+		out[n++] = c->reason;
+	if (f & F_CERT) {
+		if (c->cert_len == 0 || c->cert_len > WIRE_CTRL_CERT_MAX || c->cert == NULL)
+			return 0;
+		wire_put16(out + n, c->cert_len);
+		memcpy(out + n + 2, c->cert, c->cert_len);
+		n += 2 + (size_t)c->cert_len;
 	}
 	return n;
 }
@@ -513,6 +528,20 @@ bool wire_ctrl_get(struct wire_ctrl *c, const uint8_t *in, size_t len)
 		NEED(4);
 		c->ts_us = wire_get32(in + n);
 		n += 4;
+	}
+	if (f & F_REASON) {
+		NEED(1);
+		c->reason = in[n++];
+	}
+	if (f & F_CERT) {
+		NEED(2);
+		c->cert_len = wire_get16(in + n);
+		n += 2;
+		if (c->cert_len == 0 || c->cert_len > WIRE_CTRL_CERT_MAX)
+			return false;
+		NEED(c->cert_len);
+		c->cert = in + n;
+		n += c->cert_len;
 	}
 #undef NEED
 	return n == len;

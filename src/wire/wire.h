@@ -372,12 +372,16 @@ bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len) WIRE_
  *     LOOKUP     id u32 | key 32 (whom the node wants to reach)
  *     ANSWER     id u32 | key 32 | flags u8 (WIRE_CTRL_ACCEPT: key is a peer of ours)
  *     WHOAMI     id u32
+ *     MEMBER     length u16 | certificate (docs/membership.md; to a server
+ *                that admits only its network's members)
  *   server -> node
  *     REGISTERED flags u8 | token u64 | relay id u32 | alt port u16 | address (reflexive)
  *     ASK        id u32 | key 32 (a node that asks for us)
  *     INTRO      id u32 | key 32 | relay id u32 | nat u8 | n u8 | n addresses (the peer's)
  *     UNKNOWN    id u32 | key 32 (not registered, or it did not accept us)
  *     YOUARE     id u32 | address (where the WHOAMI came from)
+ *     REFUSED    reason u8 (the server admits only certified members: 0 = no
+ *                certificate sent, else the certificate's membership verdict)
  *   peer <-> peer
  *     PROBE      nonce u64 | ts_us u32
  *     PROBE_OK   nonce u64 | ts_us u32 (the PROBE's, echoed)
@@ -387,11 +391,13 @@ enum wire_ctrl_kind {
 	WIRE_CTRL_LOOKUP = 2,
 	WIRE_CTRL_ANSWER = 3,
 	WIRE_CTRL_WHOAMI = 4,
+	WIRE_CTRL_MEMBER = 5,
 	WIRE_CTRL_REGISTERED = 16,
 	WIRE_CTRL_ASK = 17,
 	WIRE_CTRL_INTRO = 18,
 	WIRE_CTRL_UNKNOWN = 19,
 	WIRE_CTRL_YOUARE = 20,
+	WIRE_CTRL_REFUSED = 21,
 	WIRE_CTRL_PROBE = 32,
 	WIRE_CTRL_PROBE_OK = 33,
 };
@@ -408,9 +414,13 @@ enum wire_nat {
 	WIRE_NAT_COUNT
 };
 
-#define WIRE_ADDR_MAX  19 /* family, port, IPv6 address */
-#define WIRE_MAX_CANDS 8  /* addresses in one REGISTER or INTRO */
-#define WIRE_CTRL_MAX  (1 + 4 + YIP_KEY_LEN + 4 + 1 + 1 + WIRE_MAX_CANDS * WIRE_ADDR_MAX)
+#define WIRE_ADDR_MAX      19   /* family, port, IPv6 address */
+#define WIRE_MAX_CANDS     8    /* addresses in one REGISTER or INTRO */
+#define WIRE_CTRL_CERT_MAX 1024 /* a certificate in MEMBER (src/wire/member.h: WIRE_CERT_MAX) */
+/* The longest message: MEMBER (the others are at most 191 bytes, INTRO). */
+#define WIRE_CTRL_MAX (1 + 2 + WIRE_CTRL_CERT_MAX)
+_Static_assert(1 + 4 + YIP_KEY_LEN + 4 + 1 + 1 + WIRE_MAX_CANDS * WIRE_ADDR_MAX <= WIRE_CTRL_MAX,
+               "INTRO fits");
 
 struct wire_ctrl {
 	uint8_t kind;
@@ -426,6 +436,10 @@ struct wire_ctrl {
 	union yip_sockaddr cands[WIRE_MAX_CANDS];
 	uint64_t nonce; /* PROBE, PROBE_OK */
 	uint32_t ts_us; /* PROBE, PROBE_OK */
+	uint8_t reason; /* REFUSED */
+	/* MEMBER: 1..WIRE_CTRL_CERT_MAX bytes; a decoded message points into its input */
+	const uint8_t *cert;
+	uint16_t cert_len;
 };
 
 /* Encodes the fields of c's kind into out (WIRE_CTRL_MAX bytes); returns the

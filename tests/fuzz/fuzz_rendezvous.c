@@ -22,7 +22,8 @@
  * Input layout (bytes past the end read as 0):
  *   [0] config: 1 relay off, 2 relay rate 2000 B/s with a 3000-byte burst,
  *       4 at most 2 nodes, 8 one Init per second per source, 16 two Inits
- *       per second in all
+ *       per second in all, 32 members only (nodes 0 and 1 hold certificates
+ *       of its CA, node 2 one of another CA, node 3 none; 64: node 1 revoked)
  *   then up to MAX_OPS operations: a selector byte and its arguments (op_*);
  *   handshakes past the first MAX_HS do nothing.
  */
@@ -30,8 +31,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "membership/member.h"
 #include "rdvclient.h"
 #include "rendezvous/rendezvous.h"
 #include "util/clock.h"
@@ -254,13 +257,20 @@ static void op_handshake(struct reader *rd)
 }
 
 /* Fills a message of a kind from the program (wire_ctrl_put may still refuse it). */
+static struct rdv_members members;
+static uint8_t ca_secret[MEMBER_SIGN_SECRET];
+static struct member_cert certs[NODES - 1];
+static struct member_revocations revoked;
+
 static void make_ctrl(struct reader *rd, int node, uint8_t kind, struct wire_ctrl *m)
 {
 	static const uint8_t kinds[] = {
 	    WIRE_CTRL_REGISTER,   WIRE_CTRL_LOOKUP, WIRE_CTRL_ANSWER,   WIRE_CTRL_WHOAMI,
 	    WIRE_CTRL_REGISTERED, WIRE_CTRL_ASK,    WIRE_CTRL_INTRO,    WIRE_CTRL_UNKNOWN,
-	    WIRE_CTRL_YOUARE,     WIRE_CTRL_PROBE,  WIRE_CTRL_PROBE_OK,
+	    WIRE_CTRL_YOUARE,     WIRE_CTRL_PROBE,  WIRE_CTRL_PROBE_OK, WIRE_CTRL_MEMBER,
+	    WIRE_CTRL_REFUSED,
 	};
+	static uint8_t junk[WIRE_CTRL_CERT_MAX];
 	uint8_t mode = next(rd);
 
 	memset(m, 0, sizeof(*m));
@@ -287,10 +297,22 @@ static void make_ctrl(struct reader *rd, int node, uint8_t kind, struct wire_ctr
 		m->cands[c] = *source(rd, (next(rd) % NODES));
 	m->nonce = next64(rd);
 	m->ts_us = next32(rd);
+	m->reason = next(rd);
+	/* MEMBER: mostly a node's real certificate (its own or another's), else bytes */
+	if (mode < 200) {
+		const struct member_cert *c = &certs[mode % (NODES - 1)];
+
+		m->cert = c->raw;
+		m->cert_len = (uint16_t)c->len;
+	} else {
+		m->cert_len = (uint16_t)(1 + next16(rd) % WIRE_CTRL_CERT_MAX);
+		fill(rd, junk, m->cert_len);
+		m->cert = junk;
+	}
 }
 
 /*
- * node | kind (< 11: a well-formed message of that kind, else any
+ * node | kind (< 240: a well-formed message of one of 13 kinds, else any
  * plaintext) | its fields | counter mode | damage | source | socket
  */
 static void op_ctrl(struct reader *rd)
@@ -418,10 +440,38 @@ static void setup_once(void)
 {
 	static bool done;
 	uint8_t server_pub[YIP_KEY_LEN], server_priv[YIP_KEY_LEN];
+	uint8_t seed[32], other_pub[MEMBER_SIGN_PUBLIC], other_sec[MEMBER_SIGN_SECRET];
+	uint8_t entry[WIRE_REVOKED_ENTRY];
 
 	if (done)
 		return;
 	yip_crypto_init();
+	/* The CA, another CA, and certificates for nodes 0-2 (valid for a year from WALL0). */
+	memset(seed, 0x11, sizeof(seed));
+	member_ca_keypair(seed, members.ca_public, ca_secret);
+	memset(seed, 0x12, sizeof(seed));
+	member_ca_keypair(seed, other_pub, other_sec);
+	snprintf(members.network, sizeof(members.network), "fuzz");
+	for (int i = 0; i < NODES - 1; i++) {
+		struct wire_cert f;
+		uint8_t priv[YIP_KEY_LEN];
+
+		memset(&f, 0, sizeof(f));
+		memset(priv, 0x21 + i, sizeof(priv));
+		yip_key_public(f.key, priv);
+		snprintf(f.network, sizeof(f.network), "fuzz");
+		snprintf(f.name, sizeof(f.name), "node %d", i);
+		memset(f.sign_key, 7, sizeof(f.sign_key)); /* the server never checks it */
+		f.not_before = WALL0 / YIP_NS_PER_S - 60;
+		f.not_after = WALL0 / YIP_NS_PER_S + 365 * 86400;
+		if (member_cert_sign(&certs[i], &f, i == 2 ? other_sec : ca_secret) != 0)
+			__builtin_trap();
+	}
+	entry[0] = WIRE_REVOKED_KEY;
+	memcpy(entry + 1, certs[1].f.key, YIP_KEY_LEN);
+	if (member_revocations_sign(&revoked, "fuzz", 1, WALL0 / YIP_NS_PER_S, entry, 1,
+	                            ca_secret) != 0)
+		__builtin_trap();
 	memset(server_priv, SERVER_KEY, sizeof(server_priv));
 	yip_key_public(server_pub, server_priv);
 	for (int i = 0; i < NODES; i++) {
@@ -481,6 +531,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rdv_init(&S, &cfg, &io, err, sizeof(err)) != 0)
 		__builtin_trap();
 	now = YIP_NS_PER_S;
+	rdv_clock(&S, now, WALL0 / YIP_NS_PER_S);
+	if (flags & 32) {
+		members.revs = flags & 64 ? &revoked : NULL;
+		rdv_set_members(&S, now, &members);
+	}
 	n_out = 0;
 	n_hs = 0;
 	for (int i = 0; i < NODES; i++) {

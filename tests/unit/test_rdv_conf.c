@@ -94,6 +94,42 @@ static void every_key(void **state)
 	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
 }
 
+/* ca and network make a members-only server; each needs the other, and
+ * revocations needs both. */
+static void members_only(void **state)
+{
+	struct rdv_conf c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c,
+	                       "key = k\nca = " ALICE_PUB "\nnetwork = lab-1\n"
+	                       "revocations = /etc/yip/revoked.txt\n",
+	                       err, sizeof(err)),
+	                 0);
+	assert_true(c.has_ca);
+	assert_int_equal(c.ca[0], 0x85);
+	assert_string_equal(c.network, "lab-1");
+	assert_string_equal(c.revocations_file, "/etc/yip/revoked.txt");
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+
+	assert_int_equal(parse(&c, "key = k\nca = " ALICE_PUB "\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ca is set but network is not"));
+	assert_int_equal(parse(&c, "key = k\nnetwork = lab\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "network is set but ca is not"));
+	assert_int_equal(parse(&c, "key = k\nrevocations = r\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "revocations needs ca and network"));
+
+	assert_int_equal(parse(&c, "ca = 1234\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "r.conf:1:"));
+	assert_non_null(strstr(err, "CA's public key"));
+	assert_int_equal(parse(&c, "network = Not Valid\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "network name"));
+}
+
 static void bytes(void **state)
 {
 	uint64_t v;
@@ -267,15 +303,11 @@ static void broken_keyfiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(defaults),
-	    cmocka_unit_test(every_key),
-	    cmocka_unit_test(bytes),
-	    cmocka_unit_test(alt_port),
-	    cmocka_unit_test(set_over_file),
-	    cmocka_unit_test(broken_files),
-	    cmocka_unit_test(long_and_nul_lines),
-	    cmocka_unit_test(keyfile),
-	    cmocka_unit_test(broken_keyfiles),
+	    cmocka_unit_test(defaults),     cmocka_unit_test(every_key),
+	    cmocka_unit_test(members_only), cmocka_unit_test(bytes),
+	    cmocka_unit_test(alt_port),     cmocka_unit_test(set_over_file),
+	    cmocka_unit_test(broken_files), cmocka_unit_test(long_and_nul_lines),
+	    cmocka_unit_test(keyfile),      cmocka_unit_test(broken_keyfiles),
 	};
 
 	yip_crypto_init();

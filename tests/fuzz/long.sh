@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Long fuzzing runs: every libFuzzer target in DIR until RUNS executions or
+# SECS seconds, whichever comes first, JOBS at a time under nice, each from
+# a copy of its seed corpus in tests/fuzz/corpus/<name>/.
+#
+#   tests/fuzz/long.sh [DIR [RUNS [SECS [JOBS [OUT]]]]]
+#
+# Defaults: build-fuzz/fuzz, 10000000 runs, 3600 s, 1 at a time, output in
+# OUT=/tmp/yip-fuzz-long. Build the fuzzers first (make fuzz). Each target's
+# log, grown corpus and any crash input stay in OUT/<name>/; OUT/results.md
+# gets one table row per target: executions, seconds, crashes. Exits non-zero
+# if any target crashed, leaked or tripped a sanitizer. Not part of make check.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(cd "${1:-$root/build-fuzz/fuzz}" && pwd)
+runs=${2:-10000000}
+secs=${3:-3600}
+jobs=${4:-1}
+out=${5:-/tmp/yip-fuzz-long}
+mkdir -p "$out"
+
+# one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
+one() {
+	local bin=$1 name work seeds rc start end execs crashes
+	name=$(basename "$bin")
+	work="$out/$name"
+	rm -rf "$work"
+	mkdir -p "$work/corpus" "$work/crashes"
+	seeds="$root/tests/fuzz/corpus/${name#fuzz_}"
+	[ -d "$seeds" ] && cp -r "$seeds"/. "$work/corpus"/
+	start=$(date +%s)
+	rc=0
+	(cd "$work" && nice -n 19 "$bin" -runs="$runs" -max_total_time="$secs" -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+		corpus >"$work/log" 2>&1) || rc=$?
+	end=$(date +%s)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
+	crashes=$(find "$work/crashes" -type f | wc -l)
+	printf '| %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" "$crashes" \
+		"$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
+	cat "$work/row"
+}
+
+for bin in "$dir"/fuzz_*; do
+	[ -x "$bin" ] || continue
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	one "$bin" &
+done
+wait
+{
+	echo "| fuzzer | executions | seconds | crash inputs | result |"
+	echo "|---|---:|---:|---:|---|"
+	cat "$out"/fuzz_*/row
+} >"$out/results.md"
+cat "$out/results.md"
+! grep -q 'exit ' "$out/results.md"
