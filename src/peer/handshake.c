@@ -342,7 +342,6 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		}
 		p->last_init_rx = now;
 		p->added = now;
-		dev->members->admitted++;
 		log_info("member \"%s\" (%02x%02x%02x%02x) admitted by its certificate", mc.f.name,
 		         rs[0], rs[1], rs[2], rs[3]);
 	}

@@ -266,8 +266,9 @@ bool members_on(const struct yip_device *dev);
  */
 enum member_verdict members_admit(struct yip_device *dev, const uint8_t key[YIP_KEY_LEN],
                                   const uint8_t *cert, size_t len, struct member_cert *out);
-/* Records c as p's certificate; a dynamic peer's routes become c's prefixes
- * (and its key-derived address). 0, or -1 (out of memory). */
+/* Records c as p's certificate (the first for a dynamic peer counts as an
+ * admission); a dynamic peer's routes become c's prefixes (and its
+ * key-derived address). 0, or -1 (out of memory). */
 int peer_set_member(struct yip_peer *p, const struct member_cert *c);
 
 /* ---- handshake.c: Noise IK ------------------------------------------------------- */

@@ -179,6 +179,8 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c)
 		p->member = calloc(1, sizeof(*p->member));
 		if (p->member == NULL)
 			return -1;
+		if (p->dynamic)
+			dev->members->admitted++; /* its first valid certificate */
 	} else if (p->member->cert.len == c->len &&
 	           memcmp(p->member->cert.raw, c->raw, c->len) == 0) {
 		return 0; /* the same certificate again */

@@ -256,8 +256,9 @@ static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c
 
 	s->asks++;
 	memcpy(a.key, c->key, YIP_KEY_LEN);
-	/* Only our own peers may learn where we are. */
-	if (index_key_find(dev, c->key) != NULL)
+	/* Only our own peers may learn where we are; on a CA-gated node, any
+	 * member may (its handshake must carry a certificate to get further). */
+	if (index_key_find(dev, c->key) != NULL || members_on(dev))
 		a.flags = WIRE_CTRL_ACCEPT;
 	frame_send_ctrl(&s->peer, now, &a, -1, NULL, 0);
 }
@@ -266,7 +267,15 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 {
 	struct yip_device *dev = s->peer.dev;
 	struct yip_peer *p = index_key_find(dev, c->key);
+	char err[96];
 
+	/* A member that asked for us (we accepted, on_ask): it becomes a peer,
+	 * known by its key only until its handshake shows its certificate. */
+	if (p == NULL && members_on(dev)) {
+		p = peer_new(dev, c->key, true, err, sizeof(err));
+		if (p != NULL)
+			p->added = now;
+	}
 	if (p == NULL) {
 		yip_device_drop(dev, YIP_DROP_BAD_CTRL); /* not a peer of ours */
 		return;
