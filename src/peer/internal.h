@@ -17,6 +17,7 @@
  *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
  *   punch.c      path probes: which paths work, how fast, which to use
  *   rendezvous.c the node's side of the rendezvous servers: register, look up, introductions
+ *   records.c    member records: our own, checking others', calling the member one names
  *   datapath.c   TUN -> peer, peer -> TUN, the send queue
  *   device.c     lifecycle, datagram dispatch, timers
  *
@@ -237,6 +238,9 @@ struct yip_members {
 	uint64_t admitted, removed;
 	uint64_t roots_older, revs_older; /* root sets, revocation lists refused as older */
 	uint64_t sweep_at;                /* next look for expired or revoked members */
+	bool has_record;
+	struct member_record record; /* ours, signed (records.c) */
+	uint64_t record_at;          /* when it was signed (monotonic ns) */
 };
 
 /*
@@ -312,6 +316,24 @@ void rendezvous_lookup(struct yip_peer *p, uint64_t now);
 uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now);
 /* Peer p's lookups. */
 uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now);
+
+/* ---- records.c: member records ---------------------------------------------------- */
+
+/* How long our record is valid; it is signed again at half of that. */
+#define RECORD_LIFETIME_S 3600
+
+/* Our record, signed again if our endpoints or certificate changed or half
+ * its life is gone; NULL on a node that is not CA-gated. */
+const struct member_record *records_own(struct yip_device *dev, uint64_t now);
+/* Is bytes (len) a valid record of the member with this key, at version
+ * seq? Parsed into out; the verdict as member_record_check's. */
+enum member_verdict records_check(struct yip_device *dev, const uint8_t *bytes, size_t len,
+                                  const uint8_t key[YIP_KEY_LEN], uint64_t seq,
+                                  struct member_record *out);
+/* The peer for the member a (valid) record names, made if need be, with the
+ * record's certificate and endpoints; call: start a handshake if no session. */
+struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
+                                 const struct member_record *r, bool call);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 

@@ -522,6 +522,53 @@ static void sweep_expired_and_idle(void **state)
 	teardown();
 }
 
+/* Our own record, another's checked, and a member called from its record. */
+static void records(void **state)
+{
+	struct member_record r, bad;
+	const struct member_record *own;
+	struct yip_peer *p;
+	uint8_t pkt[64];
+
+	(void)state;
+	keys(&A, 0);
+	keys(&B, 1);
+	node_init(&A, 0, true, NULL);
+	node_init(&B, 1, true, NULL);
+	now = YIP_NS_PER_S;
+	own = records_own(&A.n.dev, now);
+	assert_non_null(own);
+	assert_int_equal(memcmp(own->cert.f.key, A.pub, 32), 0);
+	/* Unchanged: the same record again. */
+	assert_ptr_equal(records_own(&A.n.dev, now), own);
+	assert_int_equal(records_own(&A.n.dev, now)->f.seq, own->f.seq);
+	r = *own;
+	/* B checks it: valid for A's key and seq; not under another name or version. */
+	assert_int_equal(records_check(&B.n.dev, r.raw, r.len, A.pub, r.f.seq, &bad), MEMBER_OK);
+	assert_int_equal(records_check(&B.n.dev, r.raw, r.len, B.pub, r.f.seq, &bad),
+	                 MEMBER_MALFORMED);
+	assert_int_equal(records_check(&B.n.dev, r.raw, r.len, A.pub, r.f.seq + 1, &bad),
+	                 MEMBER_MALFORMED);
+	bad = r;
+	bad.raw[bad.len - 1] ^= 1; /* its signature */
+	assert_int_equal(records_check(&B.n.dev, bad.raw, bad.len, A.pub, r.f.seq, &bad),
+	                 MEMBER_BAD_SIGNATURE);
+	/* B calls A from the record (the pair's nodes have no local addresses:
+	 * give it one), and routes A's certificate address to it. */
+	r.f.n_endpoints = 1;
+	r.f.endpoints[0] = underlay(0);
+	p = records_connect(&B.n.dev, now, &r, true);
+	assert_non_null(p);
+	assert_int_equal(B.n.dev.n_peers, 1);
+	assert_int_equal(B.n.nout, 1); /* the Init */
+	settle();
+	assert_true(yip_peer_established(p, now));
+	yip_device_tx(&B.n.dev, now, pkt, ip4(pkt, sizeof(pkt), 2, 1));
+	settle();
+	assert_int_equal(A.n.packets, 1);
+	teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +580,7 @@ int main(void)
 	    cmocka_unit_test(roots_connect),
 	    cmocka_unit_test(revocation_tears_down),
 	    cmocka_unit_test(sweep_expired_and_idle),
+	    cmocka_unit_test(records),
 	};
 	uint8_t seed[32];
 
