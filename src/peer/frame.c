@@ -78,15 +78,24 @@ void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
                      const union yip_sockaddr *to, int sock)
 {
-	struct yip_device *dev = p->dev;
-	struct yip_keypair *kp = &p->cur;
 	uint8_t msg[WIRE_CTRL_MAX];
 	size_t len = wire_ctrl_put(msg, c);
+
+	if (len != 0)
+		frame_send_ctrl_bytes(p, now, msg, len, path, to, sock);
+}
+
+void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len,
+                           int path, const union yip_sockaddr *to, int sock)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_keypair *kp = &p->cur;
 	struct wire_hdr h;
 	struct out o;
 	uint8_t *d;
 
-	if (len == 0 || !session_usable(p, now))
+	if (len == 0 || len > YIP_MAX_DGRAM - WIRE_DATA_MIN - WIRE_RELAY_HDR ||
+	    !session_usable(p, now))
 		return;
 	if (to != NULL) {
 		o.sock = sock;

@@ -150,6 +150,9 @@ void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
  * sock) when to is not NULL. */
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
                      const union yip_sockaddr *to, int sock);
+/* The same for a Ctrl plaintext already encoded (msg, len bytes: a GOSSIP). */
+void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len,
+                           int path, const union yip_sockaddr *to, int sock);
 /*
  * Seals pre || pkt as a datagram of the given type under p's current keys
  * and sends it. Returns the counter used. pre (at most 16 bytes) is copied

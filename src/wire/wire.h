@@ -385,6 +385,8 @@ bool wire_report_get(struct wire_report *r, const uint8_t *in, size_t len) WIRE_
  *   peer <-> peer
  *     PROBE      nonce u64 | ts_us u32
  *     PROBE_OK   nonce u64 | ts_us u32 (the PROBE's, echoed)
+ *     GOSSIP     a gossip message, to the end (src/wire/gossip.h; not a
+ *                struct wire_ctrl: see wire_ctrl_gossip)
  */
 enum wire_ctrl_kind {
 	WIRE_CTRL_REGISTER = 1,
@@ -400,7 +402,20 @@ enum wire_ctrl_kind {
 	WIRE_CTRL_REFUSED = 21,
 	WIRE_CTRL_PROBE = 32,
 	WIRE_CTRL_PROBE_OK = 33,
+	WIRE_CTRL_GOSSIP = 48,
 };
+
+/* The gossip message a Ctrl plaintext carries (kind GOSSIP): its bytes and
+ * length; false if the plaintext is of another kind or carries nothing. */
+static inline bool wire_ctrl_gossip(const uint8_t *in, size_t len, const uint8_t **msg,
+                                    size_t *mlen)
+{
+	if (len < 2 || in[0] != WIRE_CTRL_GOSSIP)
+		return false;
+	*msg = in + 1;
+	*mlen = len - 1;
+	return true;
+}
 
 #define WIRE_CTRL_RELAY  0x01 /* REGISTER: relay for me; REGISTERED: relaying is on */
 #define WIRE_CTRL_ACCEPT 0x01 /* ANSWER */
