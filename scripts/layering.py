@@ -26,12 +26,12 @@ import sys
 
 # Bottom to top. A module may call only modules before it in this list.
 ENGINE = ["util", "crypto", "addr", "noise", "replay", "wire", "cookie", "fec", "flow", "mac", "route",
-          "aqm", "offload", "config", "peer", "rendezvous"]
+          "aqm", "offload", "config", "gossip", "peer", "rendezvous"]
 OS_SIDE = ["tun", "udp", "ctl", "loop"]
 MODULES = ENGINE + OS_SIDE + ["cmd"]
 
 # Modules whose files are stacked in a declared order, read from a header.
-ORDERED = {"peer": "src/peer/internal.h"}
+ORDERED = {"peer": "src/peer/internal.h", "gossip": "src/gossip/internal.h"}
 
 
 def symbols(obj):
