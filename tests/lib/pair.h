@@ -54,6 +54,8 @@ struct pair_opts {
 	size_t keep_len;                    /* bytes of room per kept packet; 0: 1500 */
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
 	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
+	unsigned extra_peers;               /* node 0 also lists this many idle peers (random keys,
+	                                       endpoints 198.18.x.y, allowed 10.1.x.y/32), after node 1 */
 };
 
 /* A datagram a node sent. buf holds YIP_MAX_DGRAM bytes, 64-byte aligned. */
