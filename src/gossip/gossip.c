@@ -597,9 +597,12 @@ static bool is_member(const struct gossip *g, const uint8_t id[GOSSIP_ID_LEN])
 	return i != NIL && ent(g, i)->state == E_LIVE;
 }
 
-/* Keeps degree random members wanted (plus the roots while fewer than
- * degree neighbours are up), gives up those that do not come up, and
- * replaces one now and then so the overlay keeps mixing. */
+/* Keeps degree random members wanted, gives up those that do not come up,
+ * and replaces one now and then so the overlay keeps mixing. The roots are
+ * wanted while fewer than half of degree wanted members are up, and given
+ * up once degree are: a node starting, or cut off, goes to them, but the
+ * moment of replacing one member (degree - 1 up) does not, or every node's
+ * refresh would reach the roots. */
 static void review_wishes(struct gossip *g, uint64_t now)
 {
 	size_t members = 0, up = 0;
@@ -645,11 +648,10 @@ static void review_wishes(struct gossip *g, uint64_t now)
 		wish_add(g, now, id, false);
 		members++;
 	}
-	/* The roots: wanted while too few neighbours are up, dropped after. */
 	for (size_t k = 0; k < g->n_roots; k++) {
 		struct wish *w = wish_find(g, g->roots[k]);
 
-		if (up < g->c.degree && w == NULL &&
+		if (up < (g->c.degree + 1) / 2 && w == NULL &&
 		    memcmp(g->roots[k], g->c.self, GOSSIP_ID_LEN) != 0 &&
 		    !backed_off(g, g->roots[k], now))
 			wish_add(g, now, g->roots[k], true);

@@ -164,7 +164,8 @@ const struct gossip_blob *gossip_get(const struct gossip *g, uint8_t kind,
 void gossip_each(const struct gossip *g, void (*fn)(void *arg, const struct gossip_blob *b),
                  void *arg);
 
-/* The root nodes: wanted as neighbours while fewer than degree neighbours are up. */
+/* The root nodes: wanted as neighbours while fewer than half of degree
+ * wanted members are up (a node starting, or cut off), until degree are. */
 void gossip_set_roots(struct gossip *g, uint64_t now, const uint8_t (*ids)[GOSSIP_ID_LEN],
                       size_t n);
 

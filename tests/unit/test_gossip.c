@@ -689,7 +689,8 @@ static void connect_wanted(int dead)
 
 /* Node 0 wants the roots while it knows nobody, then degree random members
  * (never itself), gives up one that does not come up, drops the roots once
- * degree members are up, and replaces one member now and then. */
+ * degree members are up, and replaces one member now and then without
+ * going back to the roots; it goes back to them when most members go down. */
 static void neighbour_wishes(void **state)
 {
 	uint8_t roots[2][GOSSIP_ID_LEN];
@@ -735,9 +736,20 @@ static void neighbour_wishes(void **state)
 		connect_wanted(dead);
 		run_for(10 * SEC);
 		assert_false(N.n[0].wants[dead + 1]);
+		assert_false(N.n[0].wants[2] || N.n[0].wants[3]); /* 3 or 4 up: no roots */
 	}
 	assert_true(N.n[0].want_calls >= calls + 4);
 	assert_int_equal(wanted_members(), 4);
+	/* Three of the four go down: fewer than half up, so the roots again. */
+	connect_wanted(dead);
+	run_for(10 * MS);
+	for (int j = 3, downs = 0; j < 20 && downs < 3; j++)
+		if (N.n[0].wants[j + 1] && up_at_0(j)) {
+			link_down(0, j);
+			downs++;
+		}
+	run_for(2 * SEC);
+	assert_true(N.n[0].wants[2] && N.n[0].wants[3]);
 	net_free();
 }
 
