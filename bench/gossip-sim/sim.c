@@ -33,7 +33,11 @@
  *
  * Usage: yip-gossip-sim [--nodes N] [--seed S] [--loss P] [--refresh SECS]
  *                       [--rev-entries K] [--warm SECS] [--steady SECS]
- *                       [--after SECS] [--out PREFIX [--command STRING]]
+ *                       [--after SECS] [--out PREFIX [--command STRING]] [--check]
+ * With --check, exits with status 1 unless the issue's goals are met (99 %
+ * within 10 s for the record and 30 s for the revocation, every node
+ * reached in the end, at most 1 KB/s per node in steady state): ctest runs
+ * a small network this way.
  * With --out, writes PREFIX.json (the results) and PREFIX.csv (the share of
  * nodes holding the new record and the new revocation list over time).
  */
@@ -83,7 +87,8 @@ static struct {
 	unsigned rev_entries;
 	double warm_s, steady_s, after_s;
 	const char *out, *command;
-} opt = {1000, 1, 0.01, 3600, 100, 60, 120, 60, NULL, NULL};
+	bool check;
+} opt = {1000, 1, 0.01, 3600, 100, 60, 120, 60, NULL, NULL, false};
 
 /* Round trips between regions, ms: Europe, US east, US west, Asia, Oceania. */
 static const char *const region_names[5] = {"Europe", "US east", "US west", "Asia", "Oceania"};
@@ -609,7 +614,7 @@ static void usage(void)
 {
 	fputs("usage: yip-gossip-sim [--nodes N] [--seed S] [--loss P] [--refresh SECS]\n"
 	      "                      [--rev-entries K] [--warm SECS] [--steady SECS]\n"
-	      "                      [--after SECS] [--out PREFIX [--command STRING]]\n",
+	      "                      [--after SECS] [--out PREFIX [--command STRING]] [--check]\n",
 	      stderr);
 	exit(2);
 }
@@ -637,6 +642,7 @@ int main(int argc, char **argv)
 	double wall, win_s, mean, p50, p99, max, root_rate;
 	struct gossip_blob *rev_old, **recs;
 	uint64_t rs = 0;
+	int status = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--nodes") == 0)
@@ -659,6 +665,8 @@ int main(int argc, char **argv)
 			opt.out = argv[++i];
 		else if (strcmp(argv[i], "--command") == 0 && i + 1 < argc)
 			opt.command = argv[++i];
+		else if (strcmp(argv[i], "--check") == 0)
+			opt.check = true;
 		else
 			usage();
 	}
@@ -903,6 +911,20 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 
+	if (opt.check) {
+		double j99 = quantile_s(dj, kj, 0.99), j100 = quantile_s(dj, kj, 1.0);
+		double r99 = quantile_s(dr, kr, 0.99), r100 = quantile_s(dr, kr, 1.0);
+
+		if (j99 < 0 || j99 > 10 || j100 < 0 || r99 < 0 || r99 > 30 || r100 < 0 ||
+		    mean > 1024) {
+			printf("check: FAILED (goals: 99 %% within 10 s and 30 s, everyone in the "
+			       "end, "
+			       "<= 1024 B/s)\n");
+			status = 1;
+		} else {
+			printf("check: goals met\n");
+		}
+	}
 	for (uint32_t i = 0; i < S.n; i++)
 		gossip_free(S.nodes[i].g);
 	while (S.heap_n > 0)
@@ -919,5 +941,5 @@ int main(int argc, char **argv)
 	free(dj);
 	free(dr);
 	free(per);
-	return 0;
+	return status;
 }
