@@ -42,8 +42,9 @@ def hours(s):
 
 
 def svg(runs, path):
-    w, h = 720, 420
-    left, right, top, bottom = 64, 24, 28, 150
+    left, right, top = 64, 24, 28
+    bottom = 80 + 36 * len(runs)
+    w, h = 720, top + 242 + bottom
     pw, ph = w - left - right, h - top - bottom
     xmax = 1.0
     for r in runs:
@@ -123,7 +124,8 @@ def md(runs, path):
     L.append("## Results")
     L.append("")
     L.append("| nodes | records re-signed every | new record: 99 % / 100 % | revocation: 99 % / "
-             "100 % | steady B/s per node: mean / median / p99 / max (roots) | goals met |")
+             "100 % | steady B/s per node: mean / median / p99 / max (roots) | goals met "
+             "(record, revocation, mean B/s) |")
     L.append("|---:|---:|---|---|---|---|")
     for r in runs:
         goals = [ok(r["join_p99_s"], GOALS["join"]), ok(r["rev_p99_s"], GOALS["rev"]),

@@ -745,6 +745,10 @@ int main(int argc, char **argv)
 			free(e.msg);
 			break;
 		}
+		if (e.t / (30 * NS_PER_S) != S.now / (30 * NS_PER_S))
+			fprintf(stderr, "yip-gossip-sim: %3.0f s of %.0f simulated, %llu events\n",
+			        (double)e.t / NS_PER_S, (double)S.t_end / NS_PER_S,
+			        (unsigned long long)S.events);
 		S.now = e.t;
 		S.events++;
 		switch (e.kind) {
