@@ -29,12 +29,13 @@ def load(d):
                 r["curve"].append((float(row["seconds"]), float(row["record_share"]),
                                    float(row["revocation_share"])))
         runs.append(r)
-    runs.sort(key=lambda r: (r["nodes"], r["refresh_s"], r["name"]))
+    runs.sort(key=lambda r: (r["nodes"], -r.get("degree", 6), r["refresh_s"], r["name"]))
     return runs
 
 
 def label(r):
-    return "%d nodes, records re-signed every %s" % (r["nodes"], hours(r["refresh_s"]))
+    return "%d nodes, degree %d, %g %% loss, records re-signed every %s" % (
+        r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]))
 
 
 def hours(s):
@@ -123,37 +124,38 @@ def md(runs, path):
     L.append("")
     L.append("## Results")
     L.append("")
-    L.append("| nodes | records re-signed every | new record: 99 % / 100 % | revocation: 99 % / "
+    L.append("| nodes | degree | loss | records re-signed every | new record: 99 % / 100 % | revocation: 99 % / "
              "100 % | steady B/s per node: mean / median / p99 / max (roots) | goals met "
              "(record, revocation, mean B/s) |")
-    L.append("|---:|---:|---|---|---|---|")
+    L.append("|---:|---:|---:|---:|---|---|---|---|")
     for r in runs:
         goals = [ok(r["join_p99_s"], GOALS["join"]), ok(r["rev_p99_s"], GOALS["rev"]),
                  "yes" if r["steady_mean_Bps"] <= GOALS["steady"] else "**no**"]
-        L.append("| %d | %s | %.2f s / %.2f s | %.2f s / %.2f s | %.0f / %.0f / %.0f / %.0f "
+        L.append("| %d | %d | %g %% | %s | %.2f s / %.2f s | %.2f s / %.2f s | %.0f / %.0f / %.0f / %.0f "
                  "(%.0f) | %s |" %
-                 (r["nodes"], hours(r["refresh_s"]), r["join_p99_s"], r["join_p100_s"],
+                 (r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]),
+                  r["join_p99_s"], r["join_p100_s"],
                   r["rev_p99_s"], r["rev_p100_s"], r["steady_mean_Bps"], r["steady_p50_Bps"],
                   r["steady_p99_Bps"], r["steady_max_Bps"], r["steady_root_Bps"],
                   ", ".join(goals)))
     L.append("")
     L.append("Steady-state bytes per node per second, by message (mean over nodes):")
     L.append("")
-    L.append("| nodes | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL | ITEM | "
+    L.append("| nodes | degree | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL | ITEM | "
              "handshakes |")
-    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         b = r["by_type_Bps"]
-        L.append("| %d | %s | %s |" % (r["nodes"], hours(r["refresh_s"]), " | ".join(
+        L.append("| %d | %d | %s | %s |" % (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), " | ".join(
             "%.0f" % b[k] for k in ("SUMMARY", "TREE", "DIGEST", "ANNOUNCE", "PULL", "ITEM",
                                     "handshakes"))))
     L.append("")
-    L.append("| nodes | re-signed every | command | wall time | process memory | engine memory "
-             "per node | messages lost |")
-    L.append("|---:|---:|---|---:|---:|---:|---:|")
+    L.append("| nodes | degree | re-signed every | command | wall time | process memory | "
+             "engine memory per node | messages lost |")
+    L.append("|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in runs:
-        L.append("| %d | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
-                 (r["nodes"], hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
+        L.append("| %d | %d | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
+                 (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
                   r["rss_mb"], r["memory_per_node_kb"], r["lost"]))
     L.append("")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")) as f:
@@ -169,7 +171,8 @@ def main():
     runs = load(d)
     if not runs:
         sys.exit("report.py: no gossip-*.json in " + d)
-    svg(runs, os.path.join(d, "gossip-convergence.svg"))
+    # The plot shows the runs with the engine's default degree; the tables all.
+    svg([r for r in runs if r.get("degree", 6) == 6], os.path.join(d, "gossip-convergence.svg"))
     md(runs, os.path.join(d, "gossip.md"))
 
 

@@ -32,8 +32,8 @@
  * protocol.md §13) and the handshakes of new neighbour sessions.
  *
  * Usage: yip-gossip-sim [--nodes N] [--seed S] [--loss P] [--refresh SECS]
- *                       [--rev-entries K] [--warm SECS] [--steady SECS]
- *                       [--after SECS] [--out PREFIX [--command STRING]] [--check]
+ *                       [--rev-entries K] [--degree D] [--warm SECS]
+ *                       [--steady SECS] [--after SECS] [--out PREFIX [--command STRING]] [--check]
  * With --check, exits with status 1 unless the issue's goals are met (99 %
  * within 10 s for the record and 30 s for the revocation, every node
  * reached in the end, at most 1 KB/s per node in steady state): ctest runs
@@ -88,7 +88,8 @@ static struct {
 	double warm_s, steady_s, after_s;
 	const char *out, *command;
 	bool check;
-} opt = {1000, 1, 0.01, 3600, 100, 60, 120, 60, NULL, NULL, false};
+	unsigned degree;
+} opt = {1000, 1, 0.01, 3600, 100, 60, 120, 60, NULL, NULL, false, 6};
 
 /* Round trips between regions, ms: Europe, US east, US west, Asia, Oceania. */
 static const char *const region_names[5] = {"Europe", "US east", "US west", "Asia", "Oceania"};
@@ -440,6 +441,7 @@ static void start_node(uint32_t i)
 	gossip_conf_default(&c);
 	memcpy(c.self, n->id, GOSSIP_ID_LEN);
 	c.member_kind = KIND_RECORD;
+	c.degree = opt.degree;
 	c.ctx = n;
 	c.accept = cb_accept;
 	c.send = cb_send;
@@ -613,8 +615,9 @@ static const char *const type_names[8] = {"?",        "SUMMARY", "TREE", "DIGEST
 static void usage(void)
 {
 	fputs("usage: yip-gossip-sim [--nodes N] [--seed S] [--loss P] [--refresh SECS]\n"
-	      "                      [--rev-entries K] [--warm SECS] [--steady SECS]\n"
-	      "                      [--after SECS] [--out PREFIX [--command STRING]] [--check]\n",
+	      "                      [--rev-entries K] [--degree D] [--warm SECS]\n"
+	      "                      [--steady SECS] [--after SECS] [--out PREFIX [--command "
+	      "STRING]] [--check]\n",
 	      stderr);
 	exit(2);
 }
@@ -665,11 +668,15 @@ int main(int argc, char **argv)
 			opt.out = argv[++i];
 		else if (strcmp(argv[i], "--command") == 0 && i + 1 < argc)
 			opt.command = argv[++i];
+		else if (strcmp(argv[i], "--degree") == 0)
+			opt.degree = (unsigned)num_arg(argc, argv, &i);
 		else if (strcmp(argv[i], "--check") == 0)
 			opt.check = true;
 		else
 			usage();
 	}
+	if (opt.degree < 1 || opt.degree > 32)
+		die("--degree must be 1 to 32");
 	if (opt.nodes < 10 || opt.loss >= 1 || opt.refresh_s < 1 || opt.steady_s < 1)
 		die("need --nodes >= 10, --loss < 1, --refresh >= 1, --steady >= 1");
 	clock_gettime(CLOCK_MONOTONIC, &w0);
@@ -832,9 +839,10 @@ int main(int argc, char **argv)
 		rs += st.memory;
 	}
 
-	printf("gossip simulation: %zu nodes, %.0f %% loss, records re-signed every %.0f s, "
+	printf("gossip simulation: %zu nodes (degree %u), %.0f %% loss, records re-signed every "
+	       "%.0f s, "
 	       "seed %llu\n",
-	       opt.nodes, opt.loss * 100, opt.refresh_s, (unsigned long long)opt.seed);
+	       opt.nodes, opt.degree, opt.loss * 100, opt.refresh_s, (unsigned long long)opt.seed);
 	printf("  new member's record:  99 %% after %.2f s, 100 %% after %.2f s\n",
 	       quantile_s(dj, kj, 0.99), quantile_s(dj, kj, 1.0));
 	printf("  revocation list:      99 %% after %.2f s, 100 %% after %.2f s\n",
@@ -881,19 +889,19 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s.json", opt.out);
 		if ((f = fopen(path, "w")) == NULL)
 			die("%s: cannot write", path);
-		fprintf(
-		    f,
-		    "{\"nodes\": %zu, \"loss\": %.4f, \"refresh_s\": %.0f, \"rev_entries\": %u, "
-		    "\"rev_bytes\": %u, \"record_bytes\": %u, \"seed\": %llu,\n"
-		    " \"join_p99_s\": %.3f, \"join_p100_s\": %.3f, \"rev_p99_s\": %.3f, "
-		    "\"rev_p100_s\": %.3f,\n"
-		    " \"steady_mean_Bps\": %.1f, \"steady_p50_Bps\": %.1f, \"steady_p99_Bps\": "
-		    "%.1f, "
-		    "\"steady_max_Bps\": %.1f, \"steady_root_Bps\": %.1f,\n \"by_type_Bps\": {",
-		    opt.nodes, opt.loss, opt.refresh_s, opt.rev_entries, S.rev_new->len, RECORD_LEN,
-		    (unsigned long long)opt.seed, quantile_s(dj, kj, 0.99), quantile_s(dj, kj, 1.0),
-		    quantile_s(dr, kr, 0.99), quantile_s(dr, kr, 1.0), mean, p50, p99, max,
-		    root_rate);
+		fprintf(f,
+		        "{\"nodes\": %zu, \"degree\": %u, \"loss\": %.4f, \"refresh_s\": %.0f, "
+		        "\"rev_entries\": %u, "
+		        "\"rev_bytes\": %u, \"record_bytes\": %u, \"seed\": %llu,\n"
+		        " \"join_p99_s\": %.3f, \"join_p100_s\": %.3f, \"rev_p99_s\": %.3f, "
+		        "\"rev_p100_s\": %.3f,\n"
+		        " \"steady_mean_Bps\": %.1f, \"steady_p50_Bps\": %.1f, \"steady_p99_Bps\": "
+		        "%.1f, "
+		        "\"steady_max_Bps\": %.1f, \"steady_root_Bps\": %.1f,\n \"by_type_Bps\": {",
+		        opt.nodes, opt.degree, opt.loss, opt.refresh_s, opt.rev_entries,
+		        S.rev_new->len, RECORD_LEN, (unsigned long long)opt.seed,
+		        quantile_s(dj, kj, 0.99), quantile_s(dj, kj, 1.0), quantile_s(dr, kr, 0.99),
+		        quantile_s(dr, kr, 1.0), mean, p50, p99, max, root_rate);
 		for (unsigned t = 1; t <= 6; t++)
 			fprintf(f, "\"%s\": %.1f, ", type_names[t],
 			        (double)S.win_bytes_type[t] / opt.nodes / win_s);
