@@ -139,6 +139,16 @@ def md(runs, path):
                   r["steady_p99_Bps"], r["steady_max_Bps"], r["steady_root_Bps"],
                   ", ".join(goals)))
     L.append("")
+    learned = [r for r in runs if r.get("joiner_learned_s", -1) >= 0]
+    if learned:
+        L.append("The new member itself, starting from nothing but the roots, held 99 % of "
+                 "the members' records after " + ", ".join(
+                     "%.1f s (%d nodes%s)" % (r["joiner_learned_s"], r["nodes"],
+                                              "" if r.get("degree", 6) == 6 and
+                                              r["loss"] == 0.01 else ", degree %d, %g %% loss" %
+                                              (r.get("degree", 6), r["loss"] * 100))
+                     for r in learned) + ".")
+        L.append("")
     L.append("Steady-state bytes per node per second, by message (mean over nodes):")
     L.append("")
     L.append("| nodes | degree | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL | ITEM | "

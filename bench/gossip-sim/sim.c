@@ -158,6 +158,7 @@ static struct {
 	uint8_t net_id[GOSSIP_ID_LEN];
 	/* counters */
 	uint64_t lost, not_up, events, refused_hs, sessions_made;
+	uint64_t joiner_records, joiner_learned;
 	uint64_t win_bytes_type[8], win_msgs_type[8], win_hs_bytes;
 } S;
 
@@ -358,6 +359,10 @@ static void cb_stored(void *ctx, const struct gossip_blob *b)
 {
 	struct node *n = ctx;
 
+	/* The new member learning the network: 99 % of the records. */
+	if (n == &S.nodes[S.joiner] && b->kind == KIND_RECORD &&
+	    ++S.joiner_records == (opt.nodes * 99 + 99) / 100)
+		S.joiner_learned = S.now;
 	if (b->kind == KIND_RECORD && n->got_join == 0 &&
 	    memcmp(b->id, S.nodes[S.joiner].id, GOSSIP_ID_LEN) == 0)
 		n->got_join = S.now;
@@ -845,6 +850,8 @@ int main(int argc, char **argv)
 	       opt.nodes, opt.degree, opt.loss * 100, opt.refresh_s, (unsigned long long)opt.seed);
 	printf("  new member's record:  99 %% after %.2f s, 100 %% after %.2f s\n",
 	       quantile_s(dj, kj, 0.99), quantile_s(dj, kj, 1.0));
+	printf("  the new member held 99 %% of the records after %.1f s\n",
+	       S.joiner_learned ? (double)(S.joiner_learned - S.t_join) / NS_PER_S : -1.0);
 	printf("  revocation list:      99 %% after %.2f s, 100 %% after %.2f s\n",
 	       quantile_s(dr, kr, 0.99), quantile_s(dr, kr, 1.0));
 	printf("  steady state, control bytes per node per second: mean %.0f, median %.0f, "
@@ -907,8 +914,10 @@ int main(int argc, char **argv)
 			        (double)S.win_bytes_type[t] / opt.nodes / win_s);
 		fprintf(f, "\"handshakes\": %.1f},\n", (double)S.win_hs_bytes / opt.nodes / win_s);
 		fprintf(f,
-		        " \"lost\": %llu, \"sessions\": %llu, \"memory_per_node_kb\": %.0f, "
+		        " \"joiner_learned_s\": %.1f, \"lost\": %llu, \"sessions\": %llu, "
+		        "\"memory_per_node_kb\": %.0f, "
 		        "\"rss_mb\": %.0f, \"wall_s\": %.1f, \"regions\": \"",
+		        S.joiner_learned ? (double)(S.joiner_learned - S.t_join) / NS_PER_S : -1.0,
 		        (unsigned long long)S.lost, (unsigned long long)S.sessions_made,
 		        (double)rs / (double)S.n / 1024, rss_mb(), wall);
 		for (unsigned r = 0; r < 5; r++)
