@@ -94,6 +94,7 @@ struct yip_ctl_peer {
 	double rtt_ms;             /* negative = unknown */
 	double loss_estimate;      /* fraction, 0..1 */
 	struct yip_peer_stats stats;
+	uint64_t recovery_mem; /* bytes loss recovery holds for the peer now */
 	struct fec_params fec[FLOW_CLASSES];
 	/* Paths (docs/nat.md): the current one, since when, why relayed, the candidates. */
 	bool has_path;

@@ -205,7 +205,11 @@ static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 			yip_device_drop(p->dev, YIP_DROP_BAD_INNER);
 			return;
 		}
-		recover_resolve(p, arq.counter);
+		/* Delivered at most once, whatever else carries the packet. */
+		if (!recover_arq(p, rx->kp, arq.counter)) {
+			yip_device_drop(p->dev, YIP_DROP_ARQ_DUPLICATE);
+			return;
+		}
 		if (frame_deliver(p, now, arq.pkt, arq.len))
 			p->stats.arq_recovered++;
 		return;
@@ -263,7 +267,7 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 			recover_repair(p, now, &rx);
 		break;
 	case WIRE_REPORT:
-		report_receive(p, now, rx.plain, rx.len);
+		report_receive(p, now, rx.kp, rx.plain, rx.len);
 		break;
 	default:
 		yip_device_drop(dev, YIP_DROP_MALFORMED);

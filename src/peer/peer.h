@@ -64,6 +64,7 @@ struct route_table;
 	X(BAD_REPAIR, "bad_repair")       /* repair symbol inconsistent with its block */          \
 	X(BAD_REPORT, "bad_report")       /* malformed loss report */                              \
 	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */            \
+	X(ARQ_DUPLICATE, "arq_duplicate") /* resent packet that had already arrived */             \
 	X(BAD_RELAY, "bad_relay") /* relayed, but not by a server we use or not with our token */  \
 	X(BAD_CTRL, "bad_ctrl")   /* control message malformed or not expected from its sender */  \
 	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */
@@ -154,6 +155,10 @@ struct yip_peer_stats {
 	uint64_t fec_unrecovered;     /* packets of blocks that could not be rebuilt */
 	uint64_t arq_recovered;       /* retransmissions received and delivered */
 	uint64_t arq_sent;            /* retransmissions we sent on request */
+	uint64_t nacks_sent;          /* missing counters we asked the peer for */
+	uint64_t nacks_received;      /* counters the peer asked us for */
+	uint64_t arq_history_miss;    /* ... older than every copy kept, the oldest still young */
+	uint64_t arq_late;            /* ... kept, but past their time or tries */
 	uint64_t repair_sent;         /* repair symbols sent */
 	uint64_t repair_bytes;        /* bytes of redundancy sent (repair datagrams) */
 	uint64_t wire_bytes;          /* every byte of every datagram we sent */
@@ -162,13 +167,21 @@ struct yip_peer_stats {
 	uint64_t roams;
 };
 
-/* Loss recovery (see docs/protocol.md, "Loss recovery"). */
-#define YIP_RX_BLOCKS     64   /* FEC blocks being reassembled per peer */
-#define YIP_RX_SLOTS      1024 /* symbol buffers per peer for reassembly */
-#define YIP_RETX_SLOTS    1024 /* bulk packets kept per peer for ARQ */
-#define YIP_MISS_SLOTS    1024 /* missing counters tracked per peer for NACKs */
-#define YIP_ARQ_TRIES     3
-#define YIP_NACK_GRACE_NS (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
+/*
+ * Loss recovery (see docs/protocol.md, "Loss recovery"). Its buffers are
+ * allocated when a peer first needs them and released after it has been
+ * idle for YIP_RECOVERY_IDLE_NS: a configured peer that carries nothing
+ * holds none of them.
+ */
+#define YIP_RX_BLOCKS        64   /* FEC blocks being reassembled per peer */
+#define YIP_RX_CHUNK         64   /* symbol buffers allocated at a time for reassembly */
+#define YIP_RX_SLOTS         1024 /* symbol buffers per peer for reassembly, at most */
+#define YIP_MISS_SLOTS       1024 /* missing counters tracked per peer for NACKs */
+#define YIP_ARQ_TRIES        3
+#define YIP_NACK_GRACE_NS    (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
+#define YIP_RETX_MIN         (64u << 10)      /* bytes of ARQ history to start with */
+#define YIP_RETX_MAX         (32u << 20)      /* and at most */
+#define YIP_RECOVERY_IDLE_NS (10 * 1000000000ULL)
 
 struct yip_tx_block {
 	bool open;    /* taking sources */
@@ -179,7 +192,7 @@ struct yip_tx_block {
 	uint16_t len;      /* longest symbol so far */
 	uint64_t opened;   /* monotonic ns */
 	uint64_t drain_at; /* when unsent repairs must go out */
-	uint8_t *rep;      /* FEC_MAX_R symbols of dev->sym_cap bytes */
+	uint8_t *rep;      /* FEC_MAX_R symbols of dev->sym_cap bytes, or NULL (none yet) */
 };
 
 struct yip_rx_block {
@@ -196,11 +209,30 @@ struct yip_rx_block {
 	uint16_t slot_rep[FEC_MAX_R];
 };
 
+/* A bulk packet kept for ARQ; its bytes lie in the history's data ring. */
 struct yip_retx {
-	uint64_t counter; /* counter it was last sent with */
-	uint64_t sent;    /* monotonic ns, 0 = empty */
+	uint64_t counter; /* counter it was last sent with: increasing along the history */
+	uint64_t orig;    /* counter it was first sent with: what a resend names */
+	uint64_t sent;    /* monotonic ns */
+	uint32_t off;     /* where its bytes start in the data ring */
 	uint16_t len;
 	uint8_t tries;
+};
+
+/*
+ * The ARQ history: the bulk packets sent lately under one session, oldest
+ * first. Its size follows the bandwidth-delay product: it doubles, up to
+ * YIP_RETX_MAX, when it is three quarters full and its oldest copy is
+ * younger than the horizon (long enough for two NACKs to reach us), or when
+ * a copy that young would have to be evicted.
+ */
+struct yip_retx_ring {
+	struct yip_retx *rec; /* rec_cap records, a ring: the oldest at head */
+	uint8_t *data;        /* cap bytes, a ring of packets */
+	uint32_t cap, rec_cap, head, count, wpos;
+	uint32_t bytes;   /* of the packets kept */
+	uint32_t session; /* local index of the keys the kept counters belong to */
+	uint64_t evicted; /* newest counter evicted + 1 (0: none yet) */
 };
 
 struct yip_missing {
@@ -220,14 +252,16 @@ struct yip_fec {
 	uint64_t loss_seen; /* last report that showed loss */
 	uint64_t acc_start; /* reports being added up into one sample */
 	uint32_t acc_span, acc_received;
-	struct yip_retx *retx; /* YIP_RETX_SLOTS, data after the array */
-	uint8_t *retx_data;
+	struct yip_retx_ring retx;
+	uint64_t tx_active; /* last bulk packet kept or repair block opened */
 	/* receiver */
 	struct yip_rx_block rx[YIP_RX_BLOCKS];
-	uint8_t *pool; /* YIP_RX_SLOTS symbols of dev->sym_cap bytes */
+	uint8_t *pool[YIP_RX_SLOTS / YIP_RX_CHUNK]; /* chunks of YIP_RX_CHUNK symbols */
+	unsigned n_chunks;
 	uint16_t free_slots[YIP_RX_SLOTS];
 	unsigned n_free;
-	struct yip_missing *missing; /* YIP_MISS_SLOTS */
+	struct yip_missing *missing; /* YIP_MISS_SLOTS, or NULL until a gap */
+	uint64_t rx_active;          /* last symbol kept or gap seen */
 	uint32_t track_index;        /* keys whose counters the statistics follow */
 	uint64_t highest;            /* highest counter received under them */
 	bool tracking;
@@ -501,6 +535,7 @@ struct yip_peer_info {
 	double loss;   /* loss rate estimated from the peer's reports */
 	struct fec_params fec[FLOW_CLASSES];
 	struct yip_peer_stats stats;
+	uint64_t recovery_mem; /* bytes loss recovery holds for this peer now */
 };
 
 void yip_device_info(const struct yip_device *dev, struct yip_device_info *out);

@@ -8,9 +8,15 @@
  * against the replay window of the keys they were sent under (a rebuilt
  * packet is delivered at most once, and never if the original came first)
  * and delivered.
+ *
+ * Memory: symbol buffers come in chunks of YIP_RX_CHUNK as blocks need them
+ * (up to YIP_RX_SLOTS), the table of missing counters with the first gap;
+ * both are released after YIP_RECOVERY_IDLE_NS without use.
  */
 #include "peer/internal.h"
 
+#include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/clock.h"
@@ -19,9 +25,30 @@
 #define MISS_TTL_NS  (1 * YIP_NS_PER_S) /* a missing counter is forgotten after this */
 #define MAX_GAP      256                /* larger jumps are not tracked counter by counter */
 
+_Static_assert(YIP_RX_SLOTS % YIP_RX_CHUNK == 0, "whole chunks");
+
+static void resolve(struct yip_peer *p, const struct yip_keypair *kp, uint64_t counter);
+
 static uint8_t *slot_buf(const struct yip_peer *p, uint16_t slot)
 {
-	return p->fec.pool + (size_t)slot * p->dev->sym_cap;
+	return p->fec.pool[slot / YIP_RX_CHUNK] + (size_t)(slot % YIP_RX_CHUNK) * p->dev->sym_cap;
+}
+
+/* One more chunk of symbol buffers; false if there can be none. */
+static bool pool_grow(struct yip_peer *p)
+{
+	struct yip_fec *f = &p->fec;
+	unsigned c = f->n_chunks;
+
+	if (c == YIP_RX_SLOTS / YIP_RX_CHUNK)
+		return false;
+	f->pool[c] = malloc((size_t)YIP_RX_CHUNK * p->dev->sym_cap);
+	if (f->pool[c] == NULL)
+		return false;
+	f->n_chunks++;
+	for (unsigned i = YIP_RX_CHUNK; i-- > 0;)
+		f->free_slots[f->n_free++] = (uint16_t)(c * YIP_RX_CHUNK + i);
+	return true;
 }
 
 static void block_release(struct yip_peer *p, struct yip_rx_block *b)
@@ -55,14 +82,18 @@ static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
  * Every symbol buffer is free or held by a block, and one block holds at
  * most FEC_MAX_K + FEC_MAX_R: when none is free, another block holds some.
  */
-_Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_SLOTS, "a block cannot hold every buffer");
+_Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_CHUNK * 2, "a block cannot hold two chunks");
 
-/* A free symbol buffer, evicting the oldest other block if there is none. */
-static uint16_t slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
+/*
+ * A free symbol buffer: a new chunk while there may be more, else the
+ * oldest other block is given up for its buffers. -1 if there is none
+ * (out of memory with fewer than two chunks).
+ */
+static int slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
 {
 	struct yip_fec *f = &p->fec;
 
-	if (f->n_free == 0) {
+	if (f->n_free == 0 && !pool_grow(p) && f->n_chunks >= 2) {
 		struct yip_rx_block *oldest = NULL;
 
 		for (unsigned i = 0; i < YIP_RX_BLOCKS; i++) {
@@ -74,6 +105,8 @@ static uint16_t slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
 		}
 		block_retire(p, oldest);
 	}
+	if (f->n_free == 0)
+		return -1;
 	return f->free_slots[--f->n_free];
 }
 
@@ -114,7 +147,14 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 	for (unsigned i = 0; i < b->k; i++) {
 		have_src[i] = b->have_src & (1ULL << i);
 		if (!have_src[i]) {
-			b->slot_src[i] = slot_take(p, b);
+			int slot = slot_take(p, b);
+
+			if (slot < 0) { /* no memory to rebuild into: given up */
+				b->done = true;
+				block_release(p, b);
+				return;
+			}
+			b->slot_src[i] = (uint16_t)slot;
 			b->have_src |= 1ULL << i; /* owns the slot now; filled below */
 			b->src_len[i] = 0;
 		}
@@ -145,7 +185,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 			yip_device_drop(p->dev, YIP_DROP_FEC_DUPLICATE);
 			continue;
 		}
-		recover_resolve(p, sym.counter);
+		resolve(p, kp, sym.counter);
 		if (frame_deliver(p, now, src[i] + WIRE_SYM_HDR, sym.len)) {
 			p->stats.fec_recovered++;
 			p->fec.rep_recovered++;
@@ -159,6 +199,7 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	unsigned idx = rx->h.idx;
 	struct yip_rx_block *b = block_get(p, now, rx->h.block, rx->kp->local_index);
 	uint8_t *s;
+	int slot;
 
 	if (b->done || (b->have_src & (1ULL << idx)) || (b->k && idx >= b->k))
 		return;
@@ -166,7 +207,11 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	 * buffers cannot hold: deliver them (done), but keep no copy. */
 	if (WIRE_SYM_HDR + rx->len > p->dev->sym_cap)
 		return;
-	b->slot_src[idx] = slot_take(p, b);
+	slot = slot_take(p, b);
+	if (slot < 0)
+		return;
+	p->fec.rx_active = now;
+	b->slot_src[idx] = (uint16_t)slot;
 	s = slot_buf(p, b->slot_src[idx]);
 	wire_sym_put(s, &(struct wire_sym){rx->h.counter, (uint16_t)rx->len});
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
@@ -180,6 +225,7 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	unsigned idx = rx->h.idx;
 	struct wire_repair m;
 	struct yip_rx_block *b;
+	int slot;
 
 	if (!wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
 	    m.r > FEC_MAX_R || idx >= m.r || m.symlen > p->dev->sym_cap) {
@@ -204,10 +250,39 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	}
 	if (b->have_rep & (1U << idx))
 		return; /* a second copy of a symbol it has: nothing to do */
-	b->slot_rep[idx] = slot_take(p, b);
+	slot = slot_take(p, b);
+	if (slot < 0)
+		return;
+	p->fec.rx_active = now;
+	b->slot_rep[idx] = (uint16_t)slot;
 	memcpy(slot_buf(p, b->slot_rep[idx]), m.sym, m.symlen);
 	b->have_rep |= (uint16_t)(1U << idx);
 	block_try(p, now, b);
+}
+
+/* True while a block holds symbol buffers. */
+static bool blocks_hold(const struct yip_peer *p)
+{
+	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++)
+		if (p->fec.rx[i].have_src || p->fec.rx[i].have_rep)
+			return true;
+	return false;
+}
+
+void recover_free(struct yip_peer *p)
+{
+	struct yip_fec *f = &p->fec;
+
+	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++)
+		f->rx[i].have_src = f->rx[i].have_rep = 0;
+	for (unsigned c = 0; c < f->n_chunks; c++) {
+		sodium_memzero(f->pool[c], (size_t)YIP_RX_CHUNK * p->dev->sym_cap);
+		free(f->pool[c]);
+		f->pool[c] = NULL;
+	}
+	f->n_chunks = f->n_free = 0;
+	free(f->missing);
+	f->missing = NULL;
 }
 
 uint64_t recover_timers(struct yip_peer *p, uint64_t now)
@@ -224,7 +299,20 @@ uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 		else if (b->first + BLOCK_TTL_NS < next)
 			next = b->first + BLOCK_TTL_NS;
 	}
+	/* Idle: the buffers are given back (no block holds any by now). */
+	if ((p->fec.n_chunks > 0 || p->fec.missing != NULL) && !blocks_hold(p)) {
+		if (now - p->fec.rx_active >= YIP_RECOVERY_IDLE_NS)
+			recover_free(p);
+		else
+			next = min64(next, p->fec.rx_active + YIP_RECOVERY_IDLE_NS);
+	}
 	return next;
+}
+
+uint64_t recover_memory(const struct yip_peer *p)
+{
+	return (uint64_t)p->fec.n_chunks * YIP_RX_CHUNK * p->dev->sym_cap +
+	       (p->fec.missing != NULL ? YIP_MISS_SLOTS * sizeof(*p->fec.missing) : 0);
 }
 
 /* --- missing counters ------------------------------------------------------ */
@@ -239,12 +327,45 @@ static void miss_add(struct yip_peer *p, uint64_t now, uint64_t counter)
 	m->nacks = 0;
 }
 
-void recover_resolve(struct yip_peer *p, uint64_t counter)
+/* The entry of a counter still missing under the tracked keys kp, or NULL. */
+static struct yip_missing *miss_find(struct yip_peer *p, const struct yip_keypair *kp,
+                                     uint64_t counter)
 {
-	struct yip_missing *m = &p->fec.missing[counter % YIP_MISS_SLOTS];
+	struct yip_fec *f = &p->fec;
+	struct yip_missing *m;
 
-	if (m->seen && m->counter == counter)
+	if (f->missing == NULL || !f->tracking || f->track_index != kp->local_index)
+		return NULL;
+	m = &f->missing[counter % YIP_MISS_SLOTS];
+	return m->seen && m->counter == counter ? m : NULL;
+}
+
+/* The packet sent with this counter under kp arrived after all (late, rebuilt or resent). */
+static void resolve(struct yip_peer *p, const struct yip_keypair *kp, uint64_t counter)
+{
+	struct yip_missing *m = miss_find(p, kp, counter);
+
+	if (m != NULL)
 		m->seen = 0;
+}
+
+bool recover_arq(struct yip_peer *p, struct yip_keypair *kp, uint64_t counter)
+{
+	struct yip_missing *m;
+
+	if (replay_update(&kp->replay, counter)) {
+		resolve(p, kp, counter);
+		return true;
+	}
+	/* Out of the window, the original and a rebuild are refused as too old;
+	 * only the table of missing counters still knows whether it came. */
+	if (!replay_too_old(&kp->replay, counter))
+		return false; /* it did: the original, a rebuild or a resend */
+	m = miss_find(p, kp, counter);
+	if (m == NULL)
+		return false;
+	m->seen = 0;
+	return true;
 }
 
 /*
@@ -266,6 +387,9 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		f->highest = counter;
 		f->rep_highest = counter;
 		f->rep_received++;
+		/* Counters missing under the old keys mean nothing under these. */
+		if (f->missing != NULL)
+			memset(f->missing, 0, YIP_MISS_SLOTS * sizeof(*f->missing));
 	} else if (counter > f->highest) {
 		uint64_t gap = counter - f->highest - 1;
 
@@ -283,8 +407,11 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 			f->rep_bursts++;
 			f->rep_burst_sum += (uint32_t)(gap < MAX_GAP ? gap : MAX_GAP);
 			p->stats.lost += gap;
-			for (uint64_t c = counter - (gap < MAX_GAP ? gap : MAX_GAP); c < counter;
-			     c++)
+			f->rx_active = now;
+			if (f->missing == NULL)
+				f->missing = calloc(YIP_MISS_SLOTS, sizeof(*f->missing));
+			for (uint64_t c = counter - (gap < MAX_GAP ? gap : MAX_GAP);
+			     f->missing != NULL && c < counter; c++)
 				miss_add(p, now, c);
 		}
 		f->highest = counter;
@@ -293,7 +420,7 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		f->rep_received++;
 		if (p->stats.lost)
 			p->stats.lost--;
-		recover_resolve(p, counter);
+		resolve(p, kp, counter);
 	}
 	/* Data (not reports) asks for a report back; an idle link stays quiet. */
 	if (data && f->report_due == 0) {
@@ -311,6 +438,9 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 	unsigned n = 0;
 
 	*next = 0;
+	/* A report goes under the current keys: it can only name their counters. */
+	if (f->missing == NULL || !f->tracking || f->track_index != p->cur.local_index)
+		return 0;
 	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
 		struct yip_missing *m = &f->missing[i];
 
@@ -330,6 +460,7 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 		if (n == max)
 			break;
 		out[n++] = m->counter;
+		p->stats.nacks_sent++;
 		m->nacks++;
 		m->last_nack = now;
 		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))

@@ -160,7 +160,12 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].stats.fec_unrecovered = 1;
 	peers[0].stats.arq_recovered = 2;
 	peers[0].stats.arq_sent = 3;
+	peers[0].stats.nacks_sent = 8;
+	peers[0].stats.nacks_received = 9;
+	peers[0].stats.arq_history_miss = 10;
+	peers[0].stats.arq_late = 11;
 	peers[0].stats.repair_bytes = 4096;
+	peers[0].recovery_mem = 3 << 20;
 	peers[0].stats.wire_bytes = UINT64_MAX;
 	peers[0].fec[FLOW_DEFAULT] = (struct fec_params){.k = 16, .r = 2};
 	peers[0].fec[FLOW_INTERACTIVE] = (struct fec_params){.k = 1, .r = 1};
@@ -286,7 +291,12 @@ static void test_json_show(void **state)
 	assert_int_equal(num(p, "fec_unrecovered"), 1);
 	assert_int_equal(num(p, "arq_recovered"), 2);
 	assert_int_equal(num(p, "arq_sent"), 3);
+	assert_int_equal(num(p, "nacks_sent"), 8);
+	assert_int_equal(num(p, "nacks_received"), 9);
+	assert_int_equal(num(p, "arq_history_miss"), 10);
+	assert_int_equal(num(p, "arq_late"), 11);
 	assert_int_equal(num(p, "repair_bytes"), 4096);
+	assert_int_equal(num(p, "recovery_mem"), 3 << 20);
 	fec = cJSON_GetObjectItem(p, "fec");
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "default"), "k"), 16);
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "default"), "r"), 2);
