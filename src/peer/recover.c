@@ -429,7 +429,13 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 	}
 }
 
-/* Collects the missing counters that are due a (first or repeated) NACK. */
+/*
+ * Collects the missing counters that are due a NACK: first NACKs before
+ * repeated ones, which only matter when a report was lost (a lost resend
+ * leaves a gap of its own, which is NACKed first), and which for a lost
+ * repair or report, which no one can resend, are only noise. When more are
+ * due than fit, the next report follows within a millisecond.
+ */
 unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsigned max,
                            uint64_t *next)
 {
@@ -441,30 +447,32 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 	/* A report goes under the current keys: it can only name their counters. */
 	if (f->missing == NULL || !f->tracking || f->track_index != p->cur.local_index)
 		return 0;
-	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
-		struct yip_missing *m = &f->missing[i];
+	for (int repeat = 0; repeat < 2; repeat++) {
+		for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
+			struct yip_missing *m = &f->missing[i];
+			uint64_t due;
 
-		if (m->seen == 0)
-			continue;
-		if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
-			m->seen = 0;
-			continue;
+			if (m->seen == 0 || (m->nacks > 0) != repeat)
+				continue;
+			if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
+				m->seen = 0;
+				continue;
+			}
+			due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
+			if (now < due || n == max) {
+				if (now >= due)
+					due = now + YIP_NS_PER_MS; /* did not fit */
+				if (*next == 0 || due < *next)
+					*next = due;
+				continue;
+			}
+			out[n++] = m->counter;
+			p->stats.nacks_sent++;
+			m->nacks++;
+			m->last_nack = now;
+			if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
+				*next = now + rto;
 		}
-		if (now - m->seen < YIP_NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto)) {
-			uint64_t due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
-
-			if (*next == 0 || due < *next)
-				*next = due;
-			continue;
-		}
-		if (n == max)
-			break;
-		out[n++] = m->counter;
-		p->stats.nacks_sent++;
-		m->nacks++;
-		m->last_nack = now;
-		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
-			*next = now + rto;
 	}
 	return n;
 }
