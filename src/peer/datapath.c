@@ -214,9 +214,11 @@ static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 			p->stats.arq_recovered++;
 		return;
 	}
-	frame_deliver(p, now, rx->plain, rx->len);
+	/* A source of an FEC block: loss recovery delivers it, in order. */
 	if (rx->h.idx < FEC_MAX_K && !p->dev->fec_off)
 		recover_source(p, now, rx);
+	else
+		frame_deliver(p, now, rx->plain, rx->len);
 }
 
 void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *from,

@@ -170,6 +170,8 @@ uint64_t protect_memory(const struct yip_peer *p);
 
 /* ---- recover.c: loss recovery, receiving side ------------------------------------ */
 
+/* A source of an FEC block: kept for its block and delivered, after the
+ * sources sent before it in its class or once they are given up. */
 void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
 void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
 uint64_t recover_timers(struct yip_peer *p, uint64_t now);

@@ -178,9 +178,10 @@ struct yip_peer_stats {
 #define YIP_RX_SLOTS         1024 /* symbol buffers per peer for reassembly, at most */
 #define YIP_MISS_SLOTS       1024 /* missing counters tracked per peer for NACKs */
 #define YIP_ARQ_TRIES        3
-#define YIP_NACK_GRACE_NS    (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
-#define YIP_RETX_MIN         (64u << 10)      /* bytes of ARQ history to start with */
-#define YIP_RETX_MAX         (32u << 20)      /* and at most */
+#define YIP_NACK_GRACE_NS    (8 * 1000000ULL)  /* FEC gets this long to rebuild a packet */
+#define YIP_ORDER_WAIT_NS    YIP_NACK_GRACE_NS /* and later sources wait that long for it */
+#define YIP_RETX_MIN         (64u << 10)       /* bytes of ARQ history to start with */
+#define YIP_RETX_MAX         (32u << 20)       /* and at most */
 #define YIP_RECOVERY_IDLE_NS (10 * 1000000000ULL)
 
 struct yip_tx_block {
@@ -197,13 +198,15 @@ struct yip_tx_block {
 
 struct yip_rx_block {
 	bool used, done;
+	bool passed; /* the order stopped waiting for its missing sources */
 	uint16_t id;
-	uint8_t k, r;      /* k = 0 until a repair says */
-	uint16_t len;      /* symbol length (from a repair) */
-	uint32_t kp_index; /* keys the block's sources were sealed with */
-	uint64_t first;    /* monotonic ns */
-	uint64_t have_src; /* bitmaps */
-	uint16_t have_rep;
+	uint8_t k, r;       /* k = 0 until a repair says */
+	uint16_t len;       /* symbol length (from a repair) */
+	uint32_t kp_index;  /* keys the block's sources were sealed with */
+	uint64_t first;     /* monotonic ns */
+	uint64_t have_src;  /* bitmaps: sources held (arrived or rebuilt), */
+	uint64_t delivered; /* sources delivered (or given up), */
+	uint16_t have_rep;  /* repairs held */
 	uint16_t src_len[FEC_MAX_K];
 	uint16_t slot_src[FEC_MAX_K];
 	uint16_t slot_rep[FEC_MAX_R];
@@ -235,6 +238,18 @@ struct yip_retx_ring {
 	uint64_t evicted; /* newest counter evicted + 1 (0: none yet) */
 };
 
+/*
+ * Where a class's stream of FEC sources stands at the receiver: the next
+ * source to deliver (block number, index). Sources after a missing one wait
+ * in their blocks until it is rebuilt, or for YIP_ORDER_WAIT_NS at most.
+ */
+struct yip_rx_order {
+	bool started;
+	uint16_t block;   /* block number (wire_block_num) */
+	uint8_t idx;      /* source index in it */
+	uint64_t stalled; /* since when the next source has been missing (0: it is not) */
+};
+
 struct yip_missing {
 	uint64_t counter;
 	uint64_t seen; /* when the gap was noticed, 0 = empty */
@@ -246,8 +261,8 @@ struct yip_fec {
 	/* sender */
 	struct yip_tx_block tx[FLOW_CLASSES][2]; /* [class][open, draining] */
 	struct fec_params params[FLOW_CLASSES];
-	uint16_t next_block;
-	double loss; /* estimated from the peer's reports */
+	uint16_t next_block[FLOW_CLASSES]; /* per class (wire_block) */
+	double loss;                       /* estimated from the peer's reports */
 	double burst;
 	uint64_t loss_seen; /* last report that showed loss */
 	uint64_t acc_start; /* reports being added up into one sample */
@@ -256,6 +271,7 @@ struct yip_fec {
 	uint64_t tx_active; /* last bulk packet kept or repair block opened */
 	/* receiver */
 	struct yip_rx_block rx[YIP_RX_BLOCKS];
+	struct yip_rx_order order[FLOW_CLASSES];
 	uint8_t *pool[YIP_RX_SLOTS / YIP_RX_CHUNK]; /* chunks of YIP_RX_CHUNK symbols */
 	unsigned n_chunks;
 	uint16_t free_slots[YIP_RX_SLOTS];

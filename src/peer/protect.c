@@ -326,7 +326,7 @@ static bool open_block(struct yip_peer *p, uint64_t now, int cls)
 	b->n = 0;
 	b->sent = 0;
 	b->len = 0;
-	b->id = p->fec.next_block++;
+	b->id = wire_block((unsigned)cls, p->fec.next_block[cls]++);
 	b->opened = now;
 	memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
 	p->fec.tx_active = now;

@@ -51,22 +51,79 @@ static bool pool_grow(struct yip_peer *p)
 	return true;
 }
 
-static void block_release(struct yip_peer *p, struct yip_rx_block *b)
+/* Where a block's state lives: each class has its own range of slots. */
+static unsigned block_slot(uint16_t id)
 {
-	struct yip_fec *f = &p->fec;
+	unsigned n = wire_block_num(id);
 
-	for (unsigned i = 0; i < FEC_MAX_K; i++)
-		if (b->have_src & (1ULL << i))
-			f->free_slots[f->n_free++] = b->slot_src[i];
-	for (unsigned j = 0; j < FEC_MAX_R; j++)
-		if (b->have_rep & (1U << j))
-			f->free_slots[f->n_free++] = b->slot_rep[j];
-	b->have_src = 0;
-	b->have_rep = 0;
+	switch (wire_block_class(id)) {
+	case FLOW_BULK:
+		return n % 32;
+	case FLOW_DEFAULT:
+		return 32 + n % 24;
+	default:
+		return 56 + n % 8;
+	}
 }
 
-/* Gives a block up: what it could not rebuild is counted as unrecovered. */
-static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
+_Static_assert(YIP_RX_BLOCKS == 64, "block_slot's ranges");
+
+/*
+ * Classes whose sources come out in the order they were sent. Interactive
+ * blocks are single packets whose repairs follow at once: nothing to wait
+ * for.
+ */
+static bool ordered(unsigned cls)
+{
+	return cls == FLOW_BULK || cls == FLOW_DEFAULT;
+}
+
+static void slot_free(struct yip_peer *p, uint16_t slot)
+{
+	p->fec.free_slots[p->fec.n_free++] = slot;
+}
+
+/* Frees what a block no longer needs: once it is done, its repairs and the
+ * sources already delivered. */
+static void block_trim(struct yip_peer *p, struct yip_rx_block *b)
+{
+	uint64_t spent = b->have_src & b->delivered;
+
+	if (!b->done)
+		return;
+	for (unsigned j = 0; j < FEC_MAX_R; j++)
+		if (b->have_rep & (1U << j))
+			slot_free(p, b->slot_rep[j]);
+	b->have_rep = 0;
+	for (unsigned i = 0; spent; i++, spent >>= 1)
+		if (spent & 1) {
+			slot_free(p, b->slot_src[i]);
+			b->have_src &= ~(1ULL << i);
+		}
+}
+
+/* Delivers held source i of a block (it must be held, and not delivered yet). */
+static void src_deliver(struct yip_peer *p, uint64_t now, struct yip_rx_block *b, unsigned i)
+{
+	const uint8_t *s = slot_buf(p, b->slot_src[i]);
+
+	b->delivered |= 1ULL << i;
+	frame_deliver(p, now, s + WIRE_SYM_HDR, b->src_len[i] - WIRE_SYM_HDR);
+}
+
+/* Delivers every source a block still holds back, in order. */
+static void block_flush(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
+{
+	uint64_t held = b->have_src & ~b->delivered;
+
+	for (unsigned i = 0; held; i++, held >>= 1)
+		if (held & 1)
+			src_deliver(p, now, b, i);
+}
+
+/* Gives a block up: what it held back is delivered, what it could not
+ * rebuild is counted as unrecovered. */
+static void block_retire(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 {
 	if (b->used && !b->done && b->k > 0) {
 		unsigned have = (unsigned)__builtin_popcountll(b->have_src);
@@ -74,7 +131,9 @@ static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
 		if (have < b->k)
 			p->stats.fec_unrecovered += b->k - have;
 	}
-	block_release(p, b);
+	block_flush(p, now, b);
+	b->done = true;
+	block_trim(p, b);
 	b->used = false;
 }
 
@@ -89,7 +148,7 @@ _Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_CHUNK * 2, "a block cannot hold tw
  * oldest other block is given up for its buffers. -1 if there is none
  * (out of memory with fewer than two chunks).
  */
-static int slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
+static int slot_take(struct yip_peer *p, uint64_t now, const struct yip_rx_block *keep)
 {
 	struct yip_fec *f = &p->fec;
 
@@ -103,21 +162,28 @@ static int slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
 			    (oldest == NULL || b->first < oldest->first))
 				oldest = b;
 		}
-		block_retire(p, oldest);
+		block_retire(p, now, oldest);
 	}
 	if (f->n_free == 0)
 		return -1;
 	return f->free_slots[--f->n_free];
 }
 
+static struct yip_rx_block *block_find(struct yip_peer *p, uint16_t id)
+{
+	struct yip_rx_block *b = &p->fec.rx[block_slot(id)];
+
+	return b->used && b->id == id ? b : NULL;
+}
+
 static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id,
                                       uint32_t kp_index)
 {
-	struct yip_rx_block *b = &p->fec.rx[id % YIP_RX_BLOCKS];
+	struct yip_rx_block *b = &p->fec.rx[block_slot(id)];
 
 	if (b->used && b->id == id)
 		return b;
-	block_retire(p, b);
+	block_retire(p, now, b);
 	memset(b, 0, sizeof(*b));
 	b->used = true;
 	b->id = id;
@@ -126,36 +192,147 @@ static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t
 	return b;
 }
 
+/* ---- the order of a class's sources ------------------------------------------------ */
+
+/* How far block number n lies ahead of m (negative: behind). */
+static int block_ahead(unsigned n, unsigned m)
+{
+	int d = (int)((n - m) & WIRE_BLOCK_MASK);
+
+	return d >= (int)(WIRE_BLOCK_MASK + 1) / 2 ? d - (int)(WIRE_BLOCK_MASK + 1) : d;
+}
+
+/* Moves a class's order to the earliest source its blocks hold back; false
+ * if they hold none. */
+static bool order_skip(struct yip_peer *p, unsigned cls)
+{
+	struct yip_rx_order *o = &p->fec.order[cls];
+	int best = -1, best_d = 0;
+	unsigned best_i = 0;
+
+	for (unsigned s = 0; s < YIP_RX_BLOCKS; s++) {
+		const struct yip_rx_block *b = &p->fec.rx[s];
+		uint64_t held = b->have_src & ~b->delivered;
+		int d;
+
+		if (!b->used || wire_block_class(b->id) != cls || held == 0)
+			continue;
+		d = block_ahead(wire_block_num(b->id), o->block);
+		if (d < 0 || (best >= 0 && d > best_d))
+			continue;
+		if (d == 0)
+			held &= ~0ULL << o->idx; /* the ones behind the order are late ones */
+		if (held == 0)
+			continue;
+		if (best < 0 || d < best_d || (unsigned)__builtin_ctzll(held) < best_i) {
+			best = (int)s;
+			best_d = d;
+			best_i = (unsigned)__builtin_ctzll(held);
+		}
+	}
+	if (best < 0)
+		return false;
+	o->block = (uint16_t)wire_block_num(p->fec.rx[best].id);
+	o->idx = (uint8_t)best_i;
+	return true;
+}
+
+/*
+ * Delivers a class's held sources as far as they go in order. A missing
+ * source holds the later ones back until it is rebuilt or, after
+ * YIP_ORDER_WAIT_NS, is passed over (ARQ or the inner protocol recover it
+ * later; it is delivered whenever it comes).
+ */
+static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
+{
+	struct yip_rx_order *o = &p->fec.order[cls];
+
+	while (o->started) {
+		struct yip_rx_block *b = block_find(p, wire_block(cls, o->block));
+
+		if (o->idx >= FEC_MAX_K || (b != NULL && b->k && o->idx >= b->k)) {
+			o->block = (uint16_t)((o->block + 1) & WIRE_BLOCK_MASK);
+			o->idx = 0;
+			continue;
+		}
+		if (b != NULL && (b->delivered >> o->idx & 1)) {
+			o->idx++;
+			continue;
+		}
+		if (b != NULL && (b->have_src >> o->idx & 1)) {
+			src_deliver(p, now, b, o->idx);
+			block_trim(p, b);
+			o->idx++;
+			o->stalled = 0;
+			continue;
+		}
+		if (b != NULL && ((b->done && b->k) || b->passed)) {
+			/* FEC is through with the block, or took too long with it: a
+			 * block is rebuilt all at once, so its other missing sources
+			 * would not come sooner. Passed over. */
+			o->idx++;
+			continue;
+		}
+		/* Missing: wait for it, but not for long. */
+		if (o->stalled == 0) {
+			o->stalled = now;
+			schedule(p->dev, now + YIP_ORDER_WAIT_NS);
+			return;
+		}
+		if (now - o->stalled < YIP_ORDER_WAIT_NS)
+			return;
+		o->stalled = 0;
+		if (b != NULL)
+			b->passed = true;
+		if (!order_skip(p, cls))
+			o->started = false; /* nothing held: start again with what comes */
+	}
+}
+
+/* Whether source (num, idx) of a class comes after the class's order position. */
+static bool order_pending(const struct yip_rx_order *o, unsigned num, unsigned idx)
+{
+	int d = block_ahead(num, o->block);
+
+	return d > 0 || (d == 0 && idx >= o->idx);
+}
+
+/* ---- rebuilding ---------------------------------------------------------------------- */
+
 /* Rebuilds the missing sources once K symbols are in. */
 static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 {
 	uint8_t *src[FEC_MAX_K], *rep[FEC_MAX_R];
 	bool have_src[FEC_MAX_K], have_rep[FEC_MAX_R];
-	unsigned have = (unsigned)__builtin_popcountll(b->have_src);
+	unsigned have = (unsigned)__builtin_popcountll(b->have_src | b->delivered);
 	unsigned reps = (unsigned)__builtin_popcount(b->have_rep);
+	bool in_order = ordered(wire_block_class(b->id));
 	struct yip_keypair *kp;
 
 	if (b->done || b->k == 0)
 		return;
 	if (have >= b->k) {
 		b->done = true; /* nothing was lost */
-		block_release(p, b);
+		block_trim(p, b);
 		return;
 	}
 	if (have + reps < b->k)
 		return;
+	/* A source delivered and freed early cannot help: every one of them
+	 * is still held here, as nothing is freed before the block is done. */
 	for (unsigned i = 0; i < b->k; i++) {
 		have_src[i] = b->have_src & (1ULL << i);
 		if (!have_src[i]) {
-			int slot = slot_take(p, b);
+			int slot = slot_take(p, now, b);
 
 			if (slot < 0) { /* no memory to rebuild into: given up */
 				b->done = true;
-				block_release(p, b);
+				block_trim(p, b);
 				return;
 			}
 			b->slot_src[i] = (uint16_t)slot;
-			b->have_src |= 1ULL << i; /* owns the slot now; filled below */
+			b->have_src |= 1ULL << i;  /* owns the slot now; filled below */
+			b->delivered |= 1ULL << i; /* until it proves to be a packet */
 			b->src_len[i] = 0;
 		}
 		src[i] = slot_buf(p, b->slot_src[i]);
@@ -168,7 +345,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 	}
 	b->done = true;
 	if (fec_decode(b->k, b->r, b->len, src, have_src, rep, have_rep) < 0) {
-		block_release(p, b);
+		block_trim(p, b);
 		return;
 	}
 	kp = session_for_index(p, b->kp_index);
@@ -186,30 +363,48 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 			continue;
 		}
 		resolve(p, kp, sym.counter);
-		if (frame_deliver(p, now, src[i] + WIRE_SYM_HDR, sym.len)) {
-			p->stats.fec_recovered++;
-			p->fec.rep_recovered++;
-		}
+		p->stats.fec_recovered++;
+		p->fec.rep_recovered++;
+		b->src_len[i] = (uint16_t)(WIRE_SYM_HDR + sym.len);
+		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
+		if (!in_order || !p->fec.order[wire_block_class(b->id)].started ||
+		    !order_pending(&p->fec.order[wire_block_class(b->id)], wire_block_num(b->id),
+		                   i))
+			src_deliver(p, now, b, i); /* nothing to keep it in line with */
 	}
-	block_release(p, b);
+	block_trim(p, b);
 }
 
 void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx;
+	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
+	unsigned num = wire_block_num(rx->h.block);
+	struct yip_rx_order *o = &p->fec.order[cls];
 	struct yip_rx_block *b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	bool in_order = ordered(cls);
 	uint8_t *s;
 	int slot;
 
-	if (b->done || (b->have_src & (1ULL << idx)) || (b->k && idx >= b->k))
+	if (in_order && !o->started) {
+		o->started = true;
+		o->block = (uint16_t)num;
+		o->idx = 0;
+		o->stalled = 0;
+	}
+	/* Kept for the block only while it may still be needed and fits: a
+	 * source of a block done, a repeated index or one past K (from a
+	 * misbehaving peer), or one larger than our symbol buffers (a peer
+	 * with a larger MTU) is delivered as it is. So is one the order has
+	 * passed already (it comes late). */
+	if (b->done || ((b->have_src | b->delivered) & (1ULL << idx)) || (b->k && idx >= b->k) ||
+	    WIRE_SYM_HDR + rx->len > p->dev->sym_cap || (slot = slot_take(p, now, b)) < 0) {
+		if (b->k == 0 || idx < b->k)
+			b->delivered |= 1ULL << idx; /* the order need not wait for it */
+		frame_deliver(p, now, rx->plain, rx->len);
+		if (in_order)
+			order_run(p, now, cls);
 		return;
-	/* A peer with a larger MTU than ours may send packets our symbol
-	 * buffers cannot hold: deliver them (done), but keep no copy. */
-	if (WIRE_SYM_HDR + rx->len > p->dev->sym_cap)
-		return;
-	slot = slot_take(p, b);
-	if (slot < 0)
-		return;
+	}
 	p->fec.rx_active = now;
 	b->slot_src[idx] = (uint16_t)slot;
 	s = slot_buf(p, b->slot_src[idx]);
@@ -217,27 +412,44 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
 	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
 	b->have_src |= 1ULL << idx;
+	if (!in_order || !order_pending(o, num, idx))
+		src_deliver(p, now, b, idx); /* no order, or it comes late */
 	block_try(p, now, b);
+	if (in_order)
+		order_run(p, now, cls);
 }
 
 void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx;
+	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
 	struct wire_repair m;
 	struct yip_rx_block *b;
 	int slot;
 
 	if (!wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
-	    m.r > FEC_MAX_R || idx >= m.r || m.symlen > p->dev->sym_cap) {
+	    m.r > FEC_MAX_R || idx >= m.r) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
 	b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	if (m.symlen > p->dev->sym_cap) {
+		/* A peer with a larger MTU: its blocks of large packets cannot be
+		 * rebuilt here. The block ends at K, and what it misses is not
+		 * waited for. */
+		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
+		if (b->k == 0 && (m.k == FEC_MAX_K || ((b->have_src | b->delivered) >> m.k) == 0))
+			b->k = m.k;
+		b->done = true;
+		block_trim(p, b);
+		if (ordered(cls))
+			order_run(p, now, cls);
+		return;
+	}
 	if (b->done)
 		return; /* nothing left to rebuild: not a drop */
 	if (b->k == 0) {
 		/* Sources that claim a position past K would be inconsistent. */
-		if (m.k < FEC_MAX_K && (b->have_src >> m.k) != 0) {
+		if (m.k < FEC_MAX_K && ((b->have_src | b->delivered) >> m.k) != 0) {
 			yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 			return;
 		}
@@ -250,7 +462,7 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	}
 	if (b->have_rep & (1U << idx))
 		return; /* a second copy of a symbol it has: nothing to do */
-	slot = slot_take(p, b);
+	slot = slot_take(p, now, b);
 	if (slot < 0)
 		return;
 	p->fec.rx_active = now;
@@ -258,6 +470,9 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	memcpy(slot_buf(p, b->slot_rep[idx]), m.sym, m.symlen);
 	b->have_rep |= (uint16_t)(1U << idx);
 	block_try(p, now, b);
+	/* K is known now: the order may move past the block's end. */
+	if (ordered(cls))
+		order_run(p, now, cls);
 }
 
 /* True while a block holds symbol buffers. */
@@ -295,9 +510,20 @@ uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 		if (!b->used || (b->done && !b->have_src && !b->have_rep))
 			continue;
 		if (now - b->first >= BLOCK_TTL_NS)
-			block_retire(p, b);
+			block_retire(p, now, b);
 		else if (b->first + BLOCK_TTL_NS < next)
 			next = b->first + BLOCK_TTL_NS;
+	}
+	/* A class's order waiting for a missing source: at most so long. */
+	for (unsigned c = 0; c < FLOW_CLASSES; c++) {
+		struct yip_rx_order *o = &p->fec.order[c];
+
+		if (!o->started || o->stalled == 0)
+			continue;
+		if (now - o->stalled >= YIP_ORDER_WAIT_NS)
+			order_run(p, now, c);
+		if (o->started && o->stalled)
+			next = min64(next, o->stalled + YIP_ORDER_WAIT_NS);
 	}
 	/* Idle: the buffers are given back (no block holds any by now). */
 	if ((p->fec.n_chunks > 0 || p->fec.missing != NULL) && !blocks_hold(p)) {
