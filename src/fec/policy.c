@@ -63,6 +63,34 @@ double fec_block_failure(unsigned n, unsigned r, double p, double burst)
 	return binomial_tail(n, r / len, p / burst);
 }
 
+/* The loss to plan for, and the burst each block of the class sees. */
+static void plan(enum flow_class c, double *loss, double *burst)
+{
+	/* Plan for a little more loss than measured: estimates lag. */
+	*loss = *loss * classes[c].scale + classes[c].add;
+	if (*loss > 0.5)
+		*loss = 0.5;
+	/* Interleaved blocks take one symbol each of a run up to the lanes long. */
+	*burst /= fec_lanes(c);
+	if (*burst < 1)
+		*burst = 1;
+}
+
+unsigned fec_repairs_for(enum flow_class c, double loss, double burst, unsigned n, unsigned r)
+{
+	unsigned want;
+
+	if ((unsigned)c >= FLOW_CLASSES)
+		c = FLOW_DEFAULT;
+	if (r <= 1 || loss < FEC_CLEAN_LOSS)
+		return r;
+	plan(c, &loss, &burst);
+	for (want = 1; want < r; want++)
+		if (fec_block_failure(n + want, want, loss, burst) <= classes[c].target)
+			break;
+	return want;
+}
+
 void fec_policy(enum flow_class c, double loss, double burst, struct fec_params *out)
 {
 	unsigned r;
@@ -75,10 +103,7 @@ void fec_policy(enum flow_class c, double loss, double burst, struct fec_params 
 		out->r = classes[c].r_floor;
 		return;
 	}
-	/* Plan for a little more loss than measured: estimates lag. */
-	loss = loss * classes[c].scale + classes[c].add;
-	if (loss > 0.5)
-		loss = 0.5;
+	plan(c, &loss, &burst);
 	/* The fewest repairs that meet the target; if even the most allowed do
 	 * not, halve the block (more overhead, but recovery keeps up). Not for
 	 * bursty loss: a burst takes a share of any block, so shorter blocks

@@ -184,16 +184,32 @@ struct yip_peer_stats {
 #define YIP_RETX_MAX         (32u << 20)       /* and at most */
 #define YIP_RECOVERY_IDLE_NS (10 * 1000000000ULL)
 
+/* A block being filled or repaired: one lane of a class's group. */
 struct yip_tx_block {
-	bool open;    /* taking sources */
-	uint8_t k, r; /* target sources, repairs */
+	uint8_t k, r; /* target sources, repairs (the code: repair j of r) */
 	uint8_t n;    /* sources added */
+	uint8_t send; /* repairs to send: r, or fewer for a block closed short */
 	uint8_t sent; /* repairs sent after closing */
 	uint16_t id;
-	uint16_t len;      /* longest symbol so far */
+	uint16_t len; /* longest symbol so far */
+	uint8_t *rep; /* FEC_MAX_R symbols of dev->sym_cap bytes, or NULL (none yet) */
+};
+
+/*
+ * A class's blocks, filled together: packet i of the group goes to lane
+ * i mod lanes (fec_lanes). The group closes when every lane has K sources
+ * or its hold time is up; then the lanes' repairs go out a round at a time
+ * (repair j of every lane), one round after every `lanes` later packets of
+ * the class, the rest when the drain time passes.
+ */
+struct yip_tx_group {
+	bool open;
+	uint8_t lanes;
+	uint16_t n;        /* sources added over all lanes */
+	uint16_t since;    /* class packets sent since it closed */
 	uint64_t opened;   /* monotonic ns */
 	uint64_t drain_at; /* when unsent repairs must go out */
-	uint8_t *rep;      /* FEC_MAX_R symbols of dev->sym_cap bytes, or NULL (none yet) */
+	struct yip_tx_block lane[FEC_BULK_LANES];
 };
 
 struct yip_rx_block {
@@ -240,13 +256,15 @@ struct yip_retx_ring {
 
 /*
  * Where a class's stream of FEC sources stands at the receiver: the next
- * source to deliver (block number, index). Sources after a missing one wait
- * in their blocks until it is rebuilt, or for YIP_ORDER_WAIT_NS at most.
+ * source to deliver (its group, and its place there: sources were sent
+ * round-robin over the group's lanes, see struct yip_tx_group). Sources
+ * after a missing one wait in their blocks until it is rebuilt, or for
+ * YIP_ORDER_WAIT_NS at most.
  */
 struct yip_rx_order {
 	bool started;
-	uint16_t block;   /* block number (wire_block_num) */
-	uint8_t idx;      /* source index in it */
+	uint16_t group;   /* number of the group's first block (wire_block_num) */
+	uint16_t pos;     /* the source's place in the group: index x lanes + lane */
 	uint64_t stalled; /* since when the next source has been missing (0: it is not) */
 };
 
@@ -259,7 +277,7 @@ struct yip_missing {
 
 struct yip_fec {
 	/* sender */
-	struct yip_tx_block tx[FLOW_CLASSES][2]; /* [class][open, draining] */
+	struct yip_tx_group tx[FLOW_CLASSES][2]; /* [class][open, draining] */
 	struct fec_params params[FLOW_CLASSES];
 	uint16_t next_block[FLOW_CLASSES]; /* per class (wire_block) */
 	double loss;                       /* estimated from the peer's reports */

@@ -243,7 +243,7 @@ void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypa
 	retx_keep(p, now, sent_as, keep.orig, p->dev->txsym, keep.len, keep.tries);
 }
 
-/* ---- FEC blocks --------------------------------------------------------------------- */
+/* ---- FEC groups ---------------------------------------------------------------------- */
 
 static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
 {
@@ -257,79 +257,118 @@ static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b
 	p->stats.repair_bytes += WIRE_DATA_MIN + sizeof(pre) + b->len;
 }
 
-static void drain_all(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
+/* Repairs a closed group still owes. */
+static bool group_owes(const struct yip_tx_group *g)
 {
-	while (b->sent < b->r && b->n > 0)
-		send_repair(p, now, b);
+	for (unsigned d = 0; d < g->lanes; d++)
+		if (g->lane[d].n > 0 && g->lane[d].sent < g->lane[d].send)
+			return true;
+	return false;
 }
 
-/* Closes the open block of a class; its repairs start to flow. */
-static void close_block(struct yip_peer *p, uint64_t now, int cls)
+/* One round: the next repair of every lane that owes one. Their blocks
+ * differ, so the round may leave as one GSO train. */
+static void send_round(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
 {
-	struct yip_tx_block *open = &p->fec.tx[cls][0], *old = &p->fec.tx[cls][1];
-	struct yip_tx_block tmp;
+	for (unsigned d = 0; d < g->lanes; d++)
+		if (g->lane[d].n > 0 && g->lane[d].sent < g->lane[d].send)
+			send_repair(p, now, &g->lane[d]);
+}
 
-	drain_all(p, now, old); /* the block before it must be complete first */
+static void drain_all(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
+{
+	while (!g->open && group_owes(g))
+		send_round(p, now, g);
+}
+
+/* Closes the open group of a class; its repairs start to flow. */
+static void close_group(struct yip_peer *p, uint64_t now, int cls)
+{
+	struct yip_fec *f = &p->fec;
+	struct yip_tx_group *open = &f->tx[cls][0], *old = &f->tx[cls][1];
+	struct yip_tx_group tmp;
+
+	drain_all(p, now, old); /* the group before it must be complete first */
 	tmp = *old;
 	*old = *open;
 	*open = tmp;
 	open->open = false;
 	old->open = false;
-	old->sent = 0;
+	old->since = 0;
 	old->drain_at = now + DRAIN_NS;
+	for (unsigned d = 0; d < old->lanes; d++) {
+		struct yip_tx_block *b = &old->lane[d];
+
+		b->sent = 0;
+		/* Closed short: a shorter block needs fewer repairs. */
+		b->send = b->n < b->k ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss,
+		                                                 f->burst, b->n, b->r)
+		                      : b->r;
+	}
 	if (cls == FLOW_INTERACTIVE) {
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */
 	} else {
-		send_repair(p, now, old);
+		send_round(p, now, old);
 		schedule(p->dev, old->drain_at);
 	}
 }
 
-/* Both blocks of a class get repair buffers; false if out of memory. */
-static bool reps_alloc(struct yip_peer *p, int cls)
+/* Both groups of a class get repair buffers for their lanes; false if out of memory. */
+static bool reps_alloc(struct yip_peer *p, int cls, unsigned lanes)
 {
-	for (int i = 0; i < 2; i++) {
-		struct yip_tx_block *b = &p->fec.tx[cls][i];
+	for (int i = 0; i < 2; i++)
+		for (unsigned d = 0; d < lanes; d++) {
+			struct yip_tx_block *b = &p->fec.tx[cls][i].lane[d];
 
-		if (b->rep == NULL)
-			b->rep = malloc((size_t)FEC_MAX_R * p->dev->sym_cap);
-		if (b->rep == NULL)
-			return false;
-	}
+			if (b->rep == NULL)
+				b->rep = malloc((size_t)FEC_MAX_R * p->dev->sym_cap);
+			if (b->rep == NULL)
+				return false;
+		}
 	return true;
 }
 
 static void reps_release(struct yip_peer *p)
 {
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		for (int i = 0; i < 2; i++) {
-			struct yip_tx_block *b = &p->fec.tx[c][i];
+		for (int i = 0; i < 2; i++)
+			for (unsigned d = 0; d < FEC_BULK_LANES; d++) {
+				struct yip_tx_block *b = &p->fec.tx[c][i].lane[d];
 
-			if (b->rep != NULL)
-				sodium_memzero(b->rep, (size_t)FEC_MAX_R * p->dev->sym_cap);
-			free(b->rep);
-			b->rep = NULL;
-		}
+				if (b->rep != NULL)
+					sodium_memzero(b->rep, (size_t)FEC_MAX_R * p->dev->sym_cap);
+				free(b->rep);
+				b->rep = NULL;
+			}
 }
 
-/* Opens a block for a class; false (no block) if its buffers cannot be had. */
-static bool open_block(struct yip_peer *p, uint64_t now, int cls)
+/* Opens a group for a class; false (no group) if its buffers cannot be had. */
+static bool open_group(struct yip_peer *p, uint64_t now, int cls)
 {
-	struct yip_tx_block *b = &p->fec.tx[cls][0];
-	const struct fec_params *prm = &p->fec.params[cls];
+	struct yip_fec *f = &p->fec;
+	struct yip_tx_group *g = &f->tx[cls][0];
+	const struct fec_params *prm = &f->params[cls];
+	unsigned lanes = fec_lanes((enum flow_class)cls);
 
-	if (!reps_alloc(p, cls))
+	if (!reps_alloc(p, cls, lanes))
 		return false;
-	b->open = true;
-	b->k = prm->k;
-	b->r = prm->r;
-	b->n = 0;
-	b->sent = 0;
-	b->len = 0;
-	b->id = wire_block((unsigned)cls, p->fec.next_block[cls]++);
-	b->opened = now;
-	memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
-	p->fec.tx_active = now;
+	g->open = true;
+	g->lanes = (uint8_t)lanes;
+	g->n = 0;
+	g->opened = now;
+	for (unsigned d = 0; d < lanes; d++) {
+		struct yip_tx_block *b = &g->lane[d];
+
+		b->k = prm->k;
+		b->r = prm->r;
+		b->n = b->sent = b->send = 0;
+		b->len = 0;
+		b->id = wire_block((unsigned)cls, f->next_block[cls] + d);
+		memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
+	}
+	/* Group numbers are multiples of the lanes: the receiver finds lane 0. */
+	f->next_block[cls] = (uint16_t)(f->next_block[cls] + lanes);
+	f->tx_active = now;
 	schedule(p->dev, now + prm->hold_us * NS_PER_US);
 	return true;
 }
@@ -338,13 +377,15 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
                     size_t len)
 {
 	struct yip_fec *f = &p->fec;
-	struct yip_tx_block *b = &f->tx[cls][0], *old = &f->tx[cls][1];
+	struct yip_tx_group *g = &f->tx[cls][0], *old = &f->tx[cls][1];
 	uint8_t *sym = p->dev->txsym, *reps[FEC_MAX_R];
 	uint64_t counter;
 
-	if ((f->params[cls].r == 0 && !b->open) || (!b->open && !open_block(p, now, cls))) {
+	if ((f->params[cls].r == 0 && !g->open) || (!g->open && !open_group(p, now, cls))) {
 		counter = frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
 	} else {
+		struct yip_tx_block *b = &g->lane[g->n % g->lanes];
+
 		counter = frame_send(p, now, WIRE_DATA, b->n, b->id, NULL, 0, pkt, len);
 		/* The symbol is counter | length | packet: the receiver learns from a
 		 * rebuilt symbol which counter it stands for and how long it was.
@@ -356,14 +397,17 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 			reps[j] = rep_buf(p, b, j);
 		fec_encode_add(b->r, b->n, sym, WIRE_SYM_HDR + len, reps);
 		b->n++;
+		g->n++;
 		if (WIRE_SYM_HDR + len > b->len)
 			b->len = (uint16_t)(WIRE_SYM_HDR + len);
-		if (b->n >= b->k)
-			close_block(p, now, cls);
+		if (g->n >= (unsigned)g->lanes * b->k)
+			close_group(p, now, cls);
 	}
-	/* Interleave the previous block's repairs with this class's traffic. */
-	if (old->n > 0 && old->sent < old->r && cls != FLOW_INTERACTIVE)
-		send_repair(p, now, old);
+	/* Interleave the previous group's repairs with this class's traffic: a
+	 * round after every `lanes` packets, so trains of sources and rounds
+	 * alternate. */
+	if (cls != FLOW_INTERACTIVE && group_owes(old) && ++old->since % old->lanes == 0)
+		send_round(p, now, old);
 	if (cls == FLOW_BULK)
 		retx_keep(p, now, counter, counter, pkt, len, 0);
 }
@@ -374,20 +418,17 @@ void protect_flush(struct yip_peer *p, uint64_t now)
 		return;
 	for (int c = 0; c < FLOW_CLASSES; c++) {
 		if (p->fec.tx[c][0].open && p->fec.tx[c][0].n > 0)
-			close_block(p, now, c);
+			close_group(p, now, c);
 		drain_all(p, now, &p->fec.tx[c][1]);
 	}
 }
 
-/* True while a class has a block open or repairs left to send. */
+/* True while a class has a group open or repairs left to send. */
 static bool blocks_busy(const struct yip_peer *p)
 {
-	for (int c = 0; c < FLOW_CLASSES; c++) {
-		const struct yip_tx_block *b = &p->fec.tx[c][0], *old = &p->fec.tx[c][1];
-
-		if (b->open || (old->n > 0 && old->sent < old->r))
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		if (p->fec.tx[c][0].open || group_owes(&p->fec.tx[c][1]))
 			return true;
-	}
 	return false;
 }
 
@@ -404,27 +445,25 @@ uint64_t protect_timers(struct yip_peer *p, uint64_t now)
 	bool held = p->fec.retx.data != NULL;
 
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		held = held || p->fec.tx[c][0].rep != NULL;
+		held = held || p->fec.tx[c][0].lane[0].rep != NULL;
 	/* Idle: what loss recovery held for sending is given back. */
 	if (held && !blocks_busy(p)) {
-		if (now - p->fec.tx_active >= YIP_RECOVERY_IDLE_NS) {
+		if (now - p->fec.tx_active >= YIP_RECOVERY_IDLE_NS)
 			protect_free(p);
-			held = false;
-		} else {
+		else
 			next = p->fec.tx_active + YIP_RECOVERY_IDLE_NS;
-		}
 	}
 	if (!session_usable(p, now))
 		return next;
 	for (int c = 0; c < FLOW_CLASSES; c++) {
-		struct yip_tx_block *b = &p->fec.tx[c][0], *old = &p->fec.tx[c][1];
-		uint64_t close_at = b->opened + p->fec.params[c].hold_us * NS_PER_US;
+		struct yip_tx_group *g = &p->fec.tx[c][0], *old = &p->fec.tx[c][1];
+		uint64_t close_at = g->opened + p->fec.params[c].hold_us * NS_PER_US;
 
-		if (b->open && now >= close_at)
-			close_block(p, now, c);
-		else if (b->open && close_at < next)
+		if (g->open && now >= close_at)
+			close_group(p, now, c);
+		else if (g->open && close_at < next)
 			next = close_at;
-		if (old->sent < old->r && old->n > 0) {
+		if (group_owes(old)) {
 			if (now >= old->drain_at)
 				drain_all(p, now, old);
 			else if (old->drain_at < next)
@@ -443,7 +482,8 @@ uint64_t protect_memory(const struct yip_peer *p)
 		bytes += r->cap + (uint64_t)r->rec_cap * sizeof(*r->rec);
 	for (int c = 0; c < FLOW_CLASSES; c++)
 		for (int i = 0; i < 2; i++)
-			if (p->fec.tx[c][i].rep != NULL)
-				bytes += (uint64_t)FEC_MAX_R * p->dev->sym_cap;
+			for (unsigned d = 0; d < FEC_BULK_LANES; d++)
+				if (p->fec.tx[c][i].lane[d].rep != NULL)
+					bytes += (uint64_t)FEC_MAX_R * p->dev->sym_cap;
 	return bytes;
 }

@@ -202,38 +202,56 @@ static int block_ahead(unsigned n, unsigned m)
 	return d >= (int)(WIRE_BLOCK_MASK + 1) / 2 ? d - (int)(WIRE_BLOCK_MASK + 1) : d;
 }
 
+/* Source idx of block number num in a class with the given lanes: its group
+ * and its place there. */
+static void place_of(unsigned lanes, unsigned num, unsigned idx, unsigned *group, unsigned *pos)
+{
+	*group = num - num % lanes;
+	*pos = idx * lanes + num % lanes;
+}
+
+/* Whether a place comes before another one (serially, in block numbers). */
+static bool place_before(unsigned g1, unsigned pos1, unsigned g2, unsigned pos2)
+{
+	int d = block_ahead(g1, g2);
+
+	return d < 0 || (d == 0 && pos1 < pos2);
+}
+
 /* Moves a class's order to the earliest source its blocks hold back; false
  * if they hold none. */
 static bool order_skip(struct yip_peer *p, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
-	int best = -1, best_d = 0;
-	unsigned best_i = 0;
+	unsigned lanes = fec_lanes((enum flow_class)cls), bg = 0, bp = 0;
+	bool found = false;
 
 	for (unsigned s = 0; s < YIP_RX_BLOCKS; s++) {
 		const struct yip_rx_block *b = &p->fec.rx[s];
 		uint64_t held = b->have_src & ~b->delivered;
-		int d;
 
-		if (!b->used || wire_block_class(b->id) != cls || held == 0)
+		if (!b->used || wire_block_class(b->id) != cls)
 			continue;
-		d = block_ahead(wire_block_num(b->id), o->block);
-		if (d < 0 || (best >= 0 && d > best_d))
-			continue;
-		if (d == 0)
-			held &= ~0ULL << o->idx; /* the ones behind the order are late ones */
-		if (held == 0)
-			continue;
-		if (best < 0 || d < best_d || (unsigned)__builtin_ctzll(held) < best_i) {
-			best = (int)s;
-			best_d = d;
-			best_i = (unsigned)__builtin_ctzll(held);
+		for (unsigned i = 0; held; i++, held >>= 1) {
+			unsigned g, pos;
+
+			if (!(held & 1))
+				continue;
+			place_of(lanes, wire_block_num(b->id), i, &g, &pos);
+			if (place_before(g, pos, o->group, o->pos))
+				continue; /* behind the order: it goes out as it comes */
+			if (!found || place_before(g, pos, bg, bp)) {
+				found = true;
+				bg = g;
+				bp = pos;
+			}
+			break; /* a block's later sources come later still */
 		}
 	}
-	if (best < 0)
+	if (!found)
 		return false;
-	o->block = (uint16_t)wire_block_num(p->fec.rx[best].id);
-	o->idx = (uint8_t)best_i;
+	o->group = (uint16_t)bg;
+	o->pos = (uint16_t)bp;
 	return true;
 }
 
@@ -246,23 +264,30 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
+	unsigned lanes = fec_lanes((enum flow_class)cls);
 
 	while (o->started) {
-		struct yip_rx_block *b = block_find(p, wire_block(cls, o->block));
+		unsigned lane = o->pos % lanes, idx = o->pos / lanes;
+		struct yip_rx_block *b = block_find(p, wire_block(cls, o->group + lane));
+		const struct yip_rx_block *first = block_find(p, wire_block(cls, o->group));
 
-		if (o->idx >= FEC_MAX_K || (b != NULL && b->k && o->idx >= b->k)) {
-			o->block = (uint16_t)((o->block + 1) & WIRE_BLOCK_MASK);
-			o->idx = 0;
+		/* The end of the group: the lane's block has no source this far
+		 * (its K is known), or a lane has no block at all while lane 0
+		 * shows the group had at most one row (fewer sources than lanes). */
+		if (idx >= FEC_MAX_K || (b != NULL && b->k && idx >= b->k) ||
+		    (b == NULL && lane > 0 && idx == 0 && first != NULL && first->k == 1)) {
+			o->group = (uint16_t)((o->group + lanes) & WIRE_BLOCK_MASK);
+			o->pos = 0;
 			continue;
 		}
-		if (b != NULL && (b->delivered >> o->idx & 1)) {
-			o->idx++;
+		if (b != NULL && (b->delivered >> idx & 1)) {
+			o->pos++;
 			continue;
 		}
-		if (b != NULL && (b->have_src >> o->idx & 1)) {
-			src_deliver(p, now, b, o->idx);
+		if (b != NULL && (b->have_src >> idx & 1)) {
+			src_deliver(p, now, b, idx);
 			block_trim(p, b);
-			o->idx++;
+			o->pos++;
 			o->stalled = 0;
 			continue;
 		}
@@ -270,7 +295,7 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 			/* FEC is through with the block, or took too long with it: a
 			 * block is rebuilt all at once, so its other missing sources
 			 * would not come sooner. Passed over. */
-			o->idx++;
+			o->pos++;
 			continue;
 		}
 		/* Missing: wait for it, but not for long. */
@@ -289,12 +314,13 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 	}
 }
 
-/* Whether source (num, idx) of a class comes after the class's order position. */
-static bool order_pending(const struct yip_rx_order *o, unsigned num, unsigned idx)
+/* Whether source idx of block number num comes at or after the class's order. */
+static bool order_pending(unsigned cls, const struct yip_rx_order *o, unsigned num, unsigned idx)
 {
-	int d = block_ahead(num, o->block);
+	unsigned g, pos;
 
-	return d > 0 || (d == 0 && idx >= o->idx);
+	place_of(fec_lanes((enum flow_class)cls), num, idx, &g, &pos);
+	return !place_before(g, pos, o->group, o->pos);
 }
 
 /* ---- rebuilding ---------------------------------------------------------------------- */
@@ -368,8 +394,8 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 		b->src_len[i] = (uint16_t)(WIRE_SYM_HDR + sym.len);
 		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
 		if (!in_order || !p->fec.order[wire_block_class(b->id)].started ||
-		    !order_pending(&p->fec.order[wire_block_class(b->id)], wire_block_num(b->id),
-		                   i))
+		    !order_pending(wire_block_class(b->id), &p->fec.order[wire_block_class(b->id)],
+		                   wire_block_num(b->id), i))
 			src_deliver(p, now, b, i); /* nothing to keep it in line with */
 	}
 	block_trim(p, b);
@@ -386,9 +412,11 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	int slot;
 
 	if (in_order && !o->started) {
+		unsigned lanes = fec_lanes((enum flow_class)cls);
+
 		o->started = true;
-		o->block = (uint16_t)num;
-		o->idx = 0;
+		o->group = (uint16_t)(num - num % lanes);
+		o->pos = 0;
 		o->stalled = 0;
 	}
 	/* Kept for the block only while it may still be needed and fits: a
@@ -412,7 +440,7 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
 	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
 	b->have_src |= 1ULL << idx;
-	if (!in_order || !order_pending(o, num, idx))
+	if (!in_order || !order_pending(cls, o, num, idx))
 		src_deliver(p, now, b, idx); /* no order, or it comes late */
 	block_try(p, now, b);
 	if (in_order)
