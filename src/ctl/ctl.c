@@ -392,6 +392,7 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	    !add_u64(o, "tx_packets", st->tx_packets) || !add_u64(o, "lost", st->lost) ||
 	    !add_u64(o, "fec_recovered", st->fec_recovered) ||
 	    !add_u64(o, "fec_unrecovered", st->fec_unrecovered) ||
+	    !add_u64(o, "fec_late", st->fec_late) ||
 	    !add_u64(o, "arq_recovered", st->arq_recovered) ||
 	    !add_u64(o, "arq_sent", st->arq_sent) || !add_u64(o, "nacks_sent", st->nacks_sent) ||
 	    !add_u64(o, "nacks_received", st->nacks_received) ||

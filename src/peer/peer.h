@@ -153,6 +153,7 @@ struct yip_peer_stats {
 	uint64_t lost;                /* datagrams from the peer that never arrived (gaps) */
 	uint64_t fec_recovered;       /* packets rebuilt from repair symbols */
 	uint64_t fec_unrecovered;     /* packets of blocks that could not be rebuilt */
+	uint64_t fec_late;            /* rebuilt after later packets had to go on without them */
 	uint64_t arq_recovered;       /* retransmissions received and delivered */
 	uint64_t arq_sent;            /* retransmissions we sent on request */
 	uint64_t nacks_sent;          /* missing counters we asked the peer for */

@@ -393,10 +393,14 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 		p->fec.rep_recovered++;
 		b->src_len[i] = (uint16_t)(WIRE_SYM_HDR + sym.len);
 		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
-		if (!in_order || !p->fec.order[wire_block_class(b->id)].started ||
-		    !order_pending(wire_block_class(b->id), &p->fec.order[wire_block_class(b->id)],
-		                   wire_block_num(b->id), i))
+		if (!in_order || !p->fec.order[wire_block_class(b->id)].started) {
 			src_deliver(p, now, b, i); /* nothing to keep it in line with */
+		} else if (!order_pending(wire_block_class(b->id),
+		                          &p->fec.order[wire_block_class(b->id)],
+		                          wire_block_num(b->id), i)) {
+			p->stats.fec_late++; /* the order stopped waiting for it */
+			src_deliver(p, now, b, i);
+		}
 	}
 	block_trim(p, b);
 }

@@ -158,6 +158,7 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].stats.lost = 7;
 	peers[0].stats.fec_recovered = 5;
 	peers[0].stats.fec_unrecovered = 1;
+	peers[0].stats.fec_late = 12;
 	peers[0].stats.arq_recovered = 2;
 	peers[0].stats.arq_sent = 3;
 	peers[0].stats.nacks_sent = 8;
@@ -289,6 +290,7 @@ static void test_json_show(void **state)
 	assert_int_equal(num(p, "lost"), 7);
 	assert_int_equal(num(p, "fec_recovered"), 5);
 	assert_int_equal(num(p, "fec_unrecovered"), 1);
+	assert_int_equal(num(p, "fec_late"), 12);
 	assert_int_equal(num(p, "arq_recovered"), 2);
 	assert_int_equal(num(p, "arq_sent"), 3);
 	assert_int_equal(num(p, "nacks_sent"), 8);

@@ -1054,12 +1054,12 @@ static void test_recovery_memory(void **state)
 	}
 	print_message(
 	    "at full rate: A holds %llu KiB (history %u KiB), B %llu KiB; rtt %.1f ms; "
-	    "delivered %u of %u, fec %llu, arq %llu, nacks %llu, history misses %llu, "
+	    "delivered %u of %u, fec %llu, arq %llu, nacks %llu (B sent %llu), history misses %llu, "
 	    "late %llu\n",
 	    (unsigned long long)full_a >> 10, a->fec.retx.cap >> 10,
 	    (unsigned long long)full_b >> 10, (double)a->fec.srtt / 1e6, delivered, TOTAL,
 	    (unsigned long long)b->stats.fec_recovered, (unsigned long long)b->stats.arq_recovered,
-	    (unsigned long long)a->stats.nacks_received,
+	    (unsigned long long)a->stats.nacks_received, (unsigned long long)b->stats.nacks_sent,
 	    (unsigned long long)a->stats.arq_history_miss, (unsigned long long)a->stats.arq_late);
 	assert_true(a->fec.srtt > 15 * YIP_NS_PER_MS && a->fec.srtt < 30 * YIP_NS_PER_MS);
 	/* 120 MB/s for 2.5 x 20 ms + 40 ms: about 11 MB, a power of two above it. */

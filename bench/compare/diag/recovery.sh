@@ -172,7 +172,8 @@ wire = a.get("wire_bytes", 0) or 1
 cpu = (float(c1) - float(c0)) / float(secs) if c0 and c1 else 0
 def nz(d):
     return " ".join("%s=%s" % (k, v) for k, v in d.items() if v)
-extra = " ".join("%s=%s" % (k, v) for k, v in a.items() if k.startswith("arq_") or k.startswith("mem_"))
+extra = " ".join("%s=%s" % (k, v) for k, v in a.items()
+                 if k.startswith(("arq_sent", "arq_history", "arq_late", "nacks_received", "recovery_mem")))
 print("r%s %7.1f Mbit/s  %s segs=%d rtx=%d (%.3f%%)  cpu=%.2f  A: repair=%.1f%% arq_sent=%s loss_est=%s rtt=%s fec=%s"
       % (rep, mbps, cc, segs, rtx, 100.0 * rtx / segs if segs else 0, cpu,
          100.0 * a.get("repair_bytes", 0) / wire, a.get("arq_sent"), a.get("loss_estimate"),
@@ -184,9 +185,10 @@ def linkdrops(path):
     except Exception:
         return "?"
 print("    devices: A %s, B %s" % (linkdrops(F + ".a.link.json"), linkdrops(F + ".b.link.json")))
-print("    B: lost=%s fec=%s unrec=%s arq=%s  trains=%s/%s  B drops: %s  A drops: %s"
-      % (b.get("lost"), b.get("fec_recovered"), b.get("fec_unrecovered"), b.get("arq_recovered"),
-         sa.get("udp_trains"), sa.get("udp_train_datagrams"), nz(bd) or "-", nz(ad) or "-"))
+print("    B: lost=%s fec=%s unrec=%s late=%s arq=%s  A trains=%s/%s  B drops: %s  A drops: %s"
+      % (b.get("lost"), b.get("fec_recovered"), b.get("fec_unrecovered"), b.get("fec_late"),
+         b.get("arq_recovered"), sa.get("udp_trains"), sa.get("udp_train_datagrams"),
+         nz(bd) or "-", nz(ad) or "-"))
 import re
 ss = open(F + ".ss").read() if __import__("os").path.exists(F + ".ss") else ""
 # Per sample, the connection that sent the most: the data stream, not iperf3's control connection.
@@ -211,7 +213,7 @@ print("    tcp: recoveries %d undone %d (full %d partial %d dsack %d loss %d) rt
          tx("TCPLossProbes"), tx("TCPSACKReorder"), tx("TCPTSReorder"), tx("TCPDSACKRecv"), fld(last, "reordering")))
 if extra:
     print("    A: " + extra)
-extra_b = " ".join("%s=%s" % (k, v) for k, v in b.items() if k.startswith("arq_") or k.startswith("mem_") or k.startswith("nack"))
+extra_b = " ".join("%s=%s" % (k, v) for k, v in b.items() if k.startswith(("nacks_sent", "recovery_mem")))
 if extra_b:
     print("    B: " + extra_b)
 PY
