@@ -92,8 +92,8 @@ int lines_hex_key(const char *what, const char *value, uint8_t key[YIP_KEY_LEN],
 	size_t len = strlen(value);
 
 	if (len != 2 * YIP_KEY_LEN) {
-		snprintf(reason, rlen, "%s: expected %d hex digits, got %zu", what,
-		         2 * YIP_KEY_LEN, len);
+		snprintf(reason, rlen, "%s: expected %d hex digits, got %zu", what, 2 * YIP_KEY_LEN,
+		         len);
 		return -1;
 	}
 	if (yip_hex_decode(key, YIP_KEY_LEN, value) != 0) {

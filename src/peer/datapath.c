@@ -65,7 +65,7 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->stats.tx_bytes += len;
 	if (p->first_unanswered == 0) {
 		p->first_unanswered = now;
-		schedule(dev, now + dev->t.dead_after);
+		schedule_peer(p, now + dev->t.dead_after);
 	}
 }
 
@@ -145,15 +145,18 @@ static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, s
  */
 static void tx_frame(struct yip_device *dev, uint64_t now, const uint8_t *frame, size_t len)
 {
-	struct yip_peer *p;
+	uint32_t owner;
 
 	if (len < ETH_HLEN) {
 		yip_device_drop(dev, YIP_DROP_BAD_INNER);
 		return;
 	}
-	p = (frame[0] & 1) ? NULL : mac_lookup(dev->macs, frame, now);
-	if (p != NULL) {
-		send_to_peer(p, now, frame, len);
+	/* The sender lives on this side: no peer may claim its address. */
+	if (!(frame[6] & 1))
+		mac_learn(dev->macs, frame + 6, MAC_LOCAL, now);
+	owner = (frame[0] & 1) ? 0 : mac_lookup(dev->macs, frame, now);
+	if (owner >= 1 && owner <= dev->n_peers) {
+		send_to_peer(&dev->peers[owner - 1], now, frame, len);
 		return;
 	}
 	for (size_t i = 0; i < dev->n_peers; i++)
@@ -231,22 +234,18 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 	if (!frame_open(dev, now, d, len, &rx))
 		return;
 	p = rx.p;
-	if (rx.h.type == WIRE_CTRL) {
-		if (!wire_ctrl_get(&c, rx.plain, rx.len)) {
-			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
-			return;
-		}
-		if (p->is_server)
-			rendezvous_ctrl(p, now, &c);
-		else
-			punch_ctrl(p, now, from, &c);
-		return;
-	}
 	if (p->is_server) {
-		yip_device_drop(dev, YIP_DROP_MALFORMED); /* servers send only Ctrl */
+		/* Servers send control messages only. */
+		if (rx.h.type != WIRE_CTRL)
+			yip_device_drop(dev, YIP_DROP_MALFORMED);
+		else if (!wire_ctrl_get(&c, rx.plain, rx.len))
+			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
+		else
+			rendezvous_ctrl(p, now, &c);
 		return;
 	}
-	path_confirm(p, now, from, false);
+	if (rx.h.type != WIRE_CTRL)
+		path_confirm(p, now, from, false);
 	if (rx.kp == &p->next) {
 		/* The peer used the keys we made answering its Init: they become
 		 * current. Repairs for blocks sealed under the old keys go first. */
@@ -257,7 +256,17 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 	} else if (rx.kp == &p->cur && p->cur.initiator && session_rekey_due(p, now)) {
 		handshake_start(p, now);
 	}
-	recover_observe(p, now, rx.kp, rx.h.counter, rx.h.type != WIRE_REPORT);
+	/* Every datagram of the session takes a counter, probes too: all of them
+	 * count for the loss statistics, or each probe would look like a loss. */
+	recover_observe(p, now, rx.kp, rx.h.counter,
+	                rx.h.type != WIRE_REPORT && rx.h.type != WIRE_CTRL);
+	if (rx.h.type == WIRE_CTRL) {
+		if (!wire_ctrl_get(&c, rx.plain, rx.len))
+			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
+		else
+			punch_ctrl(p, now, from, &c);
+		return;
+	}
 	switch (rx.h.type) {
 	case WIRE_DATA:
 		rx_data(p, now, &rx);

@@ -51,6 +51,21 @@ static void out_send(struct yip_device *dev, const struct out *o, size_t len, ui
 	dev->io.udp_send(dev->io.ctx, o->to, o->hdr + len, train);
 }
 
+void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
+                   size_t len)
+{
+	uint8_t *out;
+
+	if (sock > 0) {
+		if (dev->io.udp_send_on != NULL)
+			dev->io.udp_send_on(dev->io.ctx, sock, to, d, len);
+		return;
+	}
+	out = dev->io.udp_buf(dev->io.ctx);
+	memcpy(out, d, len);
+	dev->io.udp_send(dev->io.ctx, to, len, 0);
+}
+
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 {
 	struct out o;
@@ -208,12 +223,18 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	int family;
 
 	if (dev->macs != NULL) {
-		/* TAP: learn where the sender lives; a multicast source is forged. */
+		/* TAP: learn where the sender lives; a multicast source is forged,
+		 * and an address live behind another peer or on this side is not
+		 * this peer's to use (docs/configuration.md, device_kind). */
 		if (len < ETH_HLEN || (pkt[6] & 1)) {
 			yip_device_drop(dev, YIP_DROP_BAD_INNER);
 			return false;
 		}
-		mac_learn(dev->macs, pkt + 6, p, now);
+		if (mac_learn(dev->macs, pkt + 6, (uint32_t)(p - dev->peers) + 1, now) ==
+		    MAC_TAKEN) {
+			yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
+			return false;
+		}
 	} else {
 		src = frame_inner_addr(pkt, len, false, &family, &total);
 		if (src == NULL) {
@@ -228,7 +249,7 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;
-	schedule(dev, now + dev->t.keepalive);
+	schedule_peer(p, now + dev->t.keepalive);
 	dev->io.tun_write(dev->io.ctx, pkt, total);
 	return true;
 }

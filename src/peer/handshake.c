@@ -108,7 +108,9 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		return;
 	noise_hs_init(&p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
-	yip_tai64n(pl.tai64n, frame_wall(dev));
+	/* Rounded down to 2^24 ns (17 ms): a responder accepts only a newer
+	 * one, so a peer cannot make it take more than ~60 Inits a second. */
+	yip_tai64n(pl.tai64n, frame_wall(dev) & ~((1ULL << 24) - 1));
 	wire_init_payload_put(payload, &pl);
 
 	msg1 = wire_init_put(d, p->hs_index);
@@ -118,7 +120,8 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		noise_hs_wipe(&p->hs);
 		return;
 	}
-	wire_mac1_put(d, WIRE_INIT_LEN, p->mac1_key);
+	wire_init_mac1_put(d, p->mac1_key);
+	cookie_jar_stamp(&p->cookie, now, d);
 	for (unsigned i = 0; i < n; i++)
 		frame_send_path(p, targets[i], d, WIRE_INIT_LEN);
 
@@ -126,7 +129,7 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	p->last_tx = now;
 	p->hs_tries++;
 	p->hs_next = now + retry_delay(&dev->t, p->hs_tries);
-	schedule(dev, p->hs_next);
+	schedule_peer(p, p->hs_next);
 }
 
 void handshake_start(struct yip_peer *p, uint64_t now)
@@ -136,7 +139,7 @@ void handshake_start(struct yip_peer *p, uint64_t now)
 	p->hs_first = now;
 	p->hs_tries = 0;
 	send_init(p, now);
-	schedule(p->dev, now + p->dev->t.rekey_attempt);
+	schedule_peer(p, now + p->dev->t.rekey_attempt);
 }
 
 uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
@@ -167,6 +170,38 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
 }
 
+/* The per-source budget of Inits: a token bucket per hashed address. */
+static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src)
+{
+	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	uint64_t v, add;
+	size_t i;
+
+	if (src->sa.sa_family == AF_INET)
+		memcpy(ip, &src->in4.sin_addr, 4);
+	else
+		memcpy(ip, &src->in6.sin6_addr, 16);
+	crypto_shorthash(h, ip, sizeof(ip), dev->hash_key);
+	memcpy(&v, h, sizeof(v));
+	i = v % YIP_INIT_BUCKETS;
+	if (dev->init_bucket[i].at == 0) {
+		dev->init_bucket[i].tokens = 2 * YIP_INIT_RATE;
+		dev->init_bucket[i].at = now;
+	}
+	add = (now - dev->init_bucket[i].at) / (1000000000ULL / YIP_INIT_RATE);
+	if (add > 0) {
+		uint64_t t = dev->init_bucket[i].tokens + add;
+
+		dev->init_bucket[i].tokens =
+		    (uint16_t)(t > 2 * YIP_INIT_RATE ? 2 * YIP_INIT_RATE : t);
+		dev->init_bucket[i].at = now;
+	}
+	if (dev->init_bucket[i].tokens == 0)
+		return false;
+	dev->init_bucket[i].tokens--;
+	return true;
+}
+
 /*
  * An Init. Order matters for cost and safety: mac1 (no DH for strangers),
  * then e/es/s to learn who it claims to be, then the configured-peer check
@@ -191,9 +226,27 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_MALFORMED);
 		return;
 	}
-	if (!wire_mac1_ok(d, len, dev->mac1_key)) {
+	if (!wire_init_mac1_ok(d, dev->mac1_key)) {
 		yip_device_drop(dev, YIP_DROP_BAD_MAC1);
 		return;
+	}
+	/* Before any Diffie-Hellman: under load, only an Init that proves its
+	 * address with a cookie; and never more than the source's budget.
+	 * (A relayed Init comes from a server that checked its sender.) */
+	if (from->server < 0) {
+		if (cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
+		    !cookie_check(&dev->cookies, now, &from->addr, d)) {
+			uint8_t reply[WIRE_COOKIE_MSG];
+
+			cookie_reply(&dev->cookies, now, &from->addr, d, reply);
+			frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
+			yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
+			return;
+		}
+		if (!source_allowed(dev, now, &from->addr)) {
+			yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+			return;
+		}
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
 	              dev->public_key, NULL);
@@ -206,6 +259,12 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_UNKNOWN_PEER);
 		goto out;
 	}
+	/* A configured peer gets one costly Init at a time (the second DH). */
+	if (p->last_init_rx != 0 && now - p->last_init_rx < YIP_INIT_PEER_NS) {
+		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+		goto out;
+	}
+	p->last_init_rx = now;
 	/* Both sides initiated at once: the smaller public key keeps the
 	 * initiator role, so exactly one of the two Inits is answered. */
 	if (p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
@@ -268,6 +327,28 @@ out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(payload, sizeof(payload));
 	sodium_memzero(&pl, sizeof(pl));
+}
+
+void handshake_rx_cookie(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t len)
+{
+	struct wire_cookie m;
+	struct yip_peer *p;
+
+	if (!wire_cookie_get(&m, d, len)) {
+		yip_device_drop(dev, YIP_DROP_MALFORMED);
+		return;
+	}
+	p = index_find(dev, m.receiver);
+	if (p == NULL || !p->hs_pending || p->hs_index != m.receiver) {
+		yip_device_drop(dev, YIP_DROP_UNKNOWN_INDEX);
+		return;
+	}
+	if (!cookie_jar_take(&p->cookie, now, &m)) {
+		yip_device_drop(dev, YIP_DROP_BAD_COOKIE);
+		return;
+	}
+	log_debug("peer %02x%02x%02x%02x is under load: it sent a cookie", p->public_key[0],
+	          p->public_key[1], p->public_key[2], p->public_key[3]);
 }
 
 /* A Resp to our pending Init: the handshake is done and we switch at once. */

@@ -13,6 +13,7 @@
 
 #include "addr/addr.h"
 #include "config/config.h"
+#include "cookie/cookie.h"
 #include "crypto/crypto.h"
 #include "fec/fec.h"
 #include "fec/policy.h"
@@ -40,9 +41,12 @@ struct route_table;
  * arrive for a block already complete, or twice (they had nothing to do).
  */
 #define YIP_DROP_REASONS(X)                                                                        \
-	X(MALFORMED, "malformed") /* unknown type, bad length or reserved bits */                  \
-	X(TRUNCATED, "truncated") /* larger than the receive buffer */                             \
-	X(BAD_MAC1, "bad_mac1")   /* handshake not addressed to our key */                         \
+	X(MALFORMED, "malformed")       /* unknown type, bad length or reserved bits */            \
+	X(TRUNCATED, "truncated")       /* larger than the receive buffer */                       \
+	X(BAD_MAC1, "bad_mac1")         /* handshake not addressed to our key */                   \
+	X(UNDER_LOAD, "under_load")     /* Init answered with a cookie: too many Inits */          \
+	X(RATE_LIMITED, "rate_limited") /* Init over its source's or its peer's budget */          \
+	X(BAD_COOKIE, "bad_cookie")     /* Cookie for no Init of ours, or it does not open */      \
 	X(HANDSHAKE_FAILED,                                                                        \
 	  "handshake_failed")             /* Noise failed, no common cipher, no free index */      \
 	X(UNKNOWN_PEER, "unknown_peer")   /* valid Init from a key not configured */               \
@@ -354,7 +358,9 @@ struct yip_path {
 
 struct yip_peer {
 	struct yip_device *dev;
-	bool is_server; /* a rendezvous server: a session for control messages only */
+	bool is_server;    /* a rendezvous server: a session for control messages only */
+	uint64_t timer_at; /* when its timers want to run (UINT64_MAX: nothing due) */
+	size_t heap_pos;   /* its slot in the device's timer heap */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
@@ -369,11 +375,13 @@ struct yip_peer {
 	unsigned n_paths;
 	int path;
 	uint64_t path_since;
-	uint8_t nat;         /* the peer's NAT class, enum wire_nat, from an INTRO */
-	uint64_t lookup_at;  /* next LOOKUP to the rendezvous servers (0: none due) */
-	uint32_t lookup_id;  /* of the last one */
-	uint64_t intro_at;   /* last INTRO about this peer, 0 = never */
-	uint64_t probe_next; /* next path probing round */
+	uint8_t nat;          /* the peer's NAT class, enum wire_nat, from an INTRO */
+	uint64_t lookup_at;   /* next LOOKUP to the rendezvous servers (0: none due) */
+	uint32_t lookup_id;   /* of the last one */
+	uint64_t lookup_wait; /* after an UNKNOWN: doubles up to a minute */
+	bool lookup_unknown;  /* the last LOOKUP was answered UNKNOWN */
+	uint64_t intro_at;    /* last INTRO about this peer, 0 = never */
+	uint64_t probe_next;  /* next path probing round */
 	unsigned probe_rounds;
 	bool has_reflexive; /* the peer's reflexive address, from an INTRO */
 	union yip_sockaddr reflexive;
@@ -389,6 +397,8 @@ struct yip_peer {
 	uint64_t hs_next;  /* when to retransmit */
 	unsigned hs_tries;
 	uint8_t last_tai64n[YIP_TAI64N_LEN]; /* newest Init timestamp accepted */
+	uint64_t last_init_rx;               /* last Init from it that cost a DH */
+	struct cookie_jar cookie;            /* the cookie it gave us under load */
 
 	/* previous: receive-only after a rekey; current: send and receive;
 	 * next: made by an Init we answered, promoted on first use by the peer. */
@@ -433,6 +443,12 @@ struct yip_server {
 	uint64_t lookups, intros, unknowns, asks;
 };
 
+/* Handshake budgets (docs/protocol.md, "Cookies"). */
+#define YIP_INIT_BUCKETS 1024                 /* per-source budgets, by hashed address */
+#define YIP_INIT_RATE    20                   /* Inits a second from one address */
+#define YIP_INIT_LOAD    100                  /* Inits a second past which cookies are needed */
+#define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one costly Init per peer this often */
+
 struct yip_index_slot {
 	uint32_t index; /* 0 = empty */
 	struct yip_peer *peer;
@@ -468,9 +484,18 @@ struct yip_device {
 	size_t n_peers;
 	struct yip_server *servers; /* rendezvous servers, n_servers of them */
 	size_t n_servers;
-	bool relay_off;             /* relay=off */
-	uint64_t nat_keepalive;     /* ns between datagrams that hold NAT mappings; 0 = off */
-	uint8_t nat;                /* our NAT class, enum wire_nat, as the servers show it */
+	bool relay_off;         /* relay=off */
+	uint64_t nat_keepalive; /* ns between datagrams that hold NAT mappings; 0 = off */
+	uint8_t nat;            /* our NAT class, enum wire_nat, as the servers show it */
+	/* Handshake floods (docs/protocol.md, "Cookies"): cookies under load,
+	 * and a budget of Inits per source address. */
+	struct cookie_checker cookies;
+	uint8_t hash_key[16];
+	struct yip_many_pool *many_pool; /* extra sockets of many-ports probing, or NULL */
+	struct {
+		uint16_t tokens;
+		uint64_t at;
+	} init_bucket[YIP_INIT_BUCKETS];
 	struct route_table *routes; /* inner prefix -> peer */
 	uint64_t icmp_window;
 	unsigned icmp_sent;
@@ -482,7 +507,12 @@ struct yip_device {
 	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
 	struct yip_preopened pre; /* for the datagram being handled, if any */
 	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
-	uint64_t next_timer;      /* earliest deadline over all peers */
+	uint64_t next_timer;      /* earliest deadline of the servers' timers */
+	struct yip_peer **heap;   /* peers by deadline (timer.c) */
+	size_t heap_len, heap_cap;
+	uint64_t timer_runs; /* peers' timers run so far (the timer benchmark) */
+	uint64_t rtt_max;    /* the largest smoothed RTT a peer reported last */
+	const struct yip_peer *rtt_max_peer;
 	uint64_t drops[YIP_DROP_COUNT];
 };
 
@@ -615,6 +645,18 @@ static inline void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, ui
 {
 	dev->drops[d] += n;
 }
+
+/*
+ * The host name of a configured endpoint now resolves to addr (the daemon
+ * re-resolves names; the engine does no I/O). i < n_peers is peer i,
+ * n_peers + k is rendezvous server k. The configured path moves to addr and
+ * becomes current if the old one was; a current path that authenticated
+ * traffic came back on within dead_after stays current, kept as an address
+ * the peer uses, until it falls silent and a new handshake tries every
+ * path. Returns 0, or -1 if there is no such peer.
+ */
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+                            const union yip_sockaddr *addr);
 
 /* The peer with this public key, or NULL. */
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);

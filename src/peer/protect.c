@@ -309,7 +309,7 @@ static void close_group(struct yip_peer *p, uint64_t now, int cls)
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */
 	} else {
 		send_round(p, now, old);
-		schedule(p->dev, old->drain_at);
+		schedule_peer(p, old->drain_at);
 	}
 }
 
@@ -369,7 +369,7 @@ static bool open_group(struct yip_peer *p, uint64_t now, int cls)
 	/* Group numbers are multiples of the lanes: the receiver finds lane 0. */
 	f->next_block[cls] = (uint16_t)(f->next_block[cls] + lanes);
 	f->tx_active = now;
-	schedule(p->dev, now + prm->hold_us * NS_PER_US);
+	schedule_peer(p, now + prm->hold_us * NS_PER_US);
 	return true;
 }
 

@@ -11,7 +11,8 @@
  *    backoff up to a minute. New candidates (an INTRO) start it over.
  *  - Liveness: while data flows, the current path must answer within 3 s;
  *    when idle, a probe every 5 s and an answer within 15 s. A dead path
- *    gives way to the best live one, else the relay.
+ *    gives way to the best live one, else the relay. A peer with a single
+ *    configured path and no rendezvous server is not probed at all.
  *  - Choice: direct beats relay; between direct paths, one whose round
  *    trip is under 0.8 times the current one's and at least 1 ms less.
  */
@@ -43,10 +44,19 @@
 #define MANY_MAX_WAIT (3600 * YIP_NS_PER_S)
 
 struct yip_many_ports {
-	bool
-	    from_sockets; /* we map per destination: probe from many sockets; else: to many ports */
+	bool from_sockets; /* we map per destination: probe from many sockets */
 	uint64_t started, next;
-	unsigned rounds, sent, n_socks;
+	unsigned rounds, sent;
+};
+
+/*
+ * The extra sockets are the device's, shared by every attempt under way: a
+ * NAT that maps per destination gives each socket a new mapping towards
+ * each peer, so one set serves them all. They are opened by the first
+ * attempt and closed when the last ends, except those a path uses.
+ */
+struct yip_many_pool {
+	unsigned users, n_socks;
 	int socks[MANY_SOCKETS];
 };
 
@@ -113,7 +123,7 @@ void punch_restart(struct yip_peer *p, uint64_t now)
 {
 	p->probe_rounds = 0;
 	p->probe_next = now;
-	schedule(p->dev, now);
+	schedule_peer(p, now);
 }
 
 void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
@@ -157,6 +167,54 @@ static bool many_worthwhile(unsigned ours, unsigned theirs)
 	       (ours == WIRE_NAT_EIM && theirs == WIRE_NAT_APDM);
 }
 
+/* Whether some peer's path uses extra socket sock. */
+static bool sock_in_use(const struct yip_device *dev, int sock)
+{
+	for (size_t k = 0; k < dev->n_peers; k++) {
+		const struct yip_peer *q = &dev->peers[k];
+
+		for (unsigned i = 0; i < q->n_paths; i++)
+			if (q->paths[i].kind == YIP_PATH_DIRECT && q->paths[i].sock == sock)
+				return true;
+	}
+	return false;
+}
+
+static struct yip_many_pool *pool_take(struct yip_device *dev)
+{
+	struct yip_many_pool *pool = dev->many_pool;
+
+	if (pool == NULL) {
+		pool = calloc(1, sizeof(*pool));
+		if (pool == NULL)
+			return NULL;
+		while (pool->n_socks < MANY_SOCKETS) {
+			int sock = dev->io.sock_open(dev->io.ctx);
+
+			if (sock <= 0)
+				break;
+			pool->socks[pool->n_socks++] = sock;
+		}
+		dev->many_pool = pool;
+	}
+	pool->users++;
+	return pool;
+}
+
+/* One attempt less; the last one closes every socket no path uses. */
+static void pool_give(struct yip_device *dev)
+{
+	struct yip_many_pool *pool = dev->many_pool;
+
+	if (pool == NULL || --pool->users > 0)
+		return;
+	for (unsigned i = 0; i < pool->n_socks; i++)
+		if (!sock_in_use(dev, pool->socks[i]))
+			dev->io.sock_close(dev->io.ctx, pool->socks[i]);
+	free(pool);
+	dev->many_pool = NULL;
+}
+
 static void many_start(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
@@ -166,28 +224,20 @@ static void many_start(struct yip_peer *p, uint64_t now)
 		return;
 	m->from_sockets = dev->nat == WIRE_NAT_APDM;
 	m->started = m->next = now;
-	if (m->from_sockets) {
-		if (dev->io.sock_open == NULL || dev->io.udp_send_on == NULL) {
-			free(m);
-			p->many_next = now + MANY_MAX_WAIT;
-			return;
-		}
-		while (m->n_socks < MANY_SOCKETS) {
-			int sock = dev->io.sock_open(dev->io.ctx);
-
-			if (sock <= 0)
-				break;
-			m->socks[m->n_socks++] = sock;
-		}
+	if (m->from_sockets &&
+	    (dev->io.sock_open == NULL || dev->io.udp_send_on == NULL || pool_take(dev) == NULL)) {
+		free(m);
+		p->many_next = now + MANY_MAX_WAIT;
+		return;
 	}
 	p->many = m;
 	p->many_tries++;
 }
 
 /*
- * Ends an attempt. Only the socket the current path uses stays open; paths
- * through the others (more than one probe may have got through) go with
- * them.
+ * Ends an attempt. Of this peer's paths through extra sockets only the
+ * current one stays (more than one probe may have got through); the
+ * sockets go when no attempt needs them and no path uses them.
  */
 static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 {
@@ -201,15 +251,17 @@ static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 		if (p->paths[i].kind == YIP_PATH_DIRECT && p->paths[i].sock > 0 &&
 		    p->paths[i].sock != keep)
 			path_remove(p, (int)i);
-	for (unsigned i = 0; i < m->n_socks; i++)
-		if (m->socks[i] != keep)
-			dev->io.sock_close(dev->io.ctx, m->socks[i]);
+	if (m->from_sockets)
+		pool_give(dev);
 	for (unsigned t = 1; t < p->many_tries && wait < MANY_MAX_WAIT; t++)
 		wait *= 2;
-	p->many_next =
-	    now + (found ? MANY_MAX_WAIT : (wait < MANY_MAX_WAIT ? wait : MANY_MAX_WAIT));
+	if (found || wait > MANY_MAX_WAIT)
+		wait = MANY_MAX_WAIT;
+	/* +-20 %: the peers of one device do not all try again at once. */
+	p->many_next = now + wait - wait / 5 + randombytes_uniform(1001) * (wait / 5 * 2 / 1000);
 	free(m);
 	p->many = NULL;
+	schedule_peer(p, p->many_next);
 }
 
 static void many_probe(struct yip_peer *p, uint64_t now, const union yip_sockaddr *to, int sock)
@@ -235,10 +287,12 @@ static uint64_t many_timers(struct yip_peer *p, uint64_t now)
 	if (now < m->next)
 		return m->next;
 	if (m->from_sockets) {
+		const struct yip_many_pool *pool = p->dev->many_pool;
+
 		/* Each socket's probe makes one mapping towards the peer. */
 		if (m->rounds < MANY_ROUNDS) {
-			for (unsigned i = 0; i < m->n_socks; i++)
-				many_probe(p, now, &p->reflexive, m->socks[i]);
+			for (unsigned i = 0; i < pool->n_socks; i++)
+				many_probe(p, now, &p->reflexive, pool->socks[i]);
 			m->rounds++;
 		}
 		m->next = now + YIP_NS_PER_S;
@@ -293,6 +347,11 @@ uint64_t punch_timers(struct yip_peer *p, uint64_t now)
 	uint64_t next = UINT64_MAX;
 
 	if (p->is_server || !session_usable(p, now) || p->n_paths == 0)
+		return next;
+	/* A peer with one configured path and no rendezvous is a classic
+	 * point-to-point tunnel: nothing to choose and no mapping to hold, so
+	 * no probes (an idle tunnel stays silent, as before paths existed). */
+	if (dev->n_servers == 0 && p->n_paths <= 1)
 		return next;
 
 	/* The current path: keep it alive, and leave it when it dies. */

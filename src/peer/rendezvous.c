@@ -87,7 +87,7 @@ void rendezvous_lookup(struct yip_peer *p, uint64_t now)
 	if (dev->n_servers == 0 || p->lookup_at != 0)
 		return;
 	p->lookup_at = now;
-	schedule(dev, now);
+	schedule_peer(p, now);
 }
 
 static void send_lookups(struct yip_peer *p, uint64_t now)
@@ -97,6 +97,7 @@ static void send_lookups(struct yip_peer *p, uint64_t now)
 	uint64_t wait = p->intro_at ? LOOKUP_MAX : LOOKUP_FIRST;
 
 	c.id = ++p->lookup_id;
+	p->lookup_unknown = false;
 	memcpy(c.key, p->public_key, YIP_KEY_LEN);
 	for (size_t i = 0; i < dev->n_servers; i++) {
 		struct yip_server *s = &dev->servers[i];
@@ -151,8 +152,10 @@ static void classify_nat(struct yip_device *dev)
 			if (dev->servers[i].state == YIP_SERVER_REGISTERED)
 				dev->servers[i].register_at = 0;
 		for (size_t i = 0; i < dev->n_peers; i++)
-			if (dev->peers[i].lookup_at != 0)
+			if (dev->peers[i].lookup_at != 0) {
 				dev->peers[i].lookup_at = 1; /* due at once, after the REGISTER */
+				schedule_peer(&dev->peers[i], 1);
+			}
 		schedule(dev, 0);
 	}
 }
@@ -225,6 +228,7 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 	}
 	s->intros++;
 	p->intro_at = now;
+	p->lookup_wait = 0;
 	p->nat = c->nat;
 	if (c->n_cands > 0) {
 		/* The first address is what the server saw: the peer's NAT mapping. */
@@ -264,8 +268,16 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 	case WIRE_CTRL_UNKNOWN:
 		s->unknowns++;
 		p = index_key_find(s->peer.dev, c->key);
-		if (p != NULL && p->lookup_at != 0 && !session_usable(p, now))
-			p->lookup_at = now + LOOKUP_FIRST;
+		/* The peer is not registered (yet): ask less and less often. When
+		 * it registers, its own LOOKUP gets both of us introduced. */
+		if (p != NULL && p->lookup_at != 0 && c->id == p->lookup_id && !p->lookup_unknown &&
+		    !session_usable(p, now)) {
+			p->lookup_unknown = true; /* once per LOOKUP, however many servers */
+			p->lookup_wait = p->lookup_wait ? p->lookup_wait * 2 : LOOKUP_FIRST;
+			if (p->lookup_wait > LOOKUP_MAX)
+				p->lookup_wait = LOOKUP_MAX;
+			p->lookup_at = now + p->lookup_wait;
+		}
 		break;
 	default:
 		yip_device_drop(s->peer.dev, YIP_DROP_BAD_CTRL);
@@ -298,7 +310,9 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 			handshake_start(sp, now);
 			s->register_at = now + RECONNECT;
 		}
-		return s->register_at;
+		/* While a handshake is under way its own timers retry it; this
+		 * deadline must never lie in the past, or the loop would spin. */
+		return s->register_at > now ? s->register_at : now + RECONNECT;
 	}
 	if (s->unanswered >= REGISTER_TRIES) {
 		server_name(s, name, sizeof(name));
@@ -325,22 +339,21 @@ uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now)
 
 	for (size_t i = 0; i < dev->n_servers; i++)
 		next = min64(next, server_timers(&dev->servers[i], now));
-	for (size_t i = 0; i < dev->n_peers; i++) {
-		struct yip_peer *p = &dev->peers[i];
-
-		if (p->lookup_at == 0)
-			continue;
-		/* A peer with a working direct path needs no introductions. */
-		if (session_usable(p, now) && p->path >= 0 &&
-		    p->paths[p->path].kind == YIP_PATH_DIRECT) {
-			p->lookup_at = 0;
-			continue;
-		}
-		if (now >= p->lookup_at)
-			send_lookups(p, now);
-		next = min64(next, p->lookup_at);
-	}
 	return next;
+}
+
+uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now)
+{
+	if (p->lookup_at == 0)
+		return UINT64_MAX;
+	/* A peer with a working direct path needs no introductions. */
+	if (session_usable(p, now) && p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT) {
+		p->lookup_at = 0;
+		return UINT64_MAX;
+	}
+	if (now >= p->lookup_at)
+		send_lookups(p, now);
+	return p->lookup_at;
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */
@@ -362,6 +375,7 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 		sp->path = -1;
 		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 		wire_mac1_key(sp->mac1_key, sp->public_key);
+		cookie_jar_init(&sp->cookie, sp->public_key);
 		path_use(sp, 0,
 		         path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
 		                  YIP_ORIGIN_CONFIG));

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "config/config.h"
 #include "crypto/crypto.h"
 #include "rendezvous/rendezvous.h"
 
@@ -31,7 +32,9 @@
 	X(RELAY, "relay")                                                                          \
 	X(RELAY_RATE, "relay_rate")                                                                \
 	X(RELAY_BURST, "relay_burst")                                                              \
-	X(MAX_NODES, "max_nodes")
+	X(MAX_NODES, "max_nodes")                                                                  \
+	X(USER, "user")                                                                            \
+	X(SANDBOX, "sandbox")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -48,6 +51,8 @@ struct rdv_conf {
 	bool relay;
 	uint64_t relay_rate, relay_burst; /* bytes per second per node; bytes */
 	size_t max_nodes;
+	char user[YIP_USER_MAX + 1];   /* to run as once set up; "" = the default */
+	enum yip_sandbox_mode sandbox; /* on (the default), log, off */
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "cookie/cookie.h"
 #include "crypto/crypto.h"
 #include "util/u64map.h"
 #include "wire/wire.h"
@@ -34,6 +35,7 @@
 #define RDV_DROP_REASONS(X)                                                                        \
 	X(MALFORMED, "malformed")               /* unknown type or bad length */                   \
 	X(BAD_MAC1, "bad_mac1")                 /* Init not addressed to our key */                \
+	X(UNDER_LOAD, "under_load")             /* Init answered with a cookie: too many Inits */  \
 	X(RATE_LIMITED, "rate_limited")         /* Init over the per-source or global budget */    \
 	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise failed, or no cipher in common */         \
 	X(STALE_INIT, "stale_init")             /* Init timestamp not newer: a replay */           \
@@ -77,6 +79,7 @@ struct rdv_config {
 	size_t max_nodes;     /* registered at once */
 	unsigned init_rate;   /* Inits per second from one source address */
 	unsigned init_global; /* Inits per second in all */
+	unsigned init_load;   /* Inits per second past which a cookie is needed */
 };
 
 /* Defaults for what the daemon does not set. */
@@ -141,6 +144,7 @@ struct rdv_server {
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN];
 	uint8_t hash_key[16]; /* for key_hash and the source buckets */
+	struct cookie_checker cookies;
 	struct u64map by_key, by_index, by_token, by_relay, asks;
 	size_t n_nodes;
 	struct rdv_node *lru_head, *lru_tail;

@@ -43,6 +43,7 @@ void rdv_config_default(struct rdv_config *c)
 	c->max_nodes = 100000;
 	c->init_rate = 20;
 	c->init_global = 2000; /* a core does about 3 700 (docs/benchmarks/rendezvous.md) */
+	c->init_load = 500;
 }
 
 static void drop(struct rdv_server *s, enum rdv_drop d)
@@ -313,11 +314,19 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_MALFORMED);
 		return;
 	}
-	if (!wire_mac1_ok(d, len, s->mac1_key)) {
+	if (!wire_init_mac1_ok(d, s->mac1_key)) {
 		drop(s, RDV_DROP_BAD_MAC1);
 		return;
 	}
-	/* The budget is spent before any Diffie-Hellman. */
+	/* Before any Diffie-Hellman: under load, only an Init that proves its
+	 * address with a cookie (docs/protocol.md, "Cookies"); then the budgets. */
+	if (cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
+	    !cookie_check(&s->cookies, now, src, d)) {
+		cookie_reply(&s->cookies, now, src, d, s->io.buf(s->io.ctx));
+		s->io.send(s->io.ctx, sock, src, WIRE_COOKIE_MSG);
+		drop(s, RDV_DROP_UNDER_LOAD);
+		return;
+	}
 	if (!init_allowed(s, now, src)) {
 		drop(s, RDV_DROP_RATE_LIMITED);
 		return;
@@ -653,6 +662,7 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 		return -1;
 	}
 	wire_mac1_key(s->mac1_key, s->public_key);
+	cookie_checker_init(&s->cookies, s->public_key);
 	randombytes_buf(s->hash_key, sizeof(s->hash_key));
 	s->init_global_tokens = cfg->init_global;
 	s->next_timer = UINT64_MAX;

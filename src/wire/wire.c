@@ -16,6 +16,8 @@ int wire_classify(const uint8_t *d, size_t len)
 		return zero && len == WIRE_INIT_LEN ? WIRE_INIT : 0;
 	case WIRE_RESP:
 		return zero && len == WIRE_RESP_LEN ? WIRE_RESP : 0;
+	case WIRE_COOKIE:
+		return zero && len == WIRE_COOKIE_MSG ? WIRE_COOKIE : 0;
 	case WIRE_DATA:
 		return len >= WIRE_DATA_MIN ? WIRE_DATA : 0;
 	case WIRE_REPAIR:
@@ -66,6 +68,37 @@ bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]
 }
 
 /* ---- handshakes ------------------------------------------------------------ */
+
+void wire_mac2_put(uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN])
+{
+	crypto_generichash(d + WIRE_INIT_MAC2, WIRE_MAC_LEN, d, WIRE_INIT_MAC2, cookie,
+	                   WIRE_COOKIE_LEN);
+}
+
+bool wire_mac2_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN])
+{
+	uint8_t mac[WIRE_MAC_LEN];
+
+	crypto_generichash(mac, WIRE_MAC_LEN, d, WIRE_INIT_MAC2, cookie, WIRE_COOKIE_LEN);
+	return sodium_memcmp(mac, d + WIRE_INIT_MAC2, WIRE_MAC_LEN) == 0;
+}
+
+uint8_t *wire_cookie_put(uint8_t *d, uint32_t receiver)
+{
+	wire_put32(d, WIRE_COOKIE);
+	wire_put32(d + 4, receiver);
+	return d + 8;
+}
+
+bool wire_cookie_get(struct wire_cookie *m, const uint8_t *d, size_t len)
+{
+	if (len != WIRE_COOKIE_MSG || wire_get32(d) != WIRE_COOKIE)
+		return false;
+	m->receiver = wire_get32(d + 4);
+	m->nonce = d + 8;
+	m->sealed = d + 8 + WIRE_COOKIE_NONCE;
+	return true;
+}
 
 uint8_t *wire_init_put(uint8_t *d, uint32_t sender)
 {

@@ -7,8 +7,9 @@
  *
  * Datagrams (the first byte is the type):
  *
- *   Init   (133 B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29) | mac1 16
+ *   Init   (149 B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29) | mac1 16 | mac2 16
  *   Resp   ( 77 B): 2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17) | mac1 16
+ *   Cookie ( 64 B): 3 0 0 0 | receiver u32 | nonce 24 | XChaCha20-Poly1305(cookie 16)
  *   Data   (32+ B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet)
  *   Repair (34+ B): 5 idx block16 | receiver u32 | counter u64 | AEAD(repair prefix, symbol)
  *   Report (32+ B): 6 0 0 0 | receiver u32 | counter u64 | AEAD(loss report)
@@ -39,6 +40,12 @@
  *                message = every byte of the datagram before mac1).
  * It lets a receiver drop handshakes from anyone who does not know its
  * public key before doing any Diffie-Hellman work.
+ *
+ * mac2 = BLAKE2b(outlen 16, key = the cookie the responder last gave the
+ *                initiator's address, message = every byte of the Init before mac2),
+ * or zeros without a cookie. A responder under load does Diffie-Hellman
+ * only for an Init whose mac2 proves it comes from the address it claims
+ * (docs/protocol.md, "Cookies"); to others it answers with a Cookie.
  */
 #ifndef YIP_WIRE_WIRE_H
 #define YIP_WIRE_WIRE_H
@@ -56,6 +63,7 @@
 enum wire_type {
 	WIRE_INIT = 1,
 	WIRE_RESP = 2,
+	WIRE_COOKIE = 3, /* a responder under load answers an Init with a cookie */
 	WIRE_DATA = 4,
 	WIRE_REPAIR = 5,
 	WIRE_REPORT = 6,
@@ -142,10 +150,12 @@ int wire_classify(const uint8_t *d, size_t len) WIRE_WUR;
 #define WIRE_MSG2_LEN     (NOISE_MSG2_OVERHEAD + WIRE_RESP_PAYLOAD)
 #define WIRE_INIT_MSG1    8  /* offset of the Noise message in an Init */
 #define WIRE_RESP_MSG2    12 /* ... and in a Resp */
-#define WIRE_INIT_LEN     (WIRE_INIT_MSG1 + WIRE_MSG1_LEN + WIRE_MAC_LEN)
+#define WIRE_INIT_MAC1    (WIRE_INIT_MSG1 + WIRE_MSG1_LEN) /* offsets of an Init's MACs */
+#define WIRE_INIT_MAC2    (WIRE_INIT_MAC1 + WIRE_MAC_LEN)
+#define WIRE_INIT_LEN     (WIRE_INIT_MAC2 + WIRE_MAC_LEN)
 #define WIRE_RESP_LEN     (WIRE_RESP_MSG2 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
 
-_Static_assert(WIRE_INIT_LEN == 133, "Init is 133 bytes (docs/protocol.md)");
+_Static_assert(WIRE_INIT_LEN == 149, "Init is 149 bytes (docs/protocol.md)");
 _Static_assert(WIRE_RESP_LEN == 77, "Resp is 77 bytes (docs/protocol.md)");
 
 struct wire_init {
@@ -187,6 +197,41 @@ void wire_mac1_put(uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]);
 
 /* Checks the mac1 in the last WIRE_MAC_LEN bytes of msg in constant time. */
 bool wire_mac1_ok(const uint8_t *msg, size_t len, const uint8_t key[YIP_KEY_LEN]) WIRE_WUR;
+
+/* An Init's mac1 (over what comes before it) and mac2 (over all before mac2). */
+static inline void wire_init_mac1_put(uint8_t d[WIRE_INIT_LEN], const uint8_t key[YIP_KEY_LEN])
+{
+	wire_mac1_put(d, WIRE_INIT_MAC2, key);
+}
+
+static inline bool wire_init_mac1_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t key[YIP_KEY_LEN])
+{
+	return wire_mac1_ok(d, WIRE_INIT_MAC2, key);
+}
+
+#define WIRE_COOKIE_LEN   16 /* a cookie, and the key of a mac2 */
+#define WIRE_COOKIE_NONCE 24
+#define WIRE_COOKIE_MSG   (4 + 4 + WIRE_COOKIE_NONCE + WIRE_COOKIE_LEN + YIP_AEAD_TAG)
+
+_Static_assert(WIRE_COOKIE_MSG == 64, "a Cookie is 64 bytes (docs/protocol.md)");
+
+/* Writes mac2 (keyed by cookie) into the last WIRE_MAC_LEN bytes of an Init. */
+void wire_mac2_put(uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN]);
+
+/* Checks an Init's mac2 against cookie in constant time. */
+bool wire_mac2_ok(const uint8_t d[WIRE_INIT_LEN], const uint8_t cookie[WIRE_COOKIE_LEN]) WIRE_WUR;
+
+/* A Cookie message: the receiver is the Init's sender index. */
+struct wire_cookie {
+	uint32_t receiver;
+	const uint8_t *nonce;  /* WIRE_COOKIE_NONCE bytes */
+	const uint8_t *sealed; /* the cookie and its tag */
+};
+
+/* Writes a Cookie's header into d (WIRE_COOKIE_MSG bytes); returns where the
+ * nonce goes (the sealed cookie follows it). */
+uint8_t *wire_cookie_put(uint8_t *d, uint32_t receiver);
+bool wire_cookie_get(struct wire_cookie *m, const uint8_t *d, size_t len) WIRE_WUR;
 
 /* ---- Data, Repair and Report ------------------------------------------------ */
 

@@ -107,7 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			buf[from + data[i] % (len - WIRE_MAC_LEN - from)] ^= data[i + 1];
 		if (memcmp(buf, orig, len) == 0)
 			return 0; /* still valid: it would change A's state for good */
-		wire_mac1_put(buf, len, A->dev.mac1_key);
+		if (len == WIRE_INIT_LEN)
+			wire_init_mac1_put(buf, A->dev.mac1_key);
+		else
+			wire_mac1_put(buf, len, A->dev.mac1_key);
 		break;
 	default:
 		memcpy(buf, data + 1, size - 1);

@@ -245,7 +245,7 @@ static void op_handshake(struct reader *rd)
 
 		init[WIRE_INIT_MSG1 + off % WIRE_MSG1_LEN] ^= x ? x : 1;
 		wire_mac1_key(mac1, S.public_key);
-		wire_mac1_put(init, sizeof(init), mac1);
+		wire_init_mac1_put(init, mac1);
 	} else if (how == 4) {
 		init[WIRE_INIT_LEN - 1] ^= 1;
 	}

@@ -527,8 +527,9 @@ static void op_replay(struct reader *rd)
 	memcpy(dgram, history[i].buf, len);
 	if (sel & 0x80)
 		dgram[flip % len] ^= 0x80;
-	if ((sel & 0x40) &&
-	    (wire_classify(dgram, len) == WIRE_INIT || wire_classify(dgram, len) == WIRE_RESP))
+	if ((sel & 0x40) && wire_classify(dgram, len) == WIRE_INIT)
+		wire_init_mac1_put(dgram, B->dev.mac1_key);
+	else if ((sel & 0x40) && wire_classify(dgram, len) == WIRE_RESP)
 		wire_mac1_put(dgram, len, B->dev.mac1_key);
 	pair_rx(B, now, &A->addr, dgram, len);
 }

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in = data + 1;
 	len = size - 1;
 	(void)wire_classify(in, len);
-	switch (data[0] % 11) {
+	switch (data[0] % 12) {
 	case 0: {
 		struct wire_hdr h;
 
@@ -138,6 +138,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(wire_classify(in, len) == WIRE_RELAY);
 			wire_relay_put(out, m.dir, m.token, m.relay_id);
 			CHECK(memcmp(out, in, WIRE_RELAY_HDR) == 0);
+		}
+		break;
+	}
+	case 11: {
+		struct wire_cookie m;
+
+		if (wire_cookie_get(&m, in, len)) {
+			CHECK(len == WIRE_COOKIE_MSG && wire_classify(in, len) == WIRE_COOKIE);
+			CHECK(inside(m.nonce, WIRE_COOKIE_NONCE, in, len));
+			CHECK(inside(m.sealed, WIRE_COOKIE_LEN + YIP_AEAD_TAG, in, len));
+			CHECK(wire_cookie_put(out, m.receiver) == out + 8);
+			CHECK(memcmp(out, in, 8) == 0);
+		}
+		if (len == WIRE_INIT_LEN) {
+			uint8_t cookie[WIRE_COOKIE_LEN] = {1}, key[YIP_KEY_LEN] = {2};
+
+			(void)wire_mac2_ok(in, cookie);
+			(void)wire_init_mac1_ok(in, key);
 		}
 		break;
 	}

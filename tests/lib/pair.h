@@ -54,6 +54,8 @@ struct pair_opts {
 	size_t keep_len;                    /* bytes of room per kept packet; 0: 1500 */
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
 	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
+	unsigned extra_peers;               /* node 0 also lists this many idle peers (random keys,
+	                                       endpoints 198.18.x.y, allowed 10.1.x.y/32), after node 1 */
 };
 
 /* A datagram a node sent. buf holds YIP_MAX_DGRAM bytes, 64-byte aligned. */
@@ -81,7 +83,7 @@ struct pair_node {
 	struct pair_packet *delivered; /* the first keep_cap packets delivered */
 	unsigned ndelivered, keep_cap;
 	size_t keep_len;
-	uint64_t wall; /* ns since the epoch; every read advances it by 1 us */
+	uint64_t wall; /* ns since the epoch; every read advances it by 20 ms */
 
 	uint64_t datagrams, wire_bytes;                 /* every send, kept or thrown away */
 	uint64_t tx_dropped;                            /* sends tx_drop threw away */

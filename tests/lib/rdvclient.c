@@ -51,7 +51,7 @@ size_t rdvc_init_msg(struct rdvc *c, const uint8_t server_pub[YIP_KEY_LEN], uint
 		return 0;
 	}
 	wire_mac1_key(mac1, server_pub);
-	wire_mac1_put(out, WIRE_INIT_LEN, mac1);
+	wire_init_mac1_put(out, mac1);
 	c->pending = true;
 	return WIRE_INIT_LEN;
 }

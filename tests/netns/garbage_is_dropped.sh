@@ -22,8 +22,8 @@ for t, n in ((1, 50), (2, 10), (4, 20), (1, 200), (9, 100)):   # wrong lengths /
     for _ in range(20):
         send(bytes([t, 0, 0, 0]) + os.urandom(n))
 send(b"")
-for _ in range(50):                                   # right sizes (Init 133, Resp 77), forged contents
-    send(b"\x01\0\0\0" + os.urandom(129))
+for _ in range(50):                                   # right sizes (Init 149, Resp 77), forged contents
+    send(b"\x01\0\0\0" + os.urandom(145))
     send(b"\x02\0\0\0" + os.urandom(73))
     send(b"\x04\0\0\0" + os.urandom(random.randint(28, 1400)))
 for n in (9100, 20000, 65000):                        # bigger than any yip datagram

@@ -78,8 +78,14 @@ priv_of() { sed -n 's/^private=//p' "$TMP/$1.key"; }
 pub_of() { sed -n 's/^public=//p' "$TMP/$1.key"; }
 addr_of() { "$YIPD" --addr "$(pub_of "$1")"; }
 
-# start_yipd NAME [ENV=VALUE...]: runs yipd in namespace NAME with $TMP/NAME.conf.
+# start_yipd NAME [ENV=VALUE...]: runs yipd in namespace NAME with $TMP/NAME.conf
+# and waits until its device is up. launch_yipd starts it without waiting and
+# wait_yipd waits, for tests that start several daemons at the same moment.
 start_yipd() {
+	launch_yipd "$@"
+	wait_yipd "$1"
+}
+launch_yipd() {
 	local n=$1; shift
 	# Emptied here, not by the background job's redirection, so that the wait
 	# below never reads the log of an earlier daemon of the same name.
@@ -89,10 +95,13 @@ start_yipd() {
 		>"$TMP/$n.log" 2>&1 &
 	PIDS+=($!)
 	eval "PID_$n=$!"
-	local i
+}
+wait_yipd() {
+	local n=$1 pid i
+	pid=$(pid_of "$n")
 	for i in $(seq 1 50); do
 		if grep -q "device .* up" "$TMP/$n.log" 2>/dev/null; then return 0; fi
-		kill -0 "$!" 2>/dev/null || fail "yipd $n exited at start"
+		kill -0 "$pid" 2>/dev/null || fail "yipd $n exited at start"
 		sleep 0.1
 	done
 	fail "yipd $n did not come up"

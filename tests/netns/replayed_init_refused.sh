@@ -28,7 +28,7 @@ while off + 16 <= len(data):
     off += 16 + incl
     ihl = (pkt[14] & 15) * 4
     payload = pkt[14 + ihl + 8:]
-    if len(payload) == 133 and payload[:4] == b"\x01\0\0\0":
+    if len(payload) == 149 and payload[:4] == b"\x01\0\0\0":
         open(sys.argv[2], "wb").write(payload)
         sys.exit(0)
 sys.exit("no Init in capture")
@@ -44,7 +44,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.18.0.1", 40000))
 for _ in range(5):
     s.sendto(init, ("198.18.0.2", 51820))
-    time.sleep(0.05)
+    time.sleep(0.1)  # apart by more than the one costly Init a peer may cause per 50 ms
 PY
 sleep 0.3
 

@@ -16,7 +16,7 @@ for io in ${NETNS_IO:-epoll uring}; do
 		name=$(basename "$t" .sh)
 		case "$name" in lib | run) continue ;; esac
 		if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
-		if [ "$io" != epoll ] && ! grep -q start_yipd "$t"; then continue; fi
+		if [ "$io" != epoll ] && ! grep -q -e start_yipd -e launch_yipd "$t"; then continue; fi
 		start=$(date +%s.%N)
 		if YIP_IO=$io timeout 300 bash "$t"; then
 			pass=$((pass + 1))

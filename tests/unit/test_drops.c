@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "fec/fec.h"
@@ -160,7 +161,7 @@ static void handshake_failed_noise(void **state)
 	memset(d, 0x5a, sizeof(d));
 	wire_init_put(d, 77);
 	wire_mac1_key(key, B->dev.public_key);
-	wire_mac1_put(d, sizeof(d), key);
+	wire_init_mac1_put(d, key);
 	mark();
 	pair_rx(B, now, &A->addr, d, sizeof(d));
 	expect(1, YIP_DROP_HANDSHAKE_FAILED, 1);
@@ -217,11 +218,108 @@ static void unknown_peer(void **state)
 	finish();
 }
 
+/* An Init-shaped datagram with a valid mac1 for B from 10.1.x.y (Noise fails). */
+static void mac1_only_init(uint32_t from, uint8_t d[WIRE_INIT_LEN], union yip_sockaddr *src)
+{
+	uint8_t key[YIP_KEY_LEN];
+
+	memset(d, 0x5a, WIRE_INIT_LEN);
+	wire_init_put(d, from);
+	wire_mac1_key(key, B->dev.public_key);
+	wire_init_mac1_put(d, key);
+	*src = A->addr;
+	src->in4.sin_addr.s_addr = htonl(0x0a010000 | (from & 0xffff));
+}
+
+/* More Inits than YIP_INIT_LOAD a second: the next is answered with a
+ * cookie and costs no Diffie-Hellman. */
+static void under_load(void **state)
+{
+	uint8_t d[WIRE_INIT_LEN];
+	union yip_sockaddr src;
+
+	(void)state;
+	start(NULL);
+	for (uint32_t i = 0; i < YIP_INIT_LOAD; i++) {
+		mac1_only_init(i, d, &src);
+		pair_rx(B, now, &src, d, sizeof(d));
+	}
+	pair_discard(B);
+	mark();
+	mac1_only_init(YIP_INIT_LOAD, d, &src);
+	pair_rx(B, now, &src, d, sizeof(d));
+	expect(1, YIP_DROP_UNDER_LOAD, 1);
+	assert_int_equal(B->nout, 1);
+	assert_int_equal(B->out[0].len, WIRE_COOKIE_MSG);
+	assert_true(yip_sockaddr_eq(&B->out[0].to, &src));
+	finish();
+}
+
+/* One address gets 2 x YIP_INIT_RATE Inits at once, then YIP_INIT_RATE a second. */
+static void rate_limited_source(void **state)
+{
+	uint8_t d[WIRE_INIT_LEN];
+	union yip_sockaddr src;
+
+	(void)state;
+	start(NULL);
+	for (int i = 0; i < 2 * YIP_INIT_RATE; i++) {
+		mac1_only_init(7, d, &src);
+		pair_rx(B, now, &src, d, sizeof(d));
+	}
+	mark();
+	pair_rx(B, now, &src, d, sizeof(d));
+	expect(1, YIP_DROP_RATE_LIMITED, 1);
+	now += YIP_NS_PER_S / YIP_INIT_RATE; /* one token back */
+	mark();
+	pair_rx(B, now, &src, d, sizeof(d));
+	expect(1, YIP_DROP_HANDSHAKE_FAILED, 1);
+	finish();
+}
+
+/* A configured peer cannot make B pay for more than one Init per YIP_INIT_PEER_NS. */
+static void rate_limited_peer(void **state)
+{
+	uint8_t again[WIRE_INIT_LEN];
+	uint8_t pkt[64];
+
+	(void)state;
+	start(NULL);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	memcpy(again, A->out[0].buf, WIRE_INIT_LEN);
+	pair_settle(&P, now);
+	/* A new Init right away (A restarted, say): refused for now. */
+	yip_device_timers(&A->dev, now);
+	mark();
+	pair_rx(B, now + 1, &A->addr, again, sizeof(again));
+	expect(1, YIP_DROP_RATE_LIMITED, 1);
+	finish();
+}
+
+/* A Cookie that names our pending handshake but does not open. */
+static void bad_cookie(void **state)
+{
+	uint8_t d[WIRE_COOKIE_MSG], pkt[64], *nonce;
+
+	(void)state;
+	start(NULL);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	assert_true(A->dev.peers[0].hs_pending);
+	memset(d, 0x33, sizeof(d));
+	nonce = wire_cookie_put(d, A->dev.peers[0].hs_index);
+	(void)nonce;
+	mark();
+	pair_rx(A, now, &B->addr, d, sizeof(d));
+	expect(0, YIP_DROP_BAD_COOKIE, 1);
+	finish();
+}
+
 static void stale_init(void **state)
 {
 	(void)state;
 	start(NULL);
 	up();
+	now += YIP_INIT_PEER_NS; /* past the per-peer budget: the timestamp is what refuses it */
 	mark();
 	pair_rx(B, now, &A->addr, first_init, sizeof(first_init));
 	expect(1, YIP_DROP_STALE_INIT, 1);
@@ -682,6 +780,10 @@ int main(void)
 	    cmocka_unit_test(handshake_failed_noise),
 	    cmocka_unit_test(handshake_failed_cipher),
 	    cmocka_unit_test(unknown_peer),
+	    cmocka_unit_test(under_load),
+	    cmocka_unit_test(rate_limited_source),
+	    cmocka_unit_test(rate_limited_peer),
+	    cmocka_unit_test(bad_cookie),
 	    cmocka_unit_test(stale_init),
 	    cmocka_unit_test(glare),
 	    cmocka_unit_test(unknown_index),

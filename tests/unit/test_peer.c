@@ -225,15 +225,69 @@ static void test_replayed_init_refused(void **state)
 	ping(now, 2);
 	hs_before = B->dev.peers[0].stats.handshakes;
 
-	/* The captured Init, replayed from another address. */
+	/* The captured Init, replayed from another address (later than one
+	 * costly Init per peer may come, so it meets the timestamp check). */
 	set_v4(&evil, "198.51.100.9", 4444);
-	yip_device_rx(&B->dev, now + 1, &evil, init, sizeof(init));
+	yip_device_rx(&B->dev, now + YIP_INIT_PEER_NS, &evil, init, sizeof(init));
 	assert_int_equal(B->nout, 0);
 	assert_int_equal(B->dev.drops[YIP_DROP_STALE_INIT], 1);
 	assert_int_equal(B->dev.peers[0].stats.handshakes, hs_before);
 	assert_true(yip_sockaddr_eq(&B->dev.peers[0].endpoint, &A->addr));
 	pair_forget(B);
-	ping(now + 2, 3);
+	ping(now + YIP_INIT_PEER_NS + 1, 3);
+	assert_int_equal(B->ndelivered, 1);
+}
+
+/*
+ * B is flooded with Inits that pass mac1 (anyone who knows its public key
+ * can make those): past YIP_INIT_LOAD a second it answers A's Init with a
+ * cookie instead of doing Diffie-Hellman. A keeps the cookie, its retry
+ * proves its address with mac2, and the handshake completes while the
+ * flood goes on.
+ */
+static void flood(uint64_t now, unsigned n)
+{
+	uint8_t d[WIRE_INIT_LEN], key[YIP_KEY_LEN];
+	union yip_sockaddr src;
+
+	wire_mac1_key(key, B->dev.public_key);
+	for (unsigned i = 0; i < n; i++) {
+		memset(d, 0x77, sizeof(d));
+		wire_init_put(d, i);
+		wire_init_mac1_put(d, key);
+		set_v4(&src, "198.51.100.1", (uint16_t)(1000 + i));
+		src.in4.sin_addr.s_addr = htonl(0xc6336400 | (i & 0xff)); /* 198.51.100.x */
+		yip_device_rx(&B->dev, now, &src, d, sizeof(d));
+	}
+	pair_discard(B); /* cookies for the flood's sources go nowhere */
+}
+
+static void test_handshake_under_load(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	uint8_t pkt[64];
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
+	uint64_t failed;
+
+	(void)state;
+	flood(now, YIP_INIT_LOAD + 20);
+	failed = B->dev.drops[YIP_DROP_HANDSHAKE_FAILED];
+	yip_device_tx(&A->dev, now, pkt, len);
+	settle(now);
+	/* B answered with a cookie and did no DH: nothing failed, nothing done. */
+	assert_int_equal(B->dev.drops[YIP_DROP_HANDSHAKE_FAILED], failed);
+	assert_true(B->dev.drops[YIP_DROP_UNDER_LOAD] >= 21);
+	assert_false(yip_peer_established(&A->dev.peers[0], now));
+	assert_true(A->dev.peers[0].cookie.got != 0);
+	/* A's retry, a second later, in a second that is also flooded. */
+	now += 2 * YIP_NS_PER_S;
+	flood(now, YIP_INIT_LOAD + 20);
+	pair_timers(&P, now);
+	settle(now);
+	assert_true(yip_peer_established(&A->dev.peers[0], now));
+	assert_true(yip_peer_established(&B->dev.peers[0], now));
+	pair_forget(B);
+	ping(now, 2);
 	assert_int_equal(B->ndelivered, 1);
 }
 
@@ -1186,6 +1240,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cipher_negotiation, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),

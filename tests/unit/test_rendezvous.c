@@ -414,6 +414,12 @@ static void introduced_direct(void **state)
 	/* NAT class: the server sees each node at its own address (no local
 	 * addresses are reported here), and both ports agree. */
 	assert_int_equal(N[0].dev.nat, WIRE_NAT_EIM);
+	/* Probes keep both paths alive on a link that loses nothing: none of
+	 * them may be counted as a lost datagram. */
+	ping(0, 1);
+	advance(30);
+	assert_int_equal(peer_of(0, 1)->stats.lost, 0);
+	assert_int_equal(peer_of(1, 0)->stats.lost, 0);
 }
 
 /* The direct path is cut: the session comes up through the relay; when the
@@ -461,6 +467,12 @@ static void lookup_needs_consent(void **state)
 	assert_int_equal(cb->n_paths, 0); /* no address was handed over */
 	assert_true(N[2].dev.servers[0].unknowns >= 1);
 	assert_true(N[1].dev.servers[0].asks >= 1);
+	/* C keeps asking, more and more slowly: 2, 4, 8 ... 60 s apart. */
+	uint64_t before = N[2].dev.servers[0].lookups;
+	advance(180);
+	uint64_t asked = N[2].dev.servers[0].lookups - before;
+	print_message("%llu lookups in 180 s after an UNKNOWN\n", (unsigned long long)asked);
+	assert_true(asked >= 3 && asked <= 8);
 }
 
 /* A relay datagram with a wrong token, from a node to one that never
@@ -525,6 +537,39 @@ static void registration_is_authenticated(void **state)
 	assert_int_equal(S.drops[RDV_DROP_STALE_INIT], stale + 1);
 	assert_int_equal(srv_n, 0);
 	assert_true(yip_sockaddr_eq(&S.lru_head->addr, &N[0].addr));
+}
+
+/* A flood of Inits with a valid mac1 from many addresses: past its load the
+ * server answers with cookies and does no Diffie-Hellman for them; a real
+ * node's retry proves its address with mac2 and registers anyway. */
+static void server_under_load(void **state)
+{
+	uint8_t d[WIRE_INIT_LEN], key[YIP_KEY_LEN];
+	union yip_sockaddr src;
+	uint64_t failed;
+
+	(void)state;
+	server_start(true);
+	node_start(0, false);
+	wire_mac1_key(key, S.public_key);
+	for (unsigned round = 0; round < 4; round++) {
+		for (unsigned i = 0; i < S.cfg.init_load + 50; i++) {
+			memset(d, 0x42, sizeof(d));
+			wire_init_put(d, i);
+			wire_init_mac1_put(d, key);
+			set4(&src, "198.51.100.200", (uint16_t)(1024 + i));
+			src.in4.sin_addr.s_addr = htonl(0x0a000000 | i); /* 10.0.x.y */
+			rdv_rx(&S, now, RDV_SOCK_MAIN, &src, d, sizeof(d));
+			srv_n = 0; /* the cookies for the flood go nowhere */
+		}
+		failed = S.drops[RDV_DROP_HANDSHAKE_FAILED];
+		advance(1);
+		/* The node's Inits cost nothing while it lacks a cookie... */
+		assert_int_equal(S.drops[RDV_DROP_HANDSHAKE_FAILED], failed);
+	}
+	assert_true(S.drops[RDV_DROP_UNDER_LOAD] > 0);
+	/* ... and it registered with one, under the same flood. */
+	assert_int_equal(N[0].dev.servers[0].state, YIP_SERVER_REGISTERED);
 }
 
 /* The server restarts and forgets everyone: the nodes notice and register
@@ -607,6 +652,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(relay_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(registration_is_authenticated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_restart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(server_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_port_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_full_sym, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_sym_sym, setup, teardown),

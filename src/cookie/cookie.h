@@ -1,0 +1,80 @@
+/*
+ * Cookies: how a responder survives a flood of Inits (docs/protocol.md,
+ * "Cookies"), in the spirit of WireGuard's mac2. mac1 only proves a sender
+ * knows the responder's public key, which is public; each Init past it
+ * costs Diffie-Hellman. So a responder under load does that work only for
+ * an Init whose mac2 was made with a cookie it gave the Init's source
+ * address within the last two minutes; to any other it answers with a
+ * Cookie message (64 bytes, smaller than the 149-byte Init: no
+ * amplification) and does nothing else. An initiator keeps the cookie and
+ * makes its next Init's mac2 with it.
+ *
+ *   cookie     = BLAKE2b(outlen 16, key = a secret that changes every 2 minutes,
+ *                        message = source IP (4 or 16 bytes) || port (2))
+ *   Cookie msg = XChaCha20-Poly1305(key = BLAKE2b-256("yip-cookie-v1" || responder's
+ *                        static public key), nonce = 24 random bytes,
+ *                        ad = the Init's mac1, plaintext = cookie)
+ *
+ * Binding the reply to the Init's mac1 means only whoever sent that Init
+ * (and anyone on its path) can open it. Pure: the caller passes the time.
+ */
+#ifndef YIP_COOKIE_COOKIE_H
+#define YIP_COOKIE_COOKIE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "crypto/crypto.h"
+#include "wire/wire.h"
+
+#define COOKIE_SECRET_AGE (120ULL * 1000000000ULL) /* the secret changes this often */
+#define COOKIE_KEEP       (110ULL * 1000000000ULL) /* an initiator uses a cookie this long */
+
+/* The responder's side. */
+struct cookie_checker {
+	uint8_t secret[32];
+	uint64_t secret_at; /* 0: none made yet */
+	uint8_t seal_key[YIP_KEY_LEN];
+	/* Load: Inits past mac1 in the current one-second window, and in the last. */
+	uint64_t window_at;
+	unsigned count, last_count;
+};
+
+void cookie_checker_init(struct cookie_checker *c, const uint8_t our_pub[YIP_KEY_LEN]);
+void cookie_checker_wipe(struct cookie_checker *c);
+
+/*
+ * Counts one Init that passed mac1 at now; true while more than threshold
+ * came in the current second or the one before: then cookies are required.
+ */
+bool cookie_under_load(struct cookie_checker *c, uint64_t now, unsigned threshold);
+
+/* Whether the Init d (WIRE_INIT_LEN bytes) has a mac2 made with src's cookie. */
+bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+                  const uint8_t *d);
+
+/* Writes the Cookie message answering Init d from src into out (WIRE_COOKIE_MSG bytes). */
+void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+                  const uint8_t *d, uint8_t out[WIRE_COOKIE_MSG]);
+
+/* The initiator's side, one per responder. */
+struct cookie_jar {
+	uint8_t open_key[YIP_KEY_LEN];
+	uint8_t cookie[WIRE_COOKIE_LEN];
+	uint64_t got; /* when it came; 0: none */
+	uint8_t last_mac1[WIRE_MAC_LEN];
+	bool sent; /* an Init went out, so last_mac1 is set */
+};
+
+void cookie_jar_init(struct cookie_jar *j, const uint8_t their_pub[YIP_KEY_LEN]);
+
+/* Writes an Init's mac2 (zeros without a cookie younger than COOKIE_KEEP)
+ * once its mac1 is in place, and notes that mac1. */
+void cookie_jar_stamp(struct cookie_jar *j, uint64_t now, uint8_t d[WIRE_INIT_LEN]);
+
+/* A Cookie message for the last Init: keeps its cookie; false if it does not open. */
+bool cookie_jar_take(struct cookie_jar *j, uint64_t now, const struct wire_cookie *m);
+
+#endif
