@@ -851,6 +851,159 @@ static void test_arq_late_original(void **state)
 	assert_int_equal(B->dev.peers[0].stats.arq_recovered, 1);
 }
 
+/*
+ * The same, but the original arrives after a rekey, under keys that are now
+ * the previous ones: it is still refused as a replay of its own counter
+ * (the resend marked it in the replay window of the keys it came under).
+ */
+static void test_arq_previous_key_original(void **state)
+{
+	enum { TOTAL = 300 };
+	static uint8_t times[TOTAL];
+	uint64_t now = YIP_NS_PER_S, handshakes;
+	uint8_t pkt[1300];
+	struct one_late o = {0};
+	uint64_t replays;
+
+	(void)state;
+	memset(times, 0, sizeof(times));
+	ping(now, 1);
+	pair_forget(B);
+	for (uint32_t i = 0; i < 100; i++, now += YIP_NS_PER_MS) {
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		settle(now);
+		count_once(times, TOTAL);
+	}
+	for (uint32_t i = 100; i < TOTAL; i++, now += YIP_NS_PER_MS / 4) {
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		pair_pump(&P, 0, now, keep_one_late, &o);
+		pair_pump(&P, 1, now, NULL, NULL);
+		count_once(times, TOTAL);
+	}
+	assert_int_equal(o.state, 2); /* held, NACKed, resent */
+	assert_int_equal(B->dev.peers[0].stats.arq_recovered, 1);
+	/* One rekey (every 2 s here): the original's keys become the previous ones. */
+	handshakes = B->dev.peers[0].stats.handshakes;
+	for (int i = 0; i < 100 && B->dev.peers[0].stats.handshakes == handshakes;
+	     i++, now += 50 * YIP_NS_PER_MS) {
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		settle(now);
+		ping(now, 2);
+		pair_forget(A);
+		pair_forget(B);
+	}
+	assert_int_equal(B->dev.peers[0].stats.handshakes, handshakes + 1);
+	replays = B->dev.drops[YIP_DROP_REPLAY];
+	pair_rx(B, now, &A->addr, o.buf, o.len); /* the original, at last */
+	count_once(times, TOTAL);
+	/* Refused as a replay, not for unknown or expired keys. */
+	assert_int_equal(B->dev.drops[YIP_DROP_REPLAY], replays + 1);
+	for (uint32_t i = 0; i < TOTAL; i++)
+		assert_int_equal(times[i], 1);
+}
+
+/* Holds back a bulk packet of an FEC block for good, and every repair of its
+ * block until the packet's resend has gone by. */
+struct rebuild_late {
+	int state; /* 0: waiting for the packet, 1: holding, 2: saw its resend */
+	uint16_t block;
+	unsigned n;
+	size_t len[FEC_MAX_R];
+	uint8_t buf[FEC_MAX_R][YIP_MAX_DGRAM];
+};
+
+static bool keep_rebuild_late(void *arg, const struct pair_dgram *dg, unsigned j)
+{
+	struct rebuild_late *o = arg;
+	const uint8_t *d = dg->buf;
+
+	(void)j;
+	if (o->state == 0 && d[0] == WIRE_DATA && d[1] < WIRE_FEC_ARQ && dg->len > 1000 &&
+	    wire_block_class(wire_get16(d + 2)) == FLOW_BULK) {
+		o->block = wire_get16(d + 2);
+		o->state = 1;
+		return false;
+	}
+	if (o->state == 1 && d[0] == WIRE_REPAIR && wire_get16(d + 2) == o->block) {
+		assert_true(o->n < FEC_MAX_R);
+		o->len[o->n] = dg->len;
+		memcpy(o->buf[o->n++], d, dg->len);
+		return false;
+	}
+	if (o->state == 1 && d[0] == WIRE_DATA && d[1] == WIRE_FEC_ARQ)
+		o->state = 2;
+	return true;
+}
+
+/*
+ * A bulk packet in an FEC block is lost and so, for a while, are its
+ * block's repairs: B NACKs it, A resends it, B delivers the resend. Then
+ * the repairs arrive and FEC could rebuild the packet: it must not be
+ * delivered a second time (it is counted as fec_duplicate instead). Bulk
+ * blocks have K = 64 = FEC_MAX_K, so this also rebuilds a full-size block,
+ * where a 64-bit source mask shifted by K would be undefined (UBSan stops
+ * make unit-asan on it).
+ */
+static void test_arq_then_fec_rebuild(void **state)
+{
+	enum { WARM = 3000, TOTAL = WARM + 600 };
+	static uint8_t times[TOTAL];
+	static struct rebuild_late o;
+	uint64_t now = YIP_NS_PER_S, dups = 0;
+	uint8_t pkt[1300];
+	const struct yip_peer *a = &A->dev.peers[0];
+
+	(void)state;
+	memset(times, 0, sizeof(times));
+	memset(&o, 0, sizeof(o));
+	ping(now, 1);
+	pair_forget(B);
+	/* 3 % loss each way first, so that bulk blocks carry repairs. */
+	for (uint32_t i = 0; i < WARM; i++, now += 100 * 1000) {
+		yip_device_tx(&A->dev, now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		pump_lossy(0, now, 3);
+		pump_lossy(1, now, 3);
+		pair_forget(B);
+	}
+	assert_true(a->fec.params[FLOW_BULK].r > 0);
+	assert_int_equal(a->fec.params[FLOW_BULK].k, FEC_MAX_K);
+	for (uint32_t i = WARM; i < TOTAL + 1000; i++, now += 100 * 1000) {
+		int was = o.state;
+		uint64_t before = B->dev.drops[YIP_DROP_FEC_DUPLICATE];
+
+		if (i < TOTAL)
+			yip_device_tx(&A->dev, now, pkt,
+			              udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, now);
+		yip_device_timers(&B->dev, now);
+		pair_pump(&P, 0, now, keep_rebuild_late, &o);
+		if (was == 1 && o.state == 2) {
+			/* The resend is in: now the repairs, while the block is
+			 * still open at B. */
+			dups = before;
+			assert_true(o.n > 0);
+			for (unsigned j = 0; j < o.n; j++)
+				pair_rx(B, now, &A->addr, o.buf[j], o.len[j]);
+		}
+		pair_pump(&P, 1, now, NULL, NULL);
+		count_once(times, TOTAL);
+	}
+	assert_int_equal(o.state, 2); /* held, NACKed, resent */
+	print_message("held %u repairs of block %u; fec_duplicate %llu -> %llu\n", o.n, o.block,
+	              (unsigned long long)dups,
+	              (unsigned long long)B->dev.drops[YIP_DROP_FEC_DUPLICATE]);
+	/* The rebuild happened (once the block's other sources were in) and
+	 * was recognised as a duplicate. */
+	assert_true(B->dev.drops[YIP_DROP_FEC_DUPLICATE] >= dups + 1);
+	for (uint32_t i = WARM; i < TOTAL; i++)
+		assert_int_equal(times[i], 1);
+}
+
 /* ---- in order -------------------------------------------------------------------- */
 
 /*
@@ -1108,7 +1261,8 @@ static void test_recovery_memory(void **state)
 	}
 	print_message(
 	    "at full rate: A holds %llu KiB (history %u KiB), B %llu KiB; rtt %.1f ms; "
-	    "delivered %u of %u, fec %llu, arq %llu, nacks %llu (B sent %llu), history misses %llu, "
+	    "delivered %u of %u, fec %llu, arq %llu, nacks %llu (B sent %llu), history misses "
+	    "%llu, "
 	    "late %llu\n",
 	    (unsigned long long)full_a >> 10, a->fec.retx.cap >> 10,
 	    (unsigned long long)full_b >> 10, (double)a->fec.srtt / 1e6, delivered, TOTAL,
@@ -1252,6 +1406,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arq_timing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_at_most_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_late_original, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_arq_previous_key_original, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_arq_then_fec_rebuild, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_recovery_memory, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fec_delivers_in_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_train_loss, setup, teardown),
