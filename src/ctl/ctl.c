@@ -461,7 +461,8 @@ static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
 	       add_u64(j, "gro_coalesced", d->gro_coalesced) &&
 	       add_u64(j, "udp_trains", d->udp_trains) &&
 	       add_u64(j, "udp_train_datagrams", d->udp_train_datagrams) &&
-	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops);
+	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops) &&
+	       add_u64(j, "timer_runs", d->timer_runs);
 }
 
 static cJSON *json_stats(const struct yip_ctl_snapshot *s)

@@ -116,6 +116,7 @@ struct yip_ctl_datapath {
 	uint64_t gro_coalesced;           /* segments merged into a previous one on delivery */
 	uint64_t udp_trains, udp_train_datagrams;
 	uint64_t aqm_marks, aqm_drops; /* CoDel signals: CE marks, drops (both queues) */
+	uint64_t timer_runs;           /* peers whose timers ran (each due peer once per tick) */
 };
 
 struct yip_ctl_snapshot {

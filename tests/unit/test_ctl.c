@@ -353,7 +353,8 @@ static void test_json_show_peer_and_stats(void **state)
 	                                       .udp_gro = true,
 	                                       .tso_reads = 7,
 	                                       .udp_train_datagrams = UINT64_MAX,
-	                                       .aqm_drops = 3};
+	                                       .aqm_drops = 3,
+	                                       .timer_runs = 4};
 	j = reply_json(&s, "stats", NULL);
 	{
 		const cJSON *dp = cJSON_GetObjectItem(j, "datapath");
@@ -364,6 +365,7 @@ static void test_json_show_peer_and_stats(void **state)
 		assert_true(cJSON_IsFalse(cJSON_GetObjectItem(dp, "udp_gso")));
 		assert_int_equal(cJSON_GetObjectItem(dp, "tso_reads")->valuedouble, 7);
 		assert_int_equal(cJSON_GetObjectItem(dp, "aqm_drops")->valuedouble, 3);
+		assert_int_equal(cJSON_GetObjectItem(dp, "timer_runs")->valuedouble, 4);
 		assert_non_null(cJSON_GetObjectItem(dp, "udp_train_datagrams"));
 	}
 	cJSON_Delete(j);
