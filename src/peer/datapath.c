@@ -16,10 +16,12 @@
 #include "mac/mac.h"
 #include "route/route.h"
 
+/* The queue's buffer exists only while packets wait in it (see queue_push):
+ * a peer that never waits for a handshake with traffic holds none. */
 int datapath_init(struct yip_peer *p)
 {
-	p->queue = calloc(YIP_QUEUE_LEN, p->dev->pkt_max);
-	return p->queue != NULL ? 0 : -1;
+	p->queue = NULL;
+	return 0;
 }
 
 void datapath_free(struct yip_peer *p)
@@ -28,6 +30,7 @@ void datapath_free(struct yip_peer *p)
 		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * p->dev->pkt_max);
 	free(p->queue);
 	p->queue = NULL;
+	p->queue_head = p->queue_count = 0;
 }
 
 /* The traffic class of a packet, or of the IP packet inside a TAP frame. */
@@ -75,6 +78,13 @@ static void queue_push(struct yip_peer *p, const uint8_t *pkt, size_t len)
 {
 	unsigned slot;
 
+	/* Allocated when a handshake first makes a packet wait, released
+	 * when the queue empties: once per handshake, not per packet. */
+	if (p->queue == NULL &&
+	    (p->queue = malloc((size_t)YIP_QUEUE_LEN * p->dev->pkt_max)) == NULL) {
+		yip_device_drop(p->dev, YIP_DROP_QUEUE_FULL);
+		return;
+	}
 	if (p->queue_count == YIP_QUEUE_LEN) {
 		p->queue_head = (p->queue_head + 1) % YIP_QUEUE_LEN;
 		p->queue_count--;
@@ -96,12 +106,14 @@ static void queue_flush(struct yip_peer *p, uint64_t now)
 		p->queue_head = (slot + 1) % YIP_QUEUE_LEN;
 		p->queue_count--;
 	}
+	if (p->queue_count == 0)
+		datapath_free(p);
 }
 
 void datapath_queue_drop(struct yip_peer *p, enum yip_drop why)
 {
 	yip_device_drop_n(p->dev, why, p->queue_count);
-	p->queue_head = p->queue_count = 0;
+	datapath_free(p);
 }
 
 void datapath_established(struct yip_peer *p, uint64_t now)

@@ -60,7 +60,7 @@ struct route_table;
 	X(SOURCE_NOT_ALLOWED, "source_not_allowed") /* inner source outside allowed_ips */         \
 	X(NO_ROUTE, "no_route")                     /* TUN packet to no peer's allowed_ips */      \
 	X(NO_ENDPOINT, "no_endpoint")               /* peer has no known address */                \
-	X(QUEUE_FULL, "queue_full") /* oldest queued packet dropped during handshake */            \
+	X(QUEUE_FULL, "queue_full") /* during a handshake: the oldest queued, or no memory */      \
 	X(HANDSHAKE_TIMEOUT, "handshake_timeout") /* queued packets dropped: peer unreachable */   \
 	X(TOO_BIG, "too_big")                     /* TUN packet larger than the MTU */             \
 	X(SEND_FAILED, "send_failed")             /* the kernel refused a send */                  \
@@ -233,6 +233,14 @@ struct yip_rx_block {
 	uint16_t slot_rep[FEC_MAX_R];
 };
 
+/* The blocks being reassembled and the free symbol buffers: allocated with
+ * the first block, released with the buffers when idle (23 KiB a peer that
+ * a configured but silent peer does not hold). */
+struct yip_rx_state {
+	struct yip_rx_block blocks[YIP_RX_BLOCKS];
+	uint16_t free_slots[YIP_RX_SLOTS];
+};
+
 /* A bulk packet kept for ARQ; its bytes lie in the history's data ring. */
 struct yip_retx {
 	uint64_t counter; /* counter it was last sent with: increasing along the history */
@@ -293,11 +301,10 @@ struct yip_fec {
 	struct yip_retx_ring retx;
 	uint64_t tx_active; /* last bulk packet kept or repair block opened */
 	/* receiver */
-	struct yip_rx_block rx[YIP_RX_BLOCKS];
+	struct yip_rx_state *rx; /* NULL until a block is needed */
 	struct yip_rx_order order[FLOW_CLASSES];
 	uint8_t *pool[YIP_RX_SLOTS / YIP_RX_CHUNK]; /* chunks of YIP_RX_CHUNK symbols */
 	unsigned n_chunks;
-	uint16_t free_slots[YIP_RX_SLOTS];
 	unsigned n_free;
 	struct yip_missing *missing; /* YIP_MISS_SLOTS, or NULL until a gap */
 	uint64_t rx_active;          /* last symbol kept or gap seen */
@@ -411,7 +418,7 @@ struct yip_peer {
 	uint64_t last_tx_data;     /* non-keepalive data sent */
 	uint64_t first_unanswered; /* first data sent since last rx, 0 = none */
 
-	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->mtu bytes */
+	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->pkt_max bytes, NULL while empty */
 	uint16_t queue_len[YIP_QUEUE_LEN];
 	unsigned queue_head, queue_count;
 

@@ -9,9 +9,10 @@
  * packet is delivered at most once, and never if the original came first)
  * and delivered.
  *
- * Memory: symbol buffers come in chunks of YIP_RX_CHUNK as blocks need them
- * (up to YIP_RX_SLOTS), the table of missing counters with the first gap;
- * both are released after YIP_RECOVERY_IDLE_NS without use.
+ * Memory: the block table (struct yip_rx_state) comes with the first block,
+ * symbol buffers in chunks of YIP_RX_CHUNK as blocks need them (up to
+ * YIP_RX_SLOTS), the table of missing counters with the first gap; all are
+ * released after YIP_RECOVERY_IDLE_NS without use.
  */
 #include "peer/internal.h"
 
@@ -47,7 +48,7 @@ static bool pool_grow(struct yip_peer *p)
 		return false;
 	f->n_chunks++;
 	for (unsigned i = YIP_RX_CHUNK; i-- > 0;)
-		f->free_slots[f->n_free++] = (uint16_t)(c * YIP_RX_CHUNK + i);
+		f->rx->free_slots[f->n_free++] = (uint16_t)(c * YIP_RX_CHUNK + i);
 	return true;
 }
 
@@ -80,7 +81,7 @@ static bool ordered(unsigned cls)
 
 static void slot_free(struct yip_peer *p, uint16_t slot)
 {
-	p->fec.free_slots[p->fec.n_free++] = slot;
+	p->fec.rx->free_slots[p->fec.n_free++] = slot;
 }
 
 /* Frees what a block no longer needs: once it is done, its repairs and the
@@ -156,7 +157,7 @@ static int slot_take(struct yip_peer *p, uint64_t now, const struct yip_rx_block
 		struct yip_rx_block *oldest = NULL;
 
 		for (unsigned i = 0; i < YIP_RX_BLOCKS; i++) {
-			struct yip_rx_block *b = &f->rx[i];
+			struct yip_rx_block *b = &f->rx->blocks[i];
 
 			if (b != keep && b->used && (b->have_src || b->have_rep) &&
 			    (oldest == NULL || b->first < oldest->first))
@@ -166,21 +167,29 @@ static int slot_take(struct yip_peer *p, uint64_t now, const struct yip_rx_block
 	}
 	if (f->n_free == 0)
 		return -1;
-	return f->free_slots[--f->n_free];
+	return f->rx->free_slots[--f->n_free];
 }
 
 static struct yip_rx_block *block_find(struct yip_peer *p, uint16_t id)
 {
-	struct yip_rx_block *b = &p->fec.rx[block_slot(id)];
+	struct yip_rx_block *b;
 
+	if (p->fec.rx == NULL)
+		return NULL;
+	b = &p->fec.rx->blocks[block_slot(id)];
 	return b->used && b->id == id ? b : NULL;
 }
 
+/* The block with this id, made if need be; NULL only without memory for the
+ * block table. */
 static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id,
                                       uint32_t kp_index)
 {
-	struct yip_rx_block *b = &p->fec.rx[block_slot(id)];
+	struct yip_rx_block *b;
 
+	if (p->fec.rx == NULL && (p->fec.rx = calloc(1, sizeof(*p->fec.rx))) == NULL)
+		return NULL;
+	b = &p->fec.rx->blocks[block_slot(id)];
 	if (b->used && b->id == id)
 		return b;
 	block_retire(p, now, b);
@@ -226,8 +235,8 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 	unsigned lanes = fec_lanes((enum flow_class)cls), bg = 0, bp = 0;
 	bool found = false;
 
-	for (unsigned s = 0; s < YIP_RX_BLOCKS; s++) {
-		const struct yip_rx_block *b = &p->fec.rx[s];
+	for (unsigned s = 0; p->fec.rx != NULL && s < YIP_RX_BLOCKS; s++) {
+		const struct yip_rx_block *b = &p->fec.rx->blocks[s];
 		uint64_t held = b->have_src & ~b->delivered;
 
 		if (!b->used || wire_block_class(b->id) != cls)
@@ -415,6 +424,10 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	uint8_t *s;
 	int slot;
 
+	if (b == NULL) { /* no memory for the block table: no FEC, no order */
+		frame_deliver(p, now, rx->plain, rx->len);
+		return;
+	}
 	if (in_order && !o->started) {
 		unsigned lanes = fec_lanes((enum flow_class)cls);
 
@@ -464,6 +477,8 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 		return;
 	}
 	b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	if (b == NULL)
+		return; /* no memory for the block table: nothing to rebuild with */
 	if (m.symlen > p->dev->sym_cap) {
 		/* A peer with a larger MTU: its blocks of large packets cannot be
 		 * rebuilt here. The block ends at K, and what it misses is not
@@ -510,8 +525,8 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 /* True while a block holds symbol buffers. */
 static bool blocks_hold(const struct yip_peer *p)
 {
-	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++)
-		if (p->fec.rx[i].have_src || p->fec.rx[i].have_rep)
+	for (unsigned i = 0; p->fec.rx != NULL && i < YIP_RX_BLOCKS; i++)
+		if (p->fec.rx->blocks[i].have_src || p->fec.rx->blocks[i].have_rep)
 			return true;
 	return false;
 }
@@ -520,8 +535,8 @@ void recover_free(struct yip_peer *p)
 {
 	struct yip_fec *f = &p->fec;
 
-	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++)
-		f->rx[i].have_src = f->rx[i].have_rep = 0;
+	free(f->rx); /* slot numbers and bitmaps only: no packet bytes */
+	f->rx = NULL;
 	for (unsigned c = 0; c < f->n_chunks; c++) {
 		sodium_memzero(f->pool[c], (size_t)YIP_RX_CHUNK * p->dev->sym_cap);
 		free(f->pool[c]);
@@ -536,8 +551,8 @@ uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
-	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++) {
-		struct yip_rx_block *b = &p->fec.rx[i];
+	for (unsigned i = 0; p->fec.rx != NULL && i < YIP_RX_BLOCKS; i++) {
+		struct yip_rx_block *b = &p->fec.rx->blocks[i];
 
 		if (!b->used || (b->done && !b->have_src && !b->have_rep))
 			continue;
@@ -558,7 +573,8 @@ uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 			next = min64(next, o->stalled + YIP_ORDER_WAIT_NS);
 	}
 	/* Idle: the buffers are given back (no block holds any by now). */
-	if ((p->fec.n_chunks > 0 || p->fec.missing != NULL) && !blocks_hold(p)) {
+	if ((p->fec.rx != NULL || p->fec.n_chunks > 0 || p->fec.missing != NULL) &&
+	    !blocks_hold(p)) {
 		if (now - p->fec.rx_active >= YIP_RECOVERY_IDLE_NS)
 			recover_free(p);
 		else
@@ -570,6 +586,7 @@ uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 uint64_t recover_memory(const struct yip_peer *p)
 {
 	return (uint64_t)p->fec.n_chunks * YIP_RX_CHUNK * p->dev->sym_cap +
+	       (p->fec.rx != NULL ? sizeof(*p->fec.rx) : 0) +
 	       (p->fec.missing != NULL ? YIP_MISS_SLOTS * sizeof(*p->fec.missing) : 0);
 }
 
