@@ -175,6 +175,7 @@ void yip_device_free(struct yip_device *dev)
 		punch_free(p);
 		datapath_free(p);
 		protect_free(p);
+		recover_free(p);
 	}
 	if (dev->txsym)
 		sodium_memzero(dev->txsym, dev->sym_cap);
@@ -267,6 +268,7 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 	out->loss = p->fec.loss;
 	memcpy(out->fec, p->fec.params, sizeof(out->fec));
 	out->stats = p->stats;
+	out->recovery_mem = protect_memory(p) + recover_memory(p);
 	return true;
 }
 
