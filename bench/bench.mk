@@ -62,3 +62,23 @@ bench-rendezvous: build
 	@$(BUILD)/yip-rdv-bench --markdown docs/benchmarks/rendezvous.md \
 		--command "make bench-rendezvous$(if $(RDV_BENCH_ARGS), RDV_BENCH_ARGS='$(RDV_BENCH_ARGS)')" \
 		$(RDV_BENCH_ARGS)
+
+# make gossip-sim    the gossip engine (src/gossip) at scale on a discrete-event clock, no
+#                    sockets: time until 99 % of nodes hold a new member's record and a
+#                    revocation, and control bytes per node per second in steady state
+#                    (bench/gossip-sim/sim.c). GOSSIP_NODES=1000 by default (about half a
+#                    minute); GOSSIP_NODES=10000 by hand (~7 GB of memory, 10-20 min).
+#                    Writes docs/benchmarks/gossip-<nodes><GOSSIP_TAG>.{json,csv}, then
+#                    docs/benchmarks/gossip.md and gossip-convergence.svg from every such
+#                    run there. Options for build/yip-gossip-sim (e.g. "--refresh 21600",
+#                    with GOSSIP_TAG=-6h to keep the run apart) in GOSSIP_ARGS=...
+GOSSIP_NODES ?= 1000
+GOSSIP_TAG ?=
+.PHONY: gossip-sim
+gossip-sim: build
+	@mkdir -p docs/benchmarks
+	@$(BUILD)/yip-gossip-sim --nodes $(GOSSIP_NODES) \
+		--out docs/benchmarks/gossip-$(GOSSIP_NODES)$(GOSSIP_TAG) \
+		--command "make gossip-sim GOSSIP_NODES=$(GOSSIP_NODES)$(if $(GOSSIP_TAG), GOSSIP_TAG=$(GOSSIP_TAG))$(if $(GOSSIP_ARGS), GOSSIP_ARGS='$(GOSSIP_ARGS)')" \
+		$(GOSSIP_ARGS)
+	@python3 bench/gossip-sim/report.py docs/benchmarks

@@ -26,12 +26,14 @@ import sys
 
 # Bottom to top. A module may call only modules before it in this list.
 ENGINE = ["util", "crypto", "addr", "noise", "replay", "wire", "cookie", "fec", "flow", "mac", "route",
-          "aqm", "offload", "membership", "config", "peer", "rendezvous"]
+          "aqm", "offload", "membership", "config", "gossip", "peer",
+          "rendezvous"]
 OS_SIDE = ["tun", "udp", "ctl", "sandbox", "loop"]
 MODULES = ENGINE + OS_SIDE + ["cmd"]
 
 # Modules whose files are stacked in a declared order, read from a header.
-ORDERED = {"peer": "src/peer/internal.h", "membership": "src/membership/internal.h"}
+ORDERED = {"peer": "src/peer/internal.h", "membership": "src/membership/internal.h",
+           "gossip": "src/gossip/internal.h"}
 
 
 def symbols(obj):

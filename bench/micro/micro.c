@@ -69,7 +69,7 @@ extern char **environ;
 #define PIPE_BATCH  64   /* packets per egress batch (the daemon's UDP_BATCH) */
 #define PIPE_SLOTS  (PIPE_BATCH * 4 + 64)
 #define PKT_GAP_NS  1000 /* engine clock advance per packet: 1 Mpps */
-#define WARMUP_PKTS 1088 /* more than YIP_RETX_SLOTS: the ARQ ring is warm */
+#define WARMUP_PKTS 1088 /* the ARQ history has been allocated and grown past its first size */
 
 static struct {
 	unsigned runs;
@@ -618,7 +618,7 @@ static void setup_fec(void)
 
 /* ---- pieces of the engine's per-packet work ----------------------------------------------- */
 
-#define RING_SLOTS 1024 /* YIP_RETX_SLOTS */
+#define RING_SLOTS 1024 /* a ring of packets, as the ARQ history keeps each bulk packet */
 
 struct piece_arg {
 	struct flow_table *flows;

@@ -30,11 +30,21 @@ void codel_set(struct codel *c, uint64_t rtt_ns);
  * The decision for a packet that waited sojourn ns, dequeued at now.
  * backlog: more than one packet's worth is still queued behind it (a queue
  * that empties is not standing). True: signal congestion with this packet.
+ * While the queue stands, the n-th signal follows interval / sqrt(n) after
+ * the one before, with n at most 4.
  */
 bool codel_signal(struct codel *c, uint64_t now, uint64_t sojourn, bool backlog);
 
-/* A waiting time past which packets are dropped regardless: 4 x target, at
- * least 10 ms. For senders that ignore CoDel's sparse signals (BBR). */
+/*
+ * A waiting time past which packets are dropped regardless: 2 x interval +
+ * 100 ms. Only for senders that answer no signal at all. A BBR flow keeps
+ * up to twice the bandwidth-delay product it estimates in flight, plus up
+ * to 100 ms worth for ACKs that come in bursts; through a tunnel whose own
+ * rate is uneven (a busy CPU) the estimate runs high and that much stands
+ * in the queue (measured: 50-150 ms at 20 ms RTT). Dropping everything
+ * over a lower limit (4 x target, 20 ms at that RTT) cost BBR 5 % of its
+ * segments, and CUBIC in slow start hundreds in a row.
+ */
 uint64_t codel_hard_limit(const struct codel *c);
 
 #endif

@@ -242,6 +242,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		o->rtt_ms = pi.srtt ? (double)pi.srtt / 1e6 : -1.0;
 		o->loss_estimate = pi.loss;
 		o->stats = pi.stats;
+		o->recovery_mem = pi.recovery_mem;
 		memcpy(o->fec, pi.fec, sizeof(o->fec));
 		o->has_path = pi.has_path;
 		memcpy(o->path, pi.path, sizeof(o->path));
@@ -439,10 +440,15 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	    !add_u64(o, "tx_packets", st->tx_packets) || !add_u64(o, "lost", st->lost) ||
 	    !add_u64(o, "fec_recovered", st->fec_recovered) ||
 	    !add_u64(o, "fec_unrecovered", st->fec_unrecovered) ||
+	    !add_u64(o, "fec_late", st->fec_late) ||
 	    !add_u64(o, "arq_recovered", st->arq_recovered) ||
-	    !add_u64(o, "arq_sent", st->arq_sent) || !add_u64(o, "repair_sent", st->repair_sent) ||
+	    !add_u64(o, "arq_sent", st->arq_sent) || !add_u64(o, "nacks_sent", st->nacks_sent) ||
+	    !add_u64(o, "nacks_received", st->nacks_received) ||
+	    !add_u64(o, "arq_history_miss", st->arq_history_miss) ||
+	    !add_u64(o, "arq_late", st->arq_late) || !add_u64(o, "repair_sent", st->repair_sent) ||
 	    !add_u64(o, "repair_bytes", st->repair_bytes) ||
 	    !add_u64(o, "wire_bytes", st->wire_bytes) ||
+	    !add_u64(o, "recovery_mem", p->recovery_mem) ||
 	    cJSON_AddNumberToObject(o, "loss_estimate", rounded(p->loss_estimate, 1e6)) == NULL)
 		return false;
 	fec = cJSON_AddObjectToObject(o, "fec");
@@ -681,7 +687,8 @@ static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
 	       add_u64(j, "gro_coalesced", d->gro_coalesced) &&
 	       add_u64(j, "udp_trains", d->udp_trains) &&
 	       add_u64(j, "udp_train_datagrams", d->udp_train_datagrams) &&
-	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops);
+	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops) &&
+	       add_u64(j, "timer_runs", d->timer_runs);
 }
 
 static cJSON *json_stats(const struct yip_ctl_snapshot *s)

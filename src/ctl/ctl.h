@@ -95,6 +95,7 @@ struct yip_ctl_peer {
 	double rtt_ms;             /* negative = unknown */
 	double loss_estimate;      /* fraction, 0..1 */
 	struct yip_peer_stats stats;
+	uint64_t recovery_mem; /* bytes loss recovery holds for the peer now */
 	struct fec_params fec[FLOW_CLASSES];
 	/* Paths (docs/nat.md): the current one, since when, why relayed, the candidates. */
 	bool has_path;
@@ -133,6 +134,7 @@ struct yip_ctl_datapath {
 	uint64_t gro_coalesced;           /* segments merged into a previous one on delivery */
 	uint64_t udp_trains, udp_train_datagrams;
 	uint64_t aqm_marks, aqm_drops; /* CoDel signals: CE marks, drops (both queues) */
+	uint64_t timer_runs;           /* peers whose timers ran (each due peer once per tick) */
 };
 
 struct yip_ctl_snapshot {

@@ -288,7 +288,7 @@ static void members_view(FILE *out, const cJSON *root, uint64_t now_s)
 static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 {
 	const cJSON *est = field(p, "established"), *fec = field(p, "fec");
-	char rx[32], tx[32], rep[32], wire[32];
+	char rx[32], tx[32], rep[32], wire[32], mem[32];
 	double loss;
 
 	fputs("peer: ", out);
@@ -326,7 +326,9 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 	        u64_field(p, "arq_recovered"), u64_field(p, "arq_sent"));
 	yip_ctl_format_bytes(rep, sizeof(rep), u64_field(p, "repair_bytes"));
 	yip_ctl_format_bytes(wire, sizeof(wire), u64_field(p, "wire_bytes"));
-	fprintf(out, "\n  redundancy: %s of %s sent on the wire", rep, wire);
+	yip_ctl_format_bytes(mem, sizeof(mem), u64_field(p, "recovery_mem"));
+	fprintf(out, "\n  redundancy: %s of %s sent on the wire; %s held for loss recovery", rep,
+	        wire, mem);
 	fputs("\n  fec k/r:", out);
 	for (int c = 0; c < FLOW_CLASSES; c++) {
 		const char *name = flow_class_name((enum flow_class)c);

@@ -29,4 +29,25 @@ double fec_block_failure(unsigned n, unsigned r, double p, double burst);
 /* Chooses the parameters for class c given the estimated loss rate and mean burst. */
 void fec_policy(enum flow_class c, double loss, double burst, struct fec_params *out);
 
+/*
+ * How many of a block's r repairs to send when it closed with only n
+ * sources (its hold time ran out first): the fewest that meet the class's
+ * target for a block that short, at least 1, at most r.
+ */
+unsigned fec_repairs_for(enum flow_class c, double loss, double burst, unsigned n, unsigned r);
+
+/*
+ * Bulk blocks are sent interleaved, FEC_BULK_LANES at a time: packet i of a
+ * group goes to block i mod FEC_BULK_LANES. Consecutive datagrams then
+ * belong to different blocks and may share a GSO train, whose loss costs
+ * each block one symbol; a loss run that long is independent loss to each.
+ */
+#define FEC_BULK_LANES 4
+
+/* The lanes a class interleaves its blocks over. */
+static inline unsigned fec_lanes(enum flow_class c)
+{
+	return c == FLOW_BULK ? FEC_BULK_LANES : 1;
+}
+
 #endif

@@ -141,8 +141,8 @@ const uint8_t *shape_rx(struct shape *s, const uint8_t *pkt, size_t len, unsigne
 	if (len <= RX_SMALL)
 		return pkt;
 	if (s->rx_sojourn > codel_hard_limit(&s->rx_codel)) {
-		/* Far past CoDel's target: a sender that does not back off on
-		 * CoDel's sparse signals (BBR) would otherwise fill the whole
+		/* Far past anything a window-limited sender (CUBIC, BBR) keeps
+		 * queued: a sender that answers no signal would fill the whole
 		 * socket buffer with delay. Bulk packets are dropped until the
 		 * queue is back under the limit. */
 		s->rx_drops++;

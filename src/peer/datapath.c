@@ -16,6 +16,17 @@
 #include "mac/mac.h"
 #include "route/route.h"
 
+/* The queue's buffer exists only while packets wait in it (see queue_push):
+ * a peer that never waits for a handshake with traffic holds none. */
+static void queue_release(struct yip_peer *p)
+{
+	if (p->queue != NULL)
+		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * p->dev->pkt_max);
+	free(p->queue);
+	p->queue = NULL;
+	p->queue_head = p->queue_count = 0;
+}
+
 /* The traffic class of a packet, or of the IP packet inside a TAP frame. */
 static enum flow_class classify(struct yip_device *dev, const uint8_t *pkt, size_t len,
                                 uint64_t now)
@@ -61,6 +72,13 @@ static void queue_push(struct yip_peer *p, const uint8_t *pkt, size_t len)
 {
 	unsigned slot;
 
+	/* Allocated when a handshake first makes a packet wait, released
+	 * when the queue empties: once per handshake, not per packet. */
+	if (p->queue == NULL &&
+	    (p->queue = malloc((size_t)YIP_QUEUE_LEN * p->dev->pkt_max)) == NULL) {
+		yip_device_drop(p->dev, YIP_DROP_QUEUE_FULL);
+		return;
+	}
 	if (p->queue_count == YIP_QUEUE_LEN) {
 		p->queue_head = (p->queue_head + 1) % YIP_QUEUE_LEN;
 		p->queue_count--;
@@ -82,12 +100,14 @@ static void queue_flush(struct yip_peer *p, uint64_t now)
 		p->queue_head = (slot + 1) % YIP_QUEUE_LEN;
 		p->queue_count--;
 	}
+	if (p->queue_count == 0)
+		queue_release(p);
 }
 
 void datapath_queue_drop(struct yip_peer *p, enum yip_drop why)
 {
 	yip_device_drop_n(p->dev, why, p->queue_count);
-	p->queue_head = p->queue_count = 0;
+	queue_release(p);
 }
 
 void datapath_established(struct yip_peer *p, uint64_t now)
@@ -194,14 +214,20 @@ static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 			yip_device_drop(p->dev, YIP_DROP_BAD_INNER);
 			return;
 		}
-		recover_resolve(p, arq.counter);
+		/* Delivered at most once, whatever else carries the packet. */
+		if (!recover_arq(p, rx->kp, arq.counter)) {
+			yip_device_drop(p->dev, YIP_DROP_ARQ_DUPLICATE);
+			return;
+		}
 		if (frame_deliver(p, now, arq.pkt, arq.len))
 			p->stats.arq_recovered++;
 		return;
 	}
-	frame_deliver(p, now, rx->plain, rx->len);
+	/* A source of an FEC block: loss recovery delivers it, in order. */
 	if (rx->h.idx < FEC_MAX_K && !p->dev->fec_off)
 		recover_source(p, now, rx);
+	else
+		frame_deliver(p, now, rx->plain, rx->len);
 }
 
 void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *from,
@@ -258,7 +284,7 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 			recover_repair(p, now, &rx);
 		break;
 	case WIRE_REPORT:
-		report_receive(p, now, rx.plain, rx.len);
+		report_receive(p, now, rx.kp, rx.plain, rx.len);
 		break;
 	default:
 		yip_device_drop(dev, YIP_DROP_MALFORMED);

@@ -250,6 +250,7 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 	out->loss = p->fec.loss;
 	memcpy(out->fec, p->fec.params, sizeof(out->fec));
 	out->stats = p->stats;
+	out->recovery_mem = protect_memory(p) + recover_memory(p);
 	return true;
 }
 

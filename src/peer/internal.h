@@ -191,6 +191,7 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 /* ---- protect.c: loss recovery, sending side ------------------------------------- */
 
 int protect_init(struct yip_peer *p);
+/* Gives back every buffer (they come again when needed). */
 void protect_free(struct yip_peer *p);
 /* Sends a packet (len > 0) of class cls, folded into its FEC block. */
 void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
@@ -198,27 +199,45 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 /* Closes open blocks and sends every repair still owed (before a key change). */
 void protect_flush(struct yip_peer *p, uint64_t now);
 uint64_t protect_timers(struct yip_peer *p, uint64_t now);
-/* The peer misses the packet sent with this counter: send it again if kept. */
-void protect_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter);
+/* The peer misses the packet sent with this counter under the keys kp (those
+ * its report came under): send it again if kept. */
+void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                        uint64_t counter);
+/* Bytes the sending side holds now (repair buffers, ARQ history). */
+uint64_t protect_memory(const struct yip_peer *p);
 
 /* ---- recover.c: loss recovery, receiving side ------------------------------------ */
 
+/* A source of an FEC block: kept for its block and delivered, after the
+ * sources sent before it in its class or once they are given up. */
 void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
 void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx);
 uint64_t recover_timers(struct yip_peer *p, uint64_t now);
+/* Gives back every buffer (they come again when needed). */
+void recover_free(struct yip_peer *p);
 /* Every authenticated datagram: gaps in the counters, report scheduling. */
 void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
                      uint64_t counter, bool data);
-/* The packet sent with this counter arrived after all (late, rebuilt or resent). */
-void recover_resolve(struct yip_peer *p, uint64_t counter);
-/* Missing counters due a NACK now (at most max); *next: when the next one is due. */
+/*
+ * A resend (ARQ) that came under the keys kp names the counter its packet
+ * was first sent with: true if that packet may be delivered now, which
+ * marks it delivered (replay window, missing counters) so that it never is
+ * again, whether the original, a rebuild or another resend comes later.
+ */
+bool recover_arq(struct yip_peer *p, struct yip_keypair *kp, uint64_t counter);
+/* Missing counters of the keys the peer's reports go under (p->cur) that are
+ * due a NACK now (at most max); *next: when the next one is due. */
 unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsigned max,
                            uint64_t *next);
+/* Bytes the receiving side holds now (reassembly buffers, missing counters). */
+uint64_t recover_memory(const struct yip_peer *p);
 
 /* ---- report.c: loss reports ----------------------------------------------------- */
 
 uint64_t report_timers(struct yip_peer *p, uint64_t now);
-void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len);
+/* A report that came under the keys kp. */
+void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                    const uint8_t *plain, size_t len);
 
 /* ---- peers.c: the peer table and membership ----------------------------------------- */
 

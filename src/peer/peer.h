@@ -62,7 +62,7 @@ struct route_table;
 	X(SOURCE_NOT_ALLOWED, "source_not_allowed") /* inner source outside allowed_ips */         \
 	X(NO_ROUTE, "no_route")                     /* TUN packet to no peer's allowed_ips */      \
 	X(NO_ENDPOINT, "no_endpoint")               /* peer has no known address */                \
-	X(QUEUE_FULL, "queue_full") /* oldest queued packet dropped during handshake */            \
+	X(QUEUE_FULL, "queue_full") /* during a handshake: the oldest queued, or no memory */      \
 	X(HANDSHAKE_TIMEOUT, "handshake_timeout") /* queued packets dropped: peer unreachable */   \
 	X(TOO_BIG, "too_big")                     /* TUN packet larger than the MTU */             \
 	X(SEND_FAILED, "send_failed")             /* the kernel refused a send */                  \
@@ -70,6 +70,7 @@ struct route_table;
 	X(BAD_REPAIR, "bad_repair")       /* repair symbol inconsistent with its block */          \
 	X(BAD_REPORT, "bad_report")       /* malformed loss report */                              \
 	X(FEC_DUPLICATE, "fec_duplicate") /* rebuilt packet that had already arrived */            \
+	X(ARQ_DUPLICATE, "arq_duplicate") /* resent packet that had already arrived */             \
 	X(BAD_RELAY, "bad_relay") /* relayed, but not by a server we use or not with our token */  \
 	X(BAD_CTRL, "bad_ctrl")   /* control message malformed or not expected from its sender */  \
 	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */
@@ -158,8 +159,13 @@ struct yip_peer_stats {
 	uint64_t lost;                /* datagrams from the peer that never arrived (gaps) */
 	uint64_t fec_recovered;       /* packets rebuilt from repair symbols */
 	uint64_t fec_unrecovered;     /* packets of blocks that could not be rebuilt */
+	uint64_t fec_late;            /* rebuilt after later packets had to go on without them */
 	uint64_t arq_recovered;       /* retransmissions received and delivered */
 	uint64_t arq_sent;            /* retransmissions we sent on request */
+	uint64_t nacks_sent;          /* missing counters we asked the peer for */
+	uint64_t nacks_received;      /* counters the peer asked us for */
+	uint64_t arq_history_miss;    /* ... older than every copy kept, the oldest still young */
+	uint64_t arq_late;            /* ... kept, but past their time or tries */
 	uint64_t repair_sent;         /* repair symbols sent */
 	uint64_t repair_bytes;        /* bytes of redundancy sent (repair datagrams) */
 	uint64_t wire_bytes;          /* every byte of every datagram we sent */
@@ -168,45 +174,113 @@ struct yip_peer_stats {
 	uint64_t roams;
 };
 
-/* Loss recovery (see docs/protocol.md, "Loss recovery"). */
-#define YIP_RX_BLOCKS     64   /* FEC blocks being reassembled per peer */
-#define YIP_RX_SLOTS      1024 /* symbol buffers per peer for reassembly */
-#define YIP_RETX_SLOTS    1024 /* bulk packets kept per peer for ARQ */
-#define YIP_MISS_SLOTS    1024 /* missing counters tracked per peer for NACKs */
-#define YIP_ARQ_TRIES     3
-#define YIP_NACK_GRACE_NS (8 * 1000000ULL) /* FEC gets this long to rebuild a packet */
+/*
+ * Loss recovery (see docs/protocol.md, "Loss recovery"). Its buffers are
+ * allocated when a peer first needs them and released after it has been
+ * idle for YIP_RECOVERY_IDLE_NS: a configured peer that carries nothing
+ * holds none of them.
+ */
+#define YIP_RX_BLOCKS        64   /* FEC blocks being reassembled per peer */
+#define YIP_RX_CHUNK         64   /* symbol buffers allocated at a time for reassembly */
+#define YIP_RX_SLOTS         1024 /* symbol buffers per peer for reassembly, at most */
+#define YIP_MISS_SLOTS       1024 /* missing counters tracked per peer for NACKs */
+#define YIP_ARQ_TRIES        3
+#define YIP_NACK_GRACE_NS    (8 * 1000000ULL)  /* FEC gets this long to rebuild a packet */
+#define YIP_ORDER_WAIT_NS    YIP_NACK_GRACE_NS /* and later sources wait that long for it */
+#define YIP_RETX_MIN         (64u << 10)       /* bytes of ARQ history to start with */
+#define YIP_RETX_MAX         (32u << 20)       /* and at most */
+#define YIP_RECOVERY_IDLE_NS (10 * 1000000000ULL)
 
+/* A block being filled or repaired: one lane of a class's group. */
 struct yip_tx_block {
-	bool open;    /* taking sources */
-	uint8_t k, r; /* target sources, repairs */
+	uint8_t k, r; /* target sources, repairs (the code: repair j of r) */
 	uint8_t n;    /* sources added */
+	uint8_t send; /* repairs to send: r, or fewer for a block closed short */
 	uint8_t sent; /* repairs sent after closing */
 	uint16_t id;
-	uint16_t len;      /* longest symbol so far */
+	uint16_t len; /* longest symbol so far */
+	uint8_t *rep; /* FEC_MAX_R symbols of dev->sym_cap bytes, or NULL (none yet) */
+};
+
+/*
+ * A class's blocks, filled together: packet i of the group goes to lane
+ * i mod lanes (fec_lanes). The group closes when every lane has K sources
+ * or its hold time is up; then the lanes' repairs go out a round at a time
+ * (repair j of every lane), one round after every `lanes` later packets of
+ * the class, the rest when the drain time passes.
+ */
+struct yip_tx_group {
+	bool open;
+	uint8_t lanes;
+	uint16_t n;        /* sources added over all lanes */
+	uint16_t since;    /* class packets sent since it closed */
 	uint64_t opened;   /* monotonic ns */
 	uint64_t drain_at; /* when unsent repairs must go out */
-	uint8_t *rep;      /* FEC_MAX_R symbols of dev->sym_cap bytes */
+	struct yip_tx_block lane[FEC_BULK_LANES];
 };
 
 struct yip_rx_block {
 	bool used, done;
+	bool passed; /* the order stopped waiting for its missing sources */
 	uint16_t id;
-	uint8_t k, r;      /* k = 0 until a repair says */
-	uint16_t len;      /* symbol length (from a repair) */
-	uint32_t kp_index; /* keys the block's sources were sealed with */
-	uint64_t first;    /* monotonic ns */
-	uint64_t have_src; /* bitmaps */
-	uint16_t have_rep;
+	uint8_t k, r;       /* k = 0 until a repair says */
+	uint16_t len;       /* symbol length (from a repair) */
+	uint32_t kp_index;  /* keys the block's sources were sealed with */
+	uint64_t first;     /* monotonic ns */
+	uint64_t have_src;  /* bitmaps: sources held (arrived or rebuilt), */
+	uint64_t delivered; /* sources delivered (or given up), */
+	uint16_t have_rep;  /* repairs held */
 	uint16_t src_len[FEC_MAX_K];
 	uint16_t slot_src[FEC_MAX_K];
 	uint16_t slot_rep[FEC_MAX_R];
 };
 
+/* The blocks being reassembled and the free symbol buffers: allocated with
+ * the first block, released with the buffers when idle (23 KiB a peer that
+ * a configured but silent peer does not hold). */
+struct yip_rx_state {
+	struct yip_rx_block blocks[YIP_RX_BLOCKS];
+	uint16_t free_slots[YIP_RX_SLOTS];
+};
+
+/* A bulk packet kept for ARQ; its bytes lie in the history's data ring. */
 struct yip_retx {
-	uint64_t counter; /* counter it was last sent with */
-	uint64_t sent;    /* monotonic ns, 0 = empty */
+	uint64_t counter; /* counter it was last sent with: increasing along the history */
+	uint64_t orig;    /* counter it was first sent with: what a resend names */
+	uint64_t sent;    /* monotonic ns */
+	uint32_t off;     /* where its bytes start in the data ring */
 	uint16_t len;
 	uint8_t tries;
+};
+
+/*
+ * The ARQ history: the bulk packets sent lately under one session, oldest
+ * first. Its size follows the bandwidth-delay product: it doubles, up to
+ * YIP_RETX_MAX, when it is three quarters full and its oldest copy is
+ * younger than the horizon (long enough for two NACKs to reach us), or when
+ * a copy that young would have to be evicted.
+ */
+struct yip_retx_ring {
+	struct yip_retx *rec; /* rec_cap records, a ring: the oldest at head */
+	uint8_t *data;        /* cap bytes, a ring of packets */
+	uint32_t cap, rec_cap, head, count, wpos;
+	uint32_t bytes;   /* of the packets kept */
+	uint32_t session; /* local index of the keys the kept counters belong to */
+	uint64_t evicted; /* newest counter evicted + 1 (0: none yet) */
+};
+
+/*
+ * Where a class's stream of FEC sources stands at the receiver: the next
+ * source to deliver (its group, and its place there: sources were sent
+ * round-robin over the group's lanes, see struct yip_tx_group). Sources
+ * after a missing one wait in their blocks until it is rebuilt, or for
+ * YIP_ORDER_WAIT_NS at most.
+ */
+struct yip_rx_order {
+	bool started;
+	uint16_t group;   /* number of the group's first block (wire_block_num) */
+	uint16_t pos;     /* the source's place in the group: index x lanes + lane */
+	uint64_t stalled; /* since when the next source has been missing (0: it is not) */
 };
 
 struct yip_missing {
@@ -218,22 +292,24 @@ struct yip_missing {
 
 struct yip_fec {
 	/* sender */
-	struct yip_tx_block tx[FLOW_CLASSES][2]; /* [class][open, draining] */
+	struct yip_tx_group tx[FLOW_CLASSES][2]; /* [class][open, draining] */
 	struct fec_params params[FLOW_CLASSES];
-	uint16_t next_block;
-	double loss; /* estimated from the peer's reports */
+	uint16_t next_block[FLOW_CLASSES]; /* per class (wire_block) */
+	double loss;                       /* estimated from the peer's reports */
 	double burst;
 	uint64_t loss_seen; /* last report that showed loss */
 	uint64_t acc_start; /* reports being added up into one sample */
 	uint32_t acc_span, acc_received;
-	struct yip_retx *retx; /* YIP_RETX_SLOTS, data after the array */
-	uint8_t *retx_data;
+	struct yip_retx_ring retx;
+	uint64_t tx_active; /* last bulk packet kept or repair block opened */
 	/* receiver */
-	struct yip_rx_block rx[YIP_RX_BLOCKS];
-	uint8_t *pool; /* YIP_RX_SLOTS symbols of dev->sym_cap bytes */
-	uint16_t free_slots[YIP_RX_SLOTS];
+	struct yip_rx_state *rx; /* NULL until a block is needed */
+	struct yip_rx_order order[FLOW_CLASSES];
+	uint8_t *pool[YIP_RX_SLOTS / YIP_RX_CHUNK]; /* chunks of YIP_RX_CHUNK symbols */
+	unsigned n_chunks;
 	unsigned n_free;
-	struct yip_missing *missing; /* YIP_MISS_SLOTS */
+	struct yip_missing *missing; /* YIP_MISS_SLOTS, or NULL until a gap */
+	uint64_t rx_active;          /* last symbol kept or gap seen */
 	uint32_t track_index;        /* keys whose counters the statistics follow */
 	uint64_t highest;            /* highest counter received under them */
 	bool tracking;
@@ -361,7 +437,7 @@ struct yip_peer {
 	uint64_t last_tx_data;     /* non-keepalive data sent */
 	uint64_t first_unanswered; /* first data sent since last rx, 0 = none */
 
-	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->mtu bytes */
+	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->pkt_max bytes, NULL while empty */
 	uint16_t queue_len[YIP_QUEUE_LEN];
 	unsigned queue_head, queue_count;
 
@@ -572,6 +648,7 @@ struct yip_peer_info {
 	double loss;   /* loss rate estimated from the peer's reports */
 	struct fec_params fec[FLOW_CLASSES];
 	struct yip_peer_stats stats;
+	uint64_t recovery_mem; /* bytes loss recovery holds for this peer now */
 };
 
 void yip_device_info(const struct yip_device *dev, struct yip_device_info *out);

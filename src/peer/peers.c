@@ -80,10 +80,9 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 	cookie_jar_init(&p->cookie, p->public_key);
 	yip_addr_from_public(p->address, p->public_key);
 	p->path = -1;
-	p->queue = calloc(YIP_QUEUE_LEN, dev->pkt_max);
-	if (p->queue == NULL || protect_init(p) != 0) {
+	/* The send queue is allocated when a packet first waits (datapath.c). */
+	if (protect_init(p) != 0) {
 		protect_free(p);
-		free(p->queue);
 		free(p);
 		goto oom;
 	}
@@ -134,6 +133,7 @@ void peer_free(struct yip_peer *p)
 		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->pkt_max);
 	free(p->queue);
 	protect_free(p);
+	recover_free(p);
 	free(p->member);
 	sodium_memzero(p, sizeof(*p));
 	free(p);

@@ -5,17 +5,27 @@
  * time, and its R repair symbols follow: for interactive traffic at once,
  * otherwise one after each later packet of the class (so one burst of loss
  * does not take a block's sources and its repairs together), and the rest
- * when the drain time passes. Bulk packets are also kept briefly so a NACK
- * can have them sent again.
+ * when the drain time passes. Bulk packets are also kept (the ARQ history)
+ * so a NACK can have them sent again.
+ *
+ * Memory: a class's repair buffers are allocated when it first opens a
+ * block with repairs, the ARQ history when the first bulk packet is kept;
+ * the history grows with the bandwidth-delay product (struct
+ * yip_retx_ring); both are released after YIP_RECOVERY_IDLE_NS without
+ * use. Growing copies the history once per doubling, never per packet.
  */
 #include "peer/internal.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAIN_NS  1000000ULL    /* unsent repairs go out at most this long after close */
-#define RETX_TTL  1000000000ULL /* a NACK older than this finds nothing */
-#define NS_PER_US 1000ULL
+#include "util/clock.h"
+
+#define DRAIN_NS     1000000ULL    /* unsent repairs go out at most this long after close */
+#define RETX_TTL     1000000000ULL /* a NACK older than this finds nothing */
+#define NS_PER_US    1000ULL
+#define RETX_PER_REC 512 /* bytes of history per record slot (bulk packets are large) */
 
 static uint8_t *rep_buf(const struct yip_peer *p, const struct yip_tx_block *b, unsigned j)
 {
@@ -25,43 +35,215 @@ static uint8_t *rep_buf(const struct yip_peer *p, const struct yip_tx_block *b, 
 int protect_init(struct yip_peer *p)
 {
 	struct yip_fec *f = &p->fec;
-	size_t cap = p->dev->sym_cap;
 
 	fec_init();
-	for (int c = 0; c < FLOW_CLASSES; c++) {
+	for (int c = 0; c < FLOW_CLASSES; c++)
 		fec_policy((enum flow_class)c, 0, 1, &f->params[c]);
-		for (int i = 0; i < 2; i++) {
-			f->tx[c][i].rep = calloc(FEC_MAX_R, cap);
-			if (f->tx[c][i].rep == NULL)
-				return -1;
-		}
-	}
 	f->burst = 1;
-	f->pool = calloc(YIP_RX_SLOTS, cap);
-	f->missing = calloc(YIP_MISS_SLOTS, sizeof(*f->missing));
-	f->retx = calloc(YIP_RETX_SLOTS, sizeof(*f->retx));
-	f->retx_data = calloc(YIP_RETX_SLOTS, p->dev->pkt_max);
-	if (!f->pool || !f->missing || !f->retx || !f->retx_data)
-		return -1;
-	for (unsigned i = 0; i < YIP_RX_SLOTS; i++)
-		f->free_slots[i] = (uint16_t)(YIP_RX_SLOTS - 1 - i);
-	f->n_free = YIP_RX_SLOTS;
 	return 0;
 }
 
-void protect_free(struct yip_peer *p)
-{
-	struct yip_fec *f = &p->fec;
+/* ---- the ARQ history ------------------------------------------------------------- */
 
-	for (int c = 0; c < FLOW_CLASSES; c++)
-		for (int i = 0; i < 2; i++)
-			free(f->tx[c][i].rep);
-	free(f->pool);
-	free(f->missing);
-	free(f->retx);
-	free(f->retx_data);
-	memset(f, 0, sizeof(*f));
+static void retx_release(struct yip_peer *p)
+{
+	struct yip_retx_ring *r = &p->fec.retx;
+
+	if (r->data != NULL)
+		sodium_memzero(r->data, r->cap); /* plaintext inner packets */
+	free(r->data);
+	free(r->rec);
+	memset(r, 0, sizeof(*r));
 }
+
+static struct yip_retx *retx_at(const struct yip_retx_ring *r, uint32_t i)
+{
+	return &r->rec[(r->head + i) % r->rec_cap];
+}
+
+/* How long a copy must last: until a second NACK for it could have come. */
+static uint64_t retx_horizon(const struct yip_peer *p)
+{
+	uint64_t rtt = p->fec.srtt ? p->fec.srtt : 100 * YIP_NS_PER_MS;
+
+	return rtt * 5 / 2 + 40 * YIP_NS_PER_MS;
+}
+
+/*
+ * Makes the history cap bytes large, keeping what it holds (packed at the
+ * start). Returns false, with the history as it was, if out of memory.
+ */
+static bool retx_resize(struct yip_peer *p, uint32_t cap)
+{
+	struct yip_retx_ring *r = &p->fec.retx, n = {0};
+
+	n.cap = cap;
+	n.rec_cap = cap / RETX_PER_REC;
+	n.data = malloc(cap);
+	n.rec = malloc((size_t)n.rec_cap * sizeof(*n.rec));
+	if (n.data == NULL || n.rec == NULL) {
+		free(n.data);
+		free(n.rec);
+		return false;
+	}
+	n.session = r->session;
+	/* The newest records that fit, oldest first. */
+	uint32_t first = r->count > n.rec_cap ? r->count - n.rec_cap : 0;
+	for (uint32_t i = first; i < r->count; i++) {
+		const struct yip_retx *o = retx_at(r, i);
+		struct yip_retx *c = &n.rec[n.count++];
+
+		*c = *o;
+		c->off = n.wpos;
+		memcpy(n.data + n.wpos, r->data + o->off, o->len);
+		n.wpos += o->len;
+		n.bytes += o->len;
+	}
+	retx_release(p);
+	*r = n;
+	return true;
+}
+
+static void retx_evict(struct yip_peer *p, uint64_t now, bool *young)
+{
+	struct yip_retx_ring *r = &p->fec.retx;
+
+	if (now - retx_at(r, 0)->sent < retx_horizon(p))
+		*young = true;
+	r->bytes -= retx_at(r, 0)->len;
+	r->evicted = retx_at(r, 0)->counter + 1;
+	r->head = (r->head + 1) % r->rec_cap;
+	r->count--;
+}
+
+/*
+ * Room for len bytes at r->wpos (moved to 0 when the end is too near):
+ * evicts the oldest copies that lie in the way. *young: one of them was
+ * younger than the horizon.
+ */
+static void retx_make_room(struct yip_peer *p, uint64_t now, size_t len, bool *young)
+{
+	struct yip_retx_ring *r = &p->fec.retx;
+
+	if (r->count == r->rec_cap)
+		retx_evict(p, now, young);
+	for (;;) {
+		uint32_t tail;
+
+		if (r->count == 0) {
+			if (r->wpos + len > r->cap)
+				r->wpos = 0;
+			return;
+		}
+		tail = retx_at(r, 0)->off;
+		if (r->wpos > tail) {
+			if (r->wpos + len <= r->cap)
+				return;
+			r->wpos = 0; /* the end is too short: wrap */
+			continue;
+		}
+		if (r->wpos < tail && r->wpos + len <= tail)
+			return;
+		retx_evict(p, now, young);
+	}
+}
+
+/* Keeps a bulk packet so a NACK for its counter can have it sent again. */
+static void retx_keep(struct yip_peer *p, uint64_t now, uint64_t counter, uint64_t orig,
+                      const uint8_t *pkt, size_t len, uint8_t tries)
+{
+	struct yip_retx_ring *r = &p->fec.retx;
+	struct yip_retx *c;
+	bool young = false;
+
+	p->fec.tx_active = now;
+	if (r->data == NULL && !retx_resize(p, YIP_RETX_MIN))
+		return;
+	if (r->session != p->cur.local_index) {
+		/* New keys: the kept counters are another session's. */
+		r->count = r->head = r->wpos = r->bytes = 0;
+		r->evicted = 0;
+		r->session = p->cur.local_index;
+	}
+	if (len > r->cap)
+		return;
+	/* Nearly full with every copy still young: the rate needs more room. */
+	if (r->count > 0 && r->bytes + len > r->cap / 4 * 3 && r->cap < YIP_RETX_MAX &&
+	    now - retx_at(r, 0)->sent < retx_horizon(p))
+		retx_resize(p, r->cap * 2);
+	retx_make_room(p, now, len, &young);
+	c = &r->rec[(r->head + r->count) % r->rec_cap];
+	*c = (struct yip_retx){counter, orig, now, r->wpos, (uint16_t)len, tries};
+	memcpy(r->data + r->wpos, pkt, len);
+	r->wpos += (uint32_t)len;
+	r->bytes += (uint32_t)len;
+	r->count++;
+	/* Too small for the rate and round trip: grow (the copy above is kept). */
+	if (young && r->cap < YIP_RETX_MAX)
+		retx_resize(p, r->cap * 2);
+}
+
+/* The kept copy sent with counter, or NULL. */
+static struct yip_retx *retx_find(struct yip_retx_ring *r, uint64_t counter)
+{
+	uint32_t lo = 0, hi = r->count;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		struct yip_retx *c = retx_at(r, mid);
+
+		if (c->counter == counter)
+			return c;
+		if (c->counter < counter)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                        uint64_t counter)
+{
+	struct yip_retx_ring *r = &p->fec.retx;
+	uint8_t pre[WIRE_ARQ_PRE], *copy;
+	struct yip_retx *c, keep;
+	uint64_t sent_as;
+
+	p->stats.nacks_received++;
+	/* Only counters of the session we still send under can be resent: the
+	 * resend must go under the keys of the original, whose replay window
+	 * at the peer then sees it at most once. */
+	if (kp != &p->cur || r->count == 0 || r->session != kp->local_index)
+		return;
+	c = retx_find(r, counter);
+	if (c == NULL) {
+		/* Older than every copy, while the oldest is younger than a NACK
+		 * may be: the history is too short for the rate and round trip.
+		 * (Otherwise the counter was no bulk packet, or a NACK came late.) */
+		if (counter < retx_at(r, 0)->counter && counter < r->evicted &&
+		    now - retx_at(r, 0)->sent < retx_horizon(p))
+			p->stats.arq_history_miss++;
+		return;
+	}
+	if (now - c->sent > RETX_TTL || c->tries >= YIP_ARQ_TRIES) {
+		p->stats.arq_late++;
+		return;
+	}
+	c->tries++;
+	keep = *c;
+	copy = r->data + c->off;
+	wire_arq_put(pre, keep.orig);
+	sent_as = frame_send(p, now, WIRE_DATA, WIRE_FEC_ARQ, 0, pre, sizeof(pre), copy, keep.len);
+	p->stats.arq_sent++;
+	/* Kept under its new counter too: that one may be NACKed in turn. The
+	 * resend names the first counter, so the peer delivers it once. Copied
+	 * through the scratch buffer: keeping it may move the history. */
+	memcpy(p->dev->txsym, copy, keep.len);
+	retx_keep(p, now, sent_as, keep.orig, p->dev->txsym, keep.len, keep.tries);
+}
+
+/* ---- FEC groups ---------------------------------------------------------------------- */
 
 static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
 {
@@ -75,78 +257,135 @@ static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b
 	p->stats.repair_bytes += WIRE_DATA_MIN + sizeof(pre) + b->len;
 }
 
-static void drain_all(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
+/* Repairs a closed group still owes. */
+static bool group_owes(const struct yip_tx_group *g)
 {
-	while (b->sent < b->r && b->n > 0)
-		send_repair(p, now, b);
+	for (unsigned d = 0; d < g->lanes; d++)
+		if (g->lane[d].n > 0 && g->lane[d].sent < g->lane[d].send)
+			return true;
+	return false;
 }
 
-/* Closes the open block of a class; its repairs start to flow. */
-static void close_block(struct yip_peer *p, uint64_t now, int cls)
+/* One round: the next repair of every lane that owes one. Their blocks
+ * differ, so the round may leave as one GSO train. */
+static void send_round(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
 {
-	struct yip_tx_block *open = &p->fec.tx[cls][0], *old = &p->fec.tx[cls][1];
-	struct yip_tx_block tmp;
+	for (unsigned d = 0; d < g->lanes; d++)
+		if (g->lane[d].n > 0 && g->lane[d].sent < g->lane[d].send)
+			send_repair(p, now, &g->lane[d]);
+}
 
-	drain_all(p, now, old); /* the block before it must be complete first */
+static void drain_all(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
+{
+	while (!g->open && group_owes(g))
+		send_round(p, now, g);
+}
+
+/* Closes the open group of a class; its repairs start to flow. */
+static void close_group(struct yip_peer *p, uint64_t now, int cls)
+{
+	struct yip_fec *f = &p->fec;
+	struct yip_tx_group *open = &f->tx[cls][0], *old = &f->tx[cls][1];
+	struct yip_tx_group tmp;
+
+	drain_all(p, now, old); /* the group before it must be complete first */
 	tmp = *old;
 	*old = *open;
 	*open = tmp;
 	open->open = false;
 	old->open = false;
-	old->sent = 0;
+	old->since = 0;
 	old->drain_at = now + DRAIN_NS;
+	for (unsigned d = 0; d < old->lanes; d++) {
+		struct yip_tx_block *b = &old->lane[d];
+
+		b->sent = 0;
+		/* Closed short: a shorter block needs fewer repairs. */
+		b->send = b->n < b->k ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss,
+		                                                 f->burst, b->n, b->r)
+		                      : b->r;
+	}
 	if (cls == FLOW_INTERACTIVE) {
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */
 	} else {
-		send_repair(p, now, old);
+		send_round(p, now, old);
 		schedule_peer(p, old->drain_at);
 	}
 }
 
-static void open_block(struct yip_peer *p, uint64_t now, int cls)
+/* Both groups of a class get repair buffers for their lanes; false if out of memory. */
+static bool reps_alloc(struct yip_peer *p, int cls, unsigned lanes)
 {
-	struct yip_tx_block *b = &p->fec.tx[cls][0];
-	const struct fec_params *prm = &p->fec.params[cls];
+	for (int i = 0; i < 2; i++)
+		for (unsigned d = 0; d < lanes; d++) {
+			struct yip_tx_block *b = &p->fec.tx[cls][i].lane[d];
 
-	b->open = true;
-	b->k = prm->k;
-	b->r = prm->r;
-	b->n = 0;
-	b->sent = 0;
-	b->len = 0;
-	b->id = p->fec.next_block++;
-	b->opened = now;
-	memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
-	schedule_peer(p, now + prm->hold_us * NS_PER_US);
+			if (b->rep == NULL)
+				b->rep = malloc((size_t)FEC_MAX_R * p->dev->sym_cap);
+			if (b->rep == NULL)
+				return false;
+		}
+	return true;
 }
 
-/* Keeps a bulk packet so a NACK for its counter can have it sent again. */
-static void retx_keep(struct yip_peer *p, uint64_t now, uint64_t counter, const uint8_t *pkt,
-                      size_t len, uint8_t tries)
+static void reps_release(struct yip_peer *p)
 {
-	size_t slot = (size_t)(counter % YIP_RETX_SLOTS);
-	struct yip_retx *r = &p->fec.retx[slot];
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		for (int i = 0; i < 2; i++)
+			for (unsigned d = 0; d < FEC_BULK_LANES; d++) {
+				struct yip_tx_block *b = &p->fec.tx[c][i].lane[d];
 
-	r->counter = counter;
-	r->sent = now;
-	r->len = (uint16_t)len;
-	r->tries = tries;
-	memcpy(p->fec.retx_data + slot * p->dev->pkt_max, pkt, len);
+				if (b->rep != NULL)
+					sodium_memzero(b->rep, (size_t)FEC_MAX_R * p->dev->sym_cap);
+				free(b->rep);
+				b->rep = NULL;
+			}
+}
+
+/* Opens a group for a class; false (no group) if its buffers cannot be had. */
+static bool open_group(struct yip_peer *p, uint64_t now, int cls)
+{
+	struct yip_fec *f = &p->fec;
+	struct yip_tx_group *g = &f->tx[cls][0];
+	const struct fec_params *prm = &f->params[cls];
+	unsigned lanes = fec_lanes((enum flow_class)cls);
+
+	if (!reps_alloc(p, cls, lanes))
+		return false;
+	g->open = true;
+	g->lanes = (uint8_t)lanes;
+	g->n = 0;
+	g->opened = now;
+	for (unsigned d = 0; d < lanes; d++) {
+		struct yip_tx_block *b = &g->lane[d];
+
+		b->k = prm->k;
+		b->r = prm->r;
+		b->n = b->sent = b->send = 0;
+		b->len = 0;
+		b->id = wire_block((unsigned)cls, f->next_block[cls] + d);
+		memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
+	}
+	/* Group numbers are multiples of the lanes: the receiver finds lane 0. */
+	f->next_block[cls] = (uint16_t)(f->next_block[cls] + lanes);
+	f->tx_active = now;
+	schedule_peer(p, now + prm->hold_us * NS_PER_US);
+	return true;
 }
 
 void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const uint8_t *pkt,
                     size_t len)
 {
 	struct yip_fec *f = &p->fec;
-	struct yip_tx_block *b = &f->tx[cls][0], *old = &f->tx[cls][1];
+	struct yip_tx_group *g = &f->tx[cls][0], *old = &f->tx[cls][1];
 	uint8_t *sym = p->dev->txsym, *reps[FEC_MAX_R];
 	uint64_t counter;
 
-	if (f->params[cls].r == 0 && !b->open) {
+	if ((f->params[cls].r == 0 && !g->open) || (!g->open && !open_group(p, now, cls))) {
 		counter = frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
 	} else {
-		if (!b->open)
-			open_block(p, now, cls);
+		struct yip_tx_block *b = &g->lane[g->n % g->lanes];
+
 		counter = frame_send(p, now, WIRE_DATA, b->n, b->id, NULL, 0, pkt, len);
 		/* The symbol is counter | length | packet: the receiver learns from a
 		 * rebuilt symbol which counter it stands for and how long it was.
@@ -158,37 +397,19 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 			reps[j] = rep_buf(p, b, j);
 		fec_encode_add(b->r, b->n, sym, WIRE_SYM_HDR + len, reps);
 		b->n++;
+		g->n++;
 		if (WIRE_SYM_HDR + len > b->len)
 			b->len = (uint16_t)(WIRE_SYM_HDR + len);
-		if (b->n >= b->k)
-			close_block(p, now, cls);
+		if (g->n >= (unsigned)g->lanes * b->k)
+			close_group(p, now, cls);
 	}
-	/* Interleave the previous block's repairs with this class's traffic. */
-	if (old->n > 0 && old->sent < old->r && cls != FLOW_INTERACTIVE)
-		send_repair(p, now, old);
+	/* Interleave the previous group's repairs with this class's traffic: a
+	 * round after every `lanes` packets, so trains of sources and rounds
+	 * alternate. */
+	if (cls != FLOW_INTERACTIVE && group_owes(old) && ++old->since % old->lanes == 0)
+		send_round(p, now, old);
 	if (cls == FLOW_BULK)
-		retx_keep(p, now, counter, pkt, len, 0);
-}
-
-void protect_retransmit(struct yip_peer *p, uint64_t now, uint64_t counter)
-{
-	size_t slot = (size_t)(counter % YIP_RETX_SLOTS);
-	struct yip_retx *r = &p->fec.retx[slot];
-	uint8_t pre[WIRE_ARQ_PRE];
-	uint64_t sent_as;
-
-	if (r->sent == 0 || r->counter != counter || now - r->sent > RETX_TTL ||
-	    r->tries >= YIP_ARQ_TRIES)
-		return;
-	wire_arq_put(pre, counter);
-	sent_as = frame_send(p, now, WIRE_DATA, WIRE_FEC_ARQ, 0, pre, sizeof(pre),
-	                     p->fec.retx_data + slot * p->dev->pkt_max, r->len);
-	p->stats.arq_sent++;
-	r->tries++;
-	/* Keep it under its new counter too: that one may be NACKed in turn. */
-	if (sent_as % YIP_RETX_SLOTS != slot)
-		retx_keep(p, now, sent_as, p->fec.retx_data + slot * p->dev->pkt_max, r->len,
-		          r->tries);
+		retx_keep(p, now, counter, counter, pkt, len, 0);
 }
 
 void protect_flush(struct yip_peer *p, uint64_t now)
@@ -197,26 +418,52 @@ void protect_flush(struct yip_peer *p, uint64_t now)
 		return;
 	for (int c = 0; c < FLOW_CLASSES; c++) {
 		if (p->fec.tx[c][0].open && p->fec.tx[c][0].n > 0)
-			close_block(p, now, c);
+			close_group(p, now, c);
 		drain_all(p, now, &p->fec.tx[c][1]);
 	}
+}
+
+/* True while a class has a group open or repairs left to send. */
+static bool blocks_busy(const struct yip_peer *p)
+{
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		if (p->fec.tx[c][0].open || group_owes(&p->fec.tx[c][1]))
+			return true;
+	return false;
+}
+
+void protect_free(struct yip_peer *p)
+{
+	reps_release(p);
+	retx_release(p);
+	memset(&p->fec.tx, 0, sizeof(p->fec.tx));
 }
 
 uint64_t protect_timers(struct yip_peer *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
+	bool held = p->fec.retx.data != NULL;
 
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		held = held || p->fec.tx[c][0].lane[0].rep != NULL;
+	/* Idle: what loss recovery held for sending is given back. */
+	if (held && !blocks_busy(p)) {
+		if (now - p->fec.tx_active >= YIP_RECOVERY_IDLE_NS)
+			protect_free(p);
+		else
+			next = p->fec.tx_active + YIP_RECOVERY_IDLE_NS;
+	}
 	if (!session_usable(p, now))
 		return next;
 	for (int c = 0; c < FLOW_CLASSES; c++) {
-		struct yip_tx_block *b = &p->fec.tx[c][0], *old = &p->fec.tx[c][1];
-		uint64_t close_at = b->opened + p->fec.params[c].hold_us * NS_PER_US;
+		struct yip_tx_group *g = &p->fec.tx[c][0], *old = &p->fec.tx[c][1];
+		uint64_t close_at = g->opened + p->fec.params[c].hold_us * NS_PER_US;
 
-		if (b->open && now >= close_at)
-			close_block(p, now, c);
-		else if (b->open && close_at < next)
+		if (g->open && now >= close_at)
+			close_group(p, now, c);
+		else if (g->open && close_at < next)
 			next = close_at;
-		if (old->sent < old->r && old->n > 0) {
+		if (group_owes(old)) {
 			if (now >= old->drain_at)
 				drain_all(p, now, old);
 			else if (old->drain_at < next)
@@ -224,4 +471,19 @@ uint64_t protect_timers(struct yip_peer *p, uint64_t now)
 		}
 	}
 	return next;
+}
+
+uint64_t protect_memory(const struct yip_peer *p)
+{
+	const struct yip_retx_ring *r = &p->fec.retx;
+	uint64_t bytes = 0;
+
+	if (r->data != NULL)
+		bytes += r->cap + (uint64_t)r->rec_cap * sizeof(*r->rec);
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		for (int i = 0; i < 2; i++)
+			for (unsigned d = 0; d < FEC_BULK_LANES; d++)
+				if (p->fec.tx[c][i].lane[d].rep != NULL)
+					bytes += (uint64_t)FEC_MAX_R * p->dev->sym_cap;
+	return bytes;
 }

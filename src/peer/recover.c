@@ -8,9 +8,16 @@
  * against the replay window of the keys they were sent under (a rebuilt
  * packet is delivered at most once, and never if the original came first)
  * and delivered.
+ *
+ * Memory: the block table (struct yip_rx_state) comes with the first block,
+ * symbol buffers in chunks of YIP_RX_CHUNK as blocks need them (up to
+ * YIP_RX_SLOTS), the table of missing counters with the first gap; all are
+ * released after YIP_RECOVERY_IDLE_NS without use.
  */
 #include "peer/internal.h"
 
+#include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/clock.h"
@@ -19,27 +26,105 @@
 #define MISS_TTL_NS  (1 * YIP_NS_PER_S) /* a missing counter is forgotten after this */
 #define MAX_GAP      256                /* larger jumps are not tracked counter by counter */
 
+_Static_assert(YIP_RX_SLOTS % YIP_RX_CHUNK == 0, "whole chunks");
+
+static void resolve(struct yip_peer *p, const struct yip_keypair *kp, uint64_t counter);
+
 static uint8_t *slot_buf(const struct yip_peer *p, uint16_t slot)
 {
-	return p->fec.pool + (size_t)slot * p->dev->sym_cap;
+	return p->fec.pool[slot / YIP_RX_CHUNK] + (size_t)(slot % YIP_RX_CHUNK) * p->dev->sym_cap;
 }
 
-static void block_release(struct yip_peer *p, struct yip_rx_block *b)
+/* One more chunk of symbol buffers; false if there can be none. */
+static bool pool_grow(struct yip_peer *p)
 {
 	struct yip_fec *f = &p->fec;
+	unsigned c = f->n_chunks;
 
-	for (unsigned i = 0; i < FEC_MAX_K; i++)
-		if (b->have_src & (1ULL << i))
-			f->free_slots[f->n_free++] = b->slot_src[i];
-	for (unsigned j = 0; j < FEC_MAX_R; j++)
-		if (b->have_rep & (1U << j))
-			f->free_slots[f->n_free++] = b->slot_rep[j];
-	b->have_src = 0;
-	b->have_rep = 0;
+	if (c == YIP_RX_SLOTS / YIP_RX_CHUNK)
+		return false;
+	f->pool[c] = malloc((size_t)YIP_RX_CHUNK * p->dev->sym_cap);
+	if (f->pool[c] == NULL)
+		return false;
+	f->n_chunks++;
+	for (unsigned i = YIP_RX_CHUNK; i-- > 0;)
+		f->rx->free_slots[f->n_free++] = (uint16_t)(c * YIP_RX_CHUNK + i);
+	return true;
 }
 
-/* Gives a block up: what it could not rebuild is counted as unrecovered. */
-static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
+/* Where a block's state lives: each class has its own range of slots. */
+static unsigned block_slot(uint16_t id)
+{
+	unsigned n = wire_block_num(id);
+
+	switch (wire_block_class(id)) {
+	case FLOW_BULK:
+		return n % 32;
+	case FLOW_DEFAULT:
+		return 32 + n % 24;
+	default:
+		return 56 + n % 8;
+	}
+}
+
+_Static_assert(YIP_RX_BLOCKS == 64, "block_slot's ranges");
+
+/*
+ * Classes whose sources come out in the order they were sent. Interactive
+ * blocks are single packets whose repairs follow at once: nothing to wait
+ * for.
+ */
+static bool ordered(unsigned cls)
+{
+	return cls == FLOW_BULK || cls == FLOW_DEFAULT;
+}
+
+static void slot_free(struct yip_peer *p, uint16_t slot)
+{
+	p->fec.rx->free_slots[p->fec.n_free++] = slot;
+}
+
+/* Frees what a block no longer needs: once it is done, its repairs and the
+ * sources already delivered. */
+static void block_trim(struct yip_peer *p, struct yip_rx_block *b)
+{
+	uint64_t spent = b->have_src & b->delivered;
+
+	if (!b->done)
+		return;
+	for (unsigned j = 0; j < FEC_MAX_R; j++)
+		if (b->have_rep & (1U << j))
+			slot_free(p, b->slot_rep[j]);
+	b->have_rep = 0;
+	for (unsigned i = 0; spent; i++, spent >>= 1)
+		if (spent & 1) {
+			slot_free(p, b->slot_src[i]);
+			b->have_src &= ~(1ULL << i);
+		}
+}
+
+/* Delivers held source i of a block (it must be held, and not delivered yet). */
+static void src_deliver(struct yip_peer *p, uint64_t now, struct yip_rx_block *b, unsigned i)
+{
+	const uint8_t *s = slot_buf(p, b->slot_src[i]);
+
+	b->delivered |= 1ULL << i;
+	frame_deliver(p, now, s + WIRE_SYM_HDR, b->src_len[i] - WIRE_SYM_HDR);
+}
+
+/* Delivers every source a block still holds back, in order. */
+static void block_flush(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
+{
+	uint64_t held = b->have_src & ~b->delivered;
+
+	for (unsigned i = 0; held; i++, held >>= 1)
+		if (held & 1)
+			src_deliver(p, now, b, i);
+}
+
+/* Gives a block up: what it held back is delivered, what it could not
+ * rebuild is counted as unrecovered. */
+static void block_retire(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 {
 	if (b->used && !b->done && b->k > 0) {
 		unsigned have = (unsigned)__builtin_popcountll(b->have_src);
@@ -47,7 +132,9 @@ static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
 		if (have < b->k)
 			p->stats.fec_unrecovered += b->k - have;
 	}
-	block_release(p, b);
+	block_flush(p, now, b);
+	b->done = true;
+	block_trim(p, b);
 	b->used = false;
 }
 
@@ -55,36 +142,57 @@ static void block_retire(struct yip_peer *p, struct yip_rx_block *b)
  * Every symbol buffer is free or held by a block, and one block holds at
  * most FEC_MAX_K + FEC_MAX_R: when none is free, another block holds some.
  */
-_Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_SLOTS, "a block cannot hold every buffer");
+_Static_assert(FEC_MAX_K + FEC_MAX_R < YIP_RX_CHUNK * 2, "a block cannot hold two chunks");
 
-/* A free symbol buffer, evicting the oldest other block if there is none. */
-static uint16_t slot_take(struct yip_peer *p, const struct yip_rx_block *keep)
+/*
+ * A free symbol buffer: a new chunk while there may be more, else the
+ * oldest other block is given up for its buffers. -1 if there is none
+ * (out of memory with fewer than two chunks).
+ */
+static int slot_take(struct yip_peer *p, uint64_t now, const struct yip_rx_block *keep)
 {
 	struct yip_fec *f = &p->fec;
 
-	if (f->n_free == 0) {
+	if (f->n_free == 0 && !pool_grow(p) && f->n_chunks >= 2) {
 		struct yip_rx_block *oldest = NULL;
 
 		for (unsigned i = 0; i < YIP_RX_BLOCKS; i++) {
-			struct yip_rx_block *b = &f->rx[i];
+			struct yip_rx_block *b = &f->rx->blocks[i];
 
 			if (b != keep && b->used && (b->have_src || b->have_rep) &&
 			    (oldest == NULL || b->first < oldest->first))
 				oldest = b;
 		}
-		block_retire(p, oldest);
+		block_retire(p, now, oldest);
 	}
-	return f->free_slots[--f->n_free];
+	if (f->n_free == 0)
+		return -1;
+	return f->rx->free_slots[--f->n_free];
 }
 
+static struct yip_rx_block *block_find(struct yip_peer *p, uint16_t id)
+{
+	struct yip_rx_block *b;
+
+	if (p->fec.rx == NULL)
+		return NULL;
+	b = &p->fec.rx->blocks[block_slot(id)];
+	return b->used && b->id == id ? b : NULL;
+}
+
+/* The block with this id, made if need be; NULL only without memory for the
+ * block table. */
 static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id,
                                       uint32_t kp_index)
 {
-	struct yip_rx_block *b = &p->fec.rx[id % YIP_RX_BLOCKS];
+	struct yip_rx_block *b;
 
+	if (p->fec.rx == NULL && (p->fec.rx = calloc(1, sizeof(*p->fec.rx))) == NULL)
+		return NULL;
+	b = &p->fec.rx->blocks[block_slot(id)];
 	if (b->used && b->id == id)
 		return b;
-	block_retire(p, b);
+	block_retire(p, now, b);
 	memset(b, 0, sizeof(*b));
 	b->used = true;
 	b->id = id;
@@ -93,29 +201,173 @@ static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t
 	return b;
 }
 
+/* ---- the order of a class's sources ------------------------------------------------ */
+
+/* How far block number n lies ahead of m (negative: behind). */
+static int block_ahead(unsigned n, unsigned m)
+{
+	int d = (int)((n - m) & WIRE_BLOCK_MASK);
+
+	return d >= (int)(WIRE_BLOCK_MASK + 1) / 2 ? d - (int)(WIRE_BLOCK_MASK + 1) : d;
+}
+
+/* Source idx of block number num in a class with the given lanes: its group
+ * and its place there. */
+static void place_of(unsigned lanes, unsigned num, unsigned idx, unsigned *group, unsigned *pos)
+{
+	*group = num - num % lanes;
+	*pos = idx * lanes + num % lanes;
+}
+
+/* Whether a place comes before another one (serially, in block numbers). */
+static bool place_before(unsigned g1, unsigned pos1, unsigned g2, unsigned pos2)
+{
+	int d = block_ahead(g1, g2);
+
+	return d < 0 || (d == 0 && pos1 < pos2);
+}
+
+/* Moves a class's order to the earliest source its blocks hold back; false
+ * if they hold none. */
+static bool order_skip(struct yip_peer *p, unsigned cls)
+{
+	struct yip_rx_order *o = &p->fec.order[cls];
+	unsigned lanes = fec_lanes((enum flow_class)cls), bg = 0, bp = 0;
+	bool found = false;
+
+	for (unsigned s = 0; p->fec.rx != NULL && s < YIP_RX_BLOCKS; s++) {
+		const struct yip_rx_block *b = &p->fec.rx->blocks[s];
+		uint64_t held = b->have_src & ~b->delivered;
+
+		if (!b->used || wire_block_class(b->id) != cls)
+			continue;
+		for (unsigned i = 0; held; i++, held >>= 1) {
+			unsigned g, pos;
+
+			if (!(held & 1))
+				continue;
+			place_of(lanes, wire_block_num(b->id), i, &g, &pos);
+			if (place_before(g, pos, o->group, o->pos))
+				continue; /* behind the order: it goes out as it comes */
+			if (!found || place_before(g, pos, bg, bp)) {
+				found = true;
+				bg = g;
+				bp = pos;
+			}
+			break; /* a block's later sources come later still */
+		}
+	}
+	if (!found)
+		return false;
+	o->group = (uint16_t)bg;
+	o->pos = (uint16_t)bp;
+	return true;
+}
+
+/*
+ * Delivers a class's held sources as far as they go in order. A missing
+ * source holds the later ones back until it is rebuilt or, after
+ * YIP_ORDER_WAIT_NS, is passed over (ARQ or the inner protocol recover it
+ * later; it is delivered whenever it comes).
+ */
+static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
+{
+	struct yip_rx_order *o = &p->fec.order[cls];
+	unsigned lanes = fec_lanes((enum flow_class)cls);
+
+	while (o->started) {
+		unsigned lane = o->pos % lanes, idx = o->pos / lanes;
+		struct yip_rx_block *b = block_find(p, wire_block(cls, o->group + lane));
+		const struct yip_rx_block *first = block_find(p, wire_block(cls, o->group));
+
+		/* The end of the group: the lane's block has no source this far
+		 * (its K is known), or a lane has no block at all while lane 0
+		 * shows the group had at most one row (fewer sources than lanes). */
+		if (idx >= FEC_MAX_K || (b != NULL && b->k && idx >= b->k) ||
+		    (b == NULL && lane > 0 && idx == 0 && first != NULL && first->k == 1)) {
+			o->group = (uint16_t)((o->group + lanes) & WIRE_BLOCK_MASK);
+			o->pos = 0;
+			continue;
+		}
+		if (b != NULL && (b->delivered >> idx & 1)) {
+			o->pos++;
+			continue;
+		}
+		if (b != NULL && (b->have_src >> idx & 1)) {
+			src_deliver(p, now, b, idx);
+			block_trim(p, b);
+			o->pos++;
+			o->stalled = 0;
+			continue;
+		}
+		if (b != NULL && ((b->done && b->k) || b->passed)) {
+			/* FEC is through with the block, or took too long with it: a
+			 * block is rebuilt all at once, so its other missing sources
+			 * would not come sooner. Passed over. */
+			o->pos++;
+			continue;
+		}
+		/* Missing: wait for it, but not for long. */
+		if (o->stalled == 0) {
+			o->stalled = now;
+			schedule_peer(p, now + YIP_ORDER_WAIT_NS);
+			return;
+		}
+		if (now - o->stalled < YIP_ORDER_WAIT_NS)
+			return;
+		o->stalled = 0;
+		if (b != NULL)
+			b->passed = true;
+		if (!order_skip(p, cls))
+			o->started = false; /* nothing held: start again with what comes */
+	}
+}
+
+/* Whether source idx of block number num comes at or after the class's order. */
+static bool order_pending(unsigned cls, const struct yip_rx_order *o, unsigned num, unsigned idx)
+{
+	unsigned g, pos;
+
+	place_of(fec_lanes((enum flow_class)cls), num, idx, &g, &pos);
+	return !place_before(g, pos, o->group, o->pos);
+}
+
+/* ---- rebuilding ---------------------------------------------------------------------- */
+
 /* Rebuilds the missing sources once K symbols are in. */
 static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 {
 	uint8_t *src[FEC_MAX_K], *rep[FEC_MAX_R];
 	bool have_src[FEC_MAX_K], have_rep[FEC_MAX_R];
-	unsigned have = (unsigned)__builtin_popcountll(b->have_src);
+	unsigned have = (unsigned)__builtin_popcountll(b->have_src | b->delivered);
 	unsigned reps = (unsigned)__builtin_popcount(b->have_rep);
+	bool in_order = ordered(wire_block_class(b->id));
 	struct yip_keypair *kp;
 
 	if (b->done || b->k == 0)
 		return;
 	if (have >= b->k) {
 		b->done = true; /* nothing was lost */
-		block_release(p, b);
+		block_trim(p, b);
 		return;
 	}
 	if (have + reps < b->k)
 		return;
+	/* A source delivered and freed early cannot help: every one of them
+	 * is still held here, as nothing is freed before the block is done. */
 	for (unsigned i = 0; i < b->k; i++) {
 		have_src[i] = b->have_src & (1ULL << i);
 		if (!have_src[i]) {
-			b->slot_src[i] = slot_take(p, b);
-			b->have_src |= 1ULL << i; /* owns the slot now; filled below */
+			int slot = slot_take(p, now, b);
+
+			if (slot < 0) { /* no memory to rebuild into: given up */
+				b->done = true;
+				block_trim(p, b);
+				return;
+			}
+			b->slot_src[i] = (uint16_t)slot;
+			b->have_src |= 1ULL << i;  /* owns the slot now; filled below */
+			b->delivered |= 1ULL << i; /* until it proves to be a packet */
 			b->src_len[i] = 0;
 		}
 		src[i] = slot_buf(p, b->slot_src[i]);
@@ -128,7 +380,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 	}
 	b->done = true;
 	if (fec_decode(b->k, b->r, b->len, src, have_src, rep, have_rep) < 0) {
-		block_release(p, b);
+		block_trim(p, b);
 		return;
 	}
 	kp = session_for_index(p, b->kp_index);
@@ -145,53 +397,106 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 			yip_device_drop(p->dev, YIP_DROP_FEC_DUPLICATE);
 			continue;
 		}
-		recover_resolve(p, sym.counter);
-		if (frame_deliver(p, now, src[i] + WIRE_SYM_HDR, sym.len)) {
-			p->stats.fec_recovered++;
-			p->fec.rep_recovered++;
+		resolve(p, kp, sym.counter);
+		p->stats.fec_recovered++;
+		p->fec.rep_recovered++;
+		b->src_len[i] = (uint16_t)(WIRE_SYM_HDR + sym.len);
+		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
+		if (!in_order || !p->fec.order[wire_block_class(b->id)].started) {
+			src_deliver(p, now, b, i); /* nothing to keep it in line with */
+		} else if (!order_pending(wire_block_class(b->id),
+		                          &p->fec.order[wire_block_class(b->id)],
+		                          wire_block_num(b->id), i)) {
+			p->stats.fec_late++; /* the order stopped waiting for it */
+			src_deliver(p, now, b, i);
 		}
 	}
-	block_release(p, b);
+	block_trim(p, b);
 }
 
 void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx;
+	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
+	unsigned num = wire_block_num(rx->h.block);
+	struct yip_rx_order *o = &p->fec.order[cls];
 	struct yip_rx_block *b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	bool in_order = ordered(cls);
 	uint8_t *s;
+	int slot;
 
-	if (b->done || (b->have_src & (1ULL << idx)) || (b->k && idx >= b->k))
+	if (b == NULL) { /* no memory for the block table: no FEC, no order */
+		frame_deliver(p, now, rx->plain, rx->len);
 		return;
-	/* A peer with a larger MTU than ours may send packets our symbol
-	 * buffers cannot hold: deliver them (done), but keep no copy. */
-	if (WIRE_SYM_HDR + rx->len > p->dev->sym_cap)
+	}
+	if (in_order && !o->started) {
+		unsigned lanes = fec_lanes((enum flow_class)cls);
+
+		o->started = true;
+		o->group = (uint16_t)(num - num % lanes);
+		o->pos = 0;
+		o->stalled = 0;
+	}
+	/* Kept for the block only while it may still be needed and fits: a
+	 * source of a block done, a repeated index or one past K (from a
+	 * misbehaving peer), or one larger than our symbol buffers (a peer
+	 * with a larger MTU) is delivered as it is. So is one the order has
+	 * passed already (it comes late). */
+	if (b->done || ((b->have_src | b->delivered) & (1ULL << idx)) || (b->k && idx >= b->k) ||
+	    WIRE_SYM_HDR + rx->len > p->dev->sym_cap || (slot = slot_take(p, now, b)) < 0) {
+		if (b->k == 0 || idx < b->k)
+			b->delivered |= 1ULL << idx; /* the order need not wait for it */
+		frame_deliver(p, now, rx->plain, rx->len);
+		if (in_order)
+			order_run(p, now, cls);
 		return;
-	b->slot_src[idx] = slot_take(p, b);
+	}
+	p->fec.rx_active = now;
+	b->slot_src[idx] = (uint16_t)slot;
 	s = slot_buf(p, b->slot_src[idx]);
 	wire_sym_put(s, &(struct wire_sym){rx->h.counter, (uint16_t)rx->len});
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
 	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
 	b->have_src |= 1ULL << idx;
+	if (!in_order || !order_pending(cls, o, num, idx))
+		src_deliver(p, now, b, idx); /* no order, or it comes late */
 	block_try(p, now, b);
+	if (in_order)
+		order_run(p, now, cls);
 }
 
 void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx;
+	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
 	struct wire_repair m;
 	struct yip_rx_block *b;
+	int slot;
 
 	if (!wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
-	    m.r > FEC_MAX_R || idx >= m.r || m.symlen > p->dev->sym_cap) {
+	    m.r > FEC_MAX_R || idx >= m.r) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
 	b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	if (b == NULL)
+		return; /* no memory for the block table: nothing to rebuild with */
+	if (m.symlen > p->dev->sym_cap) {
+		/* A peer with a larger MTU: its blocks of large packets cannot be
+		 * rebuilt here. The block ends at K, and what it misses is not
+		 * waited for. */
+		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
+		if (b->k == 0 && (m.k == FEC_MAX_K || ((b->have_src | b->delivered) >> m.k) == 0))
+			b->k = m.k;
+		b->done = true;
+		block_trim(p, b);
+		if (ordered(cls))
+			order_run(p, now, cls);
+		return;
+	}
 	if (b->done)
 		return; /* nothing left to rebuild: not a drop */
 	if (b->k == 0) {
 		/* Sources that claim a position past K would be inconsistent. */
-		if (m.k < FEC_MAX_K && (b->have_src >> m.k) != 0) {
+		if (m.k < FEC_MAX_K && ((b->have_src | b->delivered) >> m.k) != 0) {
 			yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 			return;
 		}
@@ -204,27 +509,85 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	}
 	if (b->have_rep & (1U << idx))
 		return; /* a second copy of a symbol it has: nothing to do */
-	b->slot_rep[idx] = slot_take(p, b);
+	slot = slot_take(p, now, b);
+	if (slot < 0)
+		return;
+	p->fec.rx_active = now;
+	b->slot_rep[idx] = (uint16_t)slot;
 	memcpy(slot_buf(p, b->slot_rep[idx]), m.sym, m.symlen);
 	b->have_rep |= (uint16_t)(1U << idx);
 	block_try(p, now, b);
+	/* K is known now: the order may move past the block's end. */
+	if (ordered(cls))
+		order_run(p, now, cls);
+}
+
+/* True while a block holds symbol buffers. */
+static bool blocks_hold(const struct yip_peer *p)
+{
+	for (unsigned i = 0; p->fec.rx != NULL && i < YIP_RX_BLOCKS; i++)
+		if (p->fec.rx->blocks[i].have_src || p->fec.rx->blocks[i].have_rep)
+			return true;
+	return false;
+}
+
+void recover_free(struct yip_peer *p)
+{
+	struct yip_fec *f = &p->fec;
+
+	free(f->rx); /* slot numbers and bitmaps only: no packet bytes */
+	f->rx = NULL;
+	for (unsigned c = 0; c < f->n_chunks; c++) {
+		sodium_memzero(f->pool[c], (size_t)YIP_RX_CHUNK * p->dev->sym_cap);
+		free(f->pool[c]);
+		f->pool[c] = NULL;
+	}
+	f->n_chunks = f->n_free = 0;
+	free(f->missing);
+	f->missing = NULL;
 }
 
 uint64_t recover_timers(struct yip_peer *p, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
-	for (unsigned i = 0; i < YIP_RX_BLOCKS; i++) {
-		struct yip_rx_block *b = &p->fec.rx[i];
+	for (unsigned i = 0; p->fec.rx != NULL && i < YIP_RX_BLOCKS; i++) {
+		struct yip_rx_block *b = &p->fec.rx->blocks[i];
 
 		if (!b->used || (b->done && !b->have_src && !b->have_rep))
 			continue;
 		if (now - b->first >= BLOCK_TTL_NS)
-			block_retire(p, b);
+			block_retire(p, now, b);
 		else if (b->first + BLOCK_TTL_NS < next)
 			next = b->first + BLOCK_TTL_NS;
 	}
+	/* A class's order waiting for a missing source: at most so long. */
+	for (unsigned c = 0; c < FLOW_CLASSES; c++) {
+		struct yip_rx_order *o = &p->fec.order[c];
+
+		if (!o->started || o->stalled == 0)
+			continue;
+		if (now - o->stalled >= YIP_ORDER_WAIT_NS)
+			order_run(p, now, c);
+		if (o->started && o->stalled)
+			next = min64(next, o->stalled + YIP_ORDER_WAIT_NS);
+	}
+	/* Idle: the buffers are given back (no block holds any by now). */
+	if ((p->fec.rx != NULL || p->fec.n_chunks > 0 || p->fec.missing != NULL) &&
+	    !blocks_hold(p)) {
+		if (now - p->fec.rx_active >= YIP_RECOVERY_IDLE_NS)
+			recover_free(p);
+		else
+			next = min64(next, p->fec.rx_active + YIP_RECOVERY_IDLE_NS);
+	}
 	return next;
+}
+
+uint64_t recover_memory(const struct yip_peer *p)
+{
+	return (uint64_t)p->fec.n_chunks * YIP_RX_CHUNK * p->dev->sym_cap +
+	       (p->fec.rx != NULL ? sizeof(*p->fec.rx) : 0) +
+	       (p->fec.missing != NULL ? YIP_MISS_SLOTS * sizeof(*p->fec.missing) : 0);
 }
 
 /* --- missing counters ------------------------------------------------------ */
@@ -239,12 +602,45 @@ static void miss_add(struct yip_peer *p, uint64_t now, uint64_t counter)
 	m->nacks = 0;
 }
 
-void recover_resolve(struct yip_peer *p, uint64_t counter)
+/* The entry of a counter still missing under the tracked keys kp, or NULL. */
+static struct yip_missing *miss_find(struct yip_peer *p, const struct yip_keypair *kp,
+                                     uint64_t counter)
 {
-	struct yip_missing *m = &p->fec.missing[counter % YIP_MISS_SLOTS];
+	struct yip_fec *f = &p->fec;
+	struct yip_missing *m;
 
-	if (m->seen && m->counter == counter)
+	if (f->missing == NULL || !f->tracking || f->track_index != kp->local_index)
+		return NULL;
+	m = &f->missing[counter % YIP_MISS_SLOTS];
+	return m->seen && m->counter == counter ? m : NULL;
+}
+
+/* The packet sent with this counter under kp arrived after all (late, rebuilt or resent). */
+static void resolve(struct yip_peer *p, const struct yip_keypair *kp, uint64_t counter)
+{
+	struct yip_missing *m = miss_find(p, kp, counter);
+
+	if (m != NULL)
 		m->seen = 0;
+}
+
+bool recover_arq(struct yip_peer *p, struct yip_keypair *kp, uint64_t counter)
+{
+	struct yip_missing *m;
+
+	if (replay_update(&kp->replay, counter)) {
+		resolve(p, kp, counter);
+		return true;
+	}
+	/* Out of the window, the original and a rebuild are refused as too old;
+	 * only the table of missing counters still knows whether it came. */
+	if (!replay_too_old(&kp->replay, counter))
+		return false; /* it did: the original, a rebuild or a resend */
+	m = miss_find(p, kp, counter);
+	if (m == NULL)
+		return false;
+	m->seen = 0;
+	return true;
 }
 
 /*
@@ -266,6 +662,9 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		f->highest = counter;
 		f->rep_highest = counter;
 		f->rep_received++;
+		/* Counters missing under the old keys mean nothing under these. */
+		if (f->missing != NULL)
+			memset(f->missing, 0, YIP_MISS_SLOTS * sizeof(*f->missing));
 	} else if (counter > f->highest) {
 		uint64_t gap = counter - f->highest - 1;
 
@@ -283,8 +682,11 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 			f->rep_bursts++;
 			f->rep_burst_sum += (uint32_t)(gap < MAX_GAP ? gap : MAX_GAP);
 			p->stats.lost += gap;
-			for (uint64_t c = counter - (gap < MAX_GAP ? gap : MAX_GAP); c < counter;
-			     c++)
+			f->rx_active = now;
+			if (f->missing == NULL)
+				f->missing = calloc(YIP_MISS_SLOTS, sizeof(*f->missing));
+			for (uint64_t c = counter - (gap < MAX_GAP ? gap : MAX_GAP);
+			     f->missing != NULL && c < counter; c++)
 				miss_add(p, now, c);
 		}
 		f->highest = counter;
@@ -293,7 +695,7 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		f->rep_received++;
 		if (p->stats.lost)
 			p->stats.lost--;
-		recover_resolve(p, counter);
+		resolve(p, kp, counter);
 	}
 	/* Data (not reports) asks for a report back; an idle link stays quiet. */
 	if (data && f->report_due == 0) {
@@ -302,7 +704,13 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 	}
 }
 
-/* Collects the missing counters that are due a (first or repeated) NACK. */
+/*
+ * Collects the missing counters that are due a NACK: first NACKs before
+ * repeated ones, which only matter when a report was lost (a lost resend
+ * leaves a gap of its own, which is NACKed first), and which for a lost
+ * repair or report, which no one can resend, are only noise. When more are
+ * due than fit, the next report follows within a millisecond.
+ */
 unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsigned max,
                            uint64_t *next)
 {
@@ -311,29 +719,35 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 	unsigned n = 0;
 
 	*next = 0;
-	for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
-		struct yip_missing *m = &f->missing[i];
+	/* A report goes under the current keys: it can only name their counters. */
+	if (f->missing == NULL || !f->tracking || f->track_index != p->cur.local_index)
+		return 0;
+	for (int repeat = 0; repeat < 2; repeat++) {
+		for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {
+			struct yip_missing *m = &f->missing[i];
+			uint64_t due;
 
-		if (m->seen == 0)
-			continue;
-		if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
-			m->seen = 0;
-			continue;
+			if (m->seen == 0 || (m->nacks > 0) != repeat)
+				continue;
+			if (now - m->seen > MISS_TTL_NS || m->nacks >= YIP_ARQ_TRIES) {
+				m->seen = 0;
+				continue;
+			}
+			due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
+			if (now < due || n == max) {
+				if (now >= due)
+					due = now + YIP_NS_PER_MS; /* did not fit */
+				if (*next == 0 || due < *next)
+					*next = due;
+				continue;
+			}
+			out[n++] = m->counter;
+			p->stats.nacks_sent++;
+			m->nacks++;
+			m->last_nack = now;
+			if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
+				*next = now + rto;
 		}
-		if (now - m->seen < YIP_NACK_GRACE_NS || (m->nacks && now - m->last_nack < rto)) {
-			uint64_t due = m->nacks ? m->last_nack + rto : m->seen + YIP_NACK_GRACE_NS;
-
-			if (*next == 0 || due < *next)
-				*next = due;
-			continue;
-		}
-		if (n == max)
-			break;
-		out[n++] = m->counter;
-		m->nacks++;
-		m->last_nack = now;
-		if (m->nacks < YIP_ARQ_TRIES && (*next == 0 || now + rto < *next))
-			*next = now + rto;
 	}
 	return n;
 }

@@ -127,7 +127,8 @@ static void loss_sample(struct yip_fec *f, uint64_t now, uint32_t received, uint
 	f->acc_span = f->acc_received = 0;
 }
 
-void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size_t len)
+void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
+                    const uint8_t *plain, size_t len)
 {
 	struct yip_fec *f = &p->fec;
 	struct wire_report r;
@@ -165,5 +166,5 @@ void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size
 	f->peer_ts = r.ts_us;
 	f->peer_ts_at = now;
 	for (unsigned i = 0; i < r.n_nacks; i++)
-		protect_retransmit(p, now, r.nacks[i]);
+		protect_retransmit(p, now, kp, r.nacks[i]);
 }

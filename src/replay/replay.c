@@ -78,3 +78,8 @@ bool replay_update(struct replay_window *w, uint64_t ctr)
 	w->bits[word_index(ctr)] |= bit_mask(ctr);
 	return true;
 }
+
+bool replay_too_old(const struct replay_window *w, uint64_t ctr)
+{
+	return ctr < w->top && w->top - ctr > REPLAY_WINDOW;
+}

@@ -25,4 +25,8 @@ bool replay_check(const struct replay_window *w, uint64_t ctr);
 /* Marks ctr as seen. Returns false (and changes nothing) if it is a replay or too old. */
 bool replay_update(struct replay_window *w, uint64_t ctr);
 
+/* True if ctr has fallen out of the window: nothing can say any more
+ * whether it was seen, and replay_check refuses it. */
+bool replay_too_old(const struct replay_window *w, uint64_t ctr);
+
 #endif

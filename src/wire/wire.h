@@ -20,7 +20,10 @@
  * AEAD's associated data. In Data, idx is the packet's position in FEC
  * block `block`, WIRE_FEC_NONE when it is in no block, WIRE_FEC_ARQ for a
  * retransmission (whose plaintext starts with the ARQ prefix). In Repair,
- * idx is the repair symbol's index in its block.
+ * idx is the repair symbol's index in its block. A block id is the traffic
+ * class of its packets (top 2 bits) and the block's number in that class's
+ * sequence (14 bits, wrapping): the receiver can tell which block of a
+ * class follows which.
  *
  * Plaintexts:
  *
@@ -73,6 +76,25 @@ enum wire_type {
 /* Data's idx for a packet in no FEC block, and for a retransmission. */
 #define WIRE_FEC_NONE 0xff
 #define WIRE_FEC_ARQ  0xfe
+
+/* A block id: class (0..3) and number (14 bits). */
+#define WIRE_BLOCK_BITS 14
+#define WIRE_BLOCK_MASK ((1u << WIRE_BLOCK_BITS) - 1)
+
+static inline uint16_t wire_block(unsigned cls, unsigned num)
+{
+	return (uint16_t)((cls & 3) << WIRE_BLOCK_BITS | (num & WIRE_BLOCK_MASK));
+}
+
+static inline unsigned wire_block_class(uint16_t id)
+{
+	return id >> WIRE_BLOCK_BITS;
+}
+
+static inline unsigned wire_block_num(uint16_t id)
+{
+	return id & WIRE_BLOCK_MASK;
+}
 
 /* ---- byte order ---------------------------------------------------------- */
 

@@ -273,10 +273,12 @@ static uint8_t forge_idx(struct reader *rd)
 static uint16_t forge_block(struct reader *rd)
 {
 	uint8_t v = next(rd);
+	unsigned cls = (v >> 1) % FLOW_CLASSES;
 
 	if (v & 1)
 		return next16(rd);
-	return (uint16_t)(A->dev.peers[0]->fec.next_block + (v >> 1) % 8 - 4);
+	/* Each class numbers its own blocks (wire_block). */
+	return wire_block(cls, A->dev.peers[0]->fec.next_block[cls] + (v >> 3) % 8 - 4);
 }
 
 static void op_data(struct reader *rd)

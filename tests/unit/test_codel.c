@@ -1,8 +1,8 @@
 /*
  * CoDel: no signal for a queue that drains or stays under target, the first
  * signal one interval after a standing queue begins, then signals closer
- * together (interval / sqrt(n)), a quick return resuming near the old rate,
- * and parameters that follow the RTT.
+ * together (interval / sqrt(n), n at most 4), a quick return resuming near
+ * the old rate, and parameters that follow the RTT.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,11 +38,11 @@ static void test_parameters_follow_rtt(void **state)
 	codel_set(&c, 100 * US); /* a LAN */
 	assert_int_equal(c.interval, 10 * MS + 200 * US);
 	assert_int_equal(c.target, MS + 20 * US);
-	assert_int_equal(codel_hard_limit(&c), 10 * MS);
+	assert_int_equal(codel_hard_limit(&c), 100 * MS + 20 * MS + 400 * US);
 	codel_set(&c, 20 * MS);
 	assert_int_equal(c.interval, 50 * MS);
 	assert_int_equal(c.target, 5 * MS);
-	assert_int_equal(codel_hard_limit(&c), 20 * MS);
+	assert_int_equal(codel_hard_limit(&c), 200 * MS);
 	codel_set(&c, 300 * MS); /* capped */
 	assert_int_equal(c.interval, 100 * MS);
 	assert_int_equal(c.target, 10 * MS);
@@ -81,15 +81,18 @@ static void test_standing_queue_is_signalled_faster_and_faster(void **state)
 	assert_true(n >= 10);
 	/* The first signal comes one interval after the queue began to stand. */
 	assert_true(at[0] >= 10 * MS && at[0] <= 10 * MS + 10 * US);
-	/* Then the n-th gap is interval / sqrt(n): gaps shrink, as the law says. */
+	/* Then the n-th gap is interval / sqrt(n), n at most 4: gaps shrink to
+	 * half the interval and stay there. */
 	for (unsigned i = 1; i < n; i++) {
-		double want = 10.0 * MS / sqrt((double)i);
+		double want = 10.0 * MS / sqrt((double)(i < 4 ? i : 4));
 		double gap = (double)(at[i] - at[i - 1]);
 
 		assert_true(fabs(gap - want) <= 20.0 * US);
 		if (i > 1)
 			assert_true(at[i] - at[i - 1] <= at[i - 1] - at[i - 2]);
 	}
+	/* 200 ms standing: 1 + 3 gaps of 10, 7.1, 5.8 ms and then one every 5 ms. */
+	assert_int_equal(n, 4 + (unsigned)((190.0 - 10.0 - 7.07 - 5.77) / 5.0));
 	/* The queue drains: signals stop at once. */
 	assert_false(codel_signal(&c, 200 * MS, 100 * US, true));
 	assert_false(c.dropping);

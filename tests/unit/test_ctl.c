@@ -158,9 +158,15 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].stats.lost = 7;
 	peers[0].stats.fec_recovered = 5;
 	peers[0].stats.fec_unrecovered = 1;
+	peers[0].stats.fec_late = 12;
 	peers[0].stats.arq_recovered = 2;
 	peers[0].stats.arq_sent = 3;
+	peers[0].stats.nacks_sent = 8;
+	peers[0].stats.nacks_received = 9;
+	peers[0].stats.arq_history_miss = 10;
+	peers[0].stats.arq_late = 11;
 	peers[0].stats.repair_bytes = 4096;
+	peers[0].recovery_mem = 3 << 20;
 	peers[0].stats.wire_bytes = UINT64_MAX;
 	peers[0].fec[FLOW_DEFAULT] = (struct fec_params){.k = 16, .r = 2};
 	peers[0].fec[FLOW_INTERACTIVE] = (struct fec_params){.k = 1, .r = 1};
@@ -284,9 +290,15 @@ static void test_json_show(void **state)
 	assert_int_equal(num(p, "lost"), 7);
 	assert_int_equal(num(p, "fec_recovered"), 5);
 	assert_int_equal(num(p, "fec_unrecovered"), 1);
+	assert_int_equal(num(p, "fec_late"), 12);
 	assert_int_equal(num(p, "arq_recovered"), 2);
 	assert_int_equal(num(p, "arq_sent"), 3);
+	assert_int_equal(num(p, "nacks_sent"), 8);
+	assert_int_equal(num(p, "nacks_received"), 9);
+	assert_int_equal(num(p, "arq_history_miss"), 10);
+	assert_int_equal(num(p, "arq_late"), 11);
 	assert_int_equal(num(p, "repair_bytes"), 4096);
+	assert_int_equal(num(p, "recovery_mem"), 3 << 20);
 	fec = cJSON_GetObjectItem(p, "fec");
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "default"), "k"), 16);
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "default"), "r"), 2);
@@ -341,7 +353,8 @@ static void test_json_show_peer_and_stats(void **state)
 	                                       .udp_gro = true,
 	                                       .tso_reads = 7,
 	                                       .udp_train_datagrams = UINT64_MAX,
-	                                       .aqm_drops = 3};
+	                                       .aqm_drops = 3,
+	                                       .timer_runs = 4};
 	j = reply_json(&s, "stats", NULL);
 	{
 		const cJSON *dp = cJSON_GetObjectItem(j, "datapath");
@@ -352,6 +365,7 @@ static void test_json_show_peer_and_stats(void **state)
 		assert_true(cJSON_IsFalse(cJSON_GetObjectItem(dp, "udp_gso")));
 		assert_int_equal(cJSON_GetObjectItem(dp, "tso_reads")->valuedouble, 7);
 		assert_int_equal(cJSON_GetObjectItem(dp, "aqm_drops")->valuedouble, 3);
+		assert_int_equal(cJSON_GetObjectItem(dp, "timer_runs")->valuedouble, 4);
 		assert_non_null(cJSON_GetObjectItem(dp, "udp_train_datagrams"));
 	}
 	cJSON_Delete(j);

@@ -646,6 +646,28 @@ static void fec_duplicate(void **state)
 	finish();
 }
 
+/* A resend (ARQ) of a packet whose original had already been delivered. */
+static void arq_duplicate(void **state)
+{
+	uint8_t pkt[64], plain[WIRE_ARQ_PRE + 64];
+	size_t len = ip4(pkt, sizeof(pkt), 1, 2);
+	uint64_t counter;
+
+	(void)state;
+	start(NULL);
+	up();
+	counter = A->dev.peers[0]->cur.send_counter;
+	forge(WIRE_DATA, WIRE_FEC_NONE, 0, pkt, len, NULL);
+	assert_int_equal(B->packets, 2);
+	wire_arq_put(plain, counter);
+	memcpy(plain + WIRE_ARQ_PRE, pkt, len);
+	mark();
+	forge(WIRE_DATA, WIRE_FEC_ARQ, 0, plain, WIRE_ARQ_PRE + len, NULL);
+	expect(1, YIP_DROP_ARQ_DUPLICATE, 1);
+	assert_int_equal(B->packets, 2);
+	finish();
+}
+
 static void bad_report(void **state)
 {
 	struct wire_report r = {.received = 1, .span = 1};
@@ -822,6 +844,7 @@ int main(void)
 	    cmocka_unit_test(repair_k64),
 	    cmocka_unit_test(bad_repair_fec_off),
 	    cmocka_unit_test(fec_duplicate),
+	    cmocka_unit_test(arq_duplicate),
 	    cmocka_unit_test(bad_report),
 	    cmocka_unit_test(bad_ctrl),
 	    cmocka_unit_test(bad_relay),

@@ -204,11 +204,30 @@ static void test_random_vs_reference(void **state)
 	random_run(MAXU - 50000000ULL, 100000);
 }
 
+/* replay_too_old: exactly the counters behind the window, nothing else. */
+static void test_too_old(void **state)
+{
+	static struct replay_window w;
+
+	(void)state;
+	replay_init(&w);
+	assert_false(replay_too_old(&w, 0)); /* nothing seen yet */
+	assert_true(replay_update(&w, W + 10));
+	assert_true(replay_too_old(&w, 10));
+	assert_false(replay_too_old(&w, 11));     /* the oldest one in the window */
+	assert_false(replay_too_old(&w, W + 10)); /* seen, but not too old */
+	assert_false(replay_too_old(&w, W + 11)); /* ahead */
+	assert_false(replay_too_old(&w, MAXU));
+	for (uint64_t c = 0; c < 2 * W; c++)
+		assert_true(replay_too_old(&w, c) == (!replay_check(&w, c) && c < 11));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_random_vs_reference),
+	    cmocka_unit_test(test_too_old),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -217,7 +217,7 @@ static void test_rx(void **state)
 
 	(void)state;
 	assert_int_equal(shape_init(&s, false), 0);
-	shape_set_rtt(&s, 0); /* target 1 ms, hard limit 10 ms */
+	shape_set_rtt(&s, 0); /* target 1 ms, hard limit 120 ms */
 
 	/* A SYN is clamped in a copy: the MSS fits a 1280-byte tunnel. */
 	ipv4_tcp(syn, sizeof(syn), 0, 0x02, 8960);
@@ -231,8 +231,11 @@ static void test_rx(void **state)
 	ipv4_tcp(bulk, sizeof(bulk), 0x00, 0x10, 0);
 	assert_ptr_equal(shape_rx(&s, bulk, sizeof(bulk), 1280), bulk);
 
-	/* Far past the target: bulk packets are dropped, small ones pass. */
-	shape_rx_message(&s, 100 * MS, 11 * MS);
+	/* A BBR-sized queue (a round trip and its ACK aggregation): no drop yet. */
+	shape_rx_message(&s, 50 * MS, 110 * MS);
+	assert_ptr_equal(shape_rx(&s, bulk, sizeof(bulk), 1280), bulk);
+	/* Past the hard limit: bulk packets are dropped, small ones pass. */
+	shape_rx_message(&s, 100 * MS, 121 * MS);
 	assert_null(shape_rx(&s, bulk, sizeof(bulk), 1280));
 	ipv4_tcp(small, sizeof(small), 0x00, 0x10, 0);
 	assert_ptr_equal(shape_rx(&s, small, sizeof(small), 1280), small);
