@@ -191,6 +191,9 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
 		return;
 	}
 	p = route_lookup(dev->routes, family, dst);
+	/* A member we hold a record of but have no peer for: call it. */
+	if (p == NULL && dev->members != NULL && records_lookup(dev, now, family, dst))
+		p = route_lookup(dev->routes, family, dst);
 	if (p == NULL) {
 		yip_device_drop(dev, YIP_DROP_NO_ROUTE);
 		reply = icmp_unreachable(dev, now, pkt, len, dev->scratch);
@@ -257,6 +260,7 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 		 * current. Repairs for blocks sealed under the old keys go first. */
 		protect_flush(p, now);
 		session_promote(p, now);
+		records_session(p, now);
 		rx.kp = &p->cur;
 		queue_flush(p, now);
 	} else if (rx.kp == &p->cur && p->cur.initiator && session_rekey_due(p, now)) {
@@ -267,7 +271,12 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 	recover_observe(p, now, rx.kp, rx.h.counter,
 	                rx.h.type != WIRE_REPORT && rx.h.type != WIRE_CTRL);
 	if (rx.h.type == WIRE_CTRL) {
-		if (!wire_ctrl_get(&c, rx.plain, rx.len))
+		const uint8_t *gmsg;
+		size_t glen;
+
+		if (wire_ctrl_gossip(rx.plain, rx.len, &gmsg, &glen))
+			records_gossip_rx(p, now, gmsg, glen);
+		else if (!wire_ctrl_get(&c, rx.plain, rx.len))
 			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
 		else
 			punch_ctrl(p, now, from, &c);

@@ -13,6 +13,7 @@
 #include "util/log.h"
 
 static void members_sweep(struct yip_device *dev, uint64_t now);
+static void members_gossip(struct yip_device *dev, uint64_t now);
 
 /* How often to look for members whose certificates expired or were revoked. */
 #define MEMBERS_SWEEP_NS (5 * YIP_NS_PER_S)
@@ -376,8 +377,10 @@ static void dispatch(struct yip_device *dev, uint64_t now, const struct yip_from
 		p = handshake_rx_resp(dev, now, from, d, len);
 		if (p != NULL && p->is_server)
 			rendezvous_established(p, now);
-		else if (p != NULL)
+		else if (p != NULL) {
 			datapath_established(p, now);
+			records_session(p, now);
+		}
 		break;
 	case WIRE_DATA:
 	case WIRE_REPAIR:
@@ -559,6 +562,8 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 		members_sweep(dev, now);
 		dev->members->sweep_at = now + MEMBERS_SWEEP_NS;
 	}
+	if (members_on(dev))
+		members_gossip(dev, now);
 	/* The peers that are due, each once: taken out first, so one that asks
 	 * to run again at once waits for the next tick instead of spinning. */
 	do {
@@ -580,7 +585,7 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 	} while (n == sizeof(due) / sizeof(due[0]));
 	next = min64(dev->next_timer, timer_next(dev));
 	if (dev->members != NULL)
-		next = min64(next, dev->members->sweep_at);
+		next = min64(next, min64(dev->members->sweep_at, dev->members->gossip_at));
 	/* What asked to run again at once waits a millisecond, so a deadline
 	 * that stays in the past cannot spin the loop. */
 	return next > now ? next : now + YIP_NS_PER_MS;
@@ -799,6 +804,30 @@ static void members_sweep(struct yip_device *dev, uint64_t now)
 	}
 }
 
+/*
+ * Gossip's turn: what its callbacks asked for (a newer root set or
+ * revocation list from a neighbour is adopted as from a file), then its
+ * timers. Gossip is told of sessions that went down here too.
+ */
+static void members_gossip(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+	const uint8_t *obj;
+	size_t len;
+
+	if (ms->gossip != NULL && now < ms->gossip_at && !ms->gossip_roots && !ms->gossip_revs &&
+	    ms->n_want == 0)
+		return;
+	if (ms->gossip_roots && (obj = records_gossip_item(dev, WIRE_OBJ_ROOTS, &len)) != NULL)
+		yip_device_offer_roots(dev, now, obj, len);
+	if (ms->gossip_revs && (obj = records_gossip_item(dev, WIRE_OBJ_REVOCATIONS, &len)) != NULL)
+		yip_device_offer_revocations(dev, now, obj, len);
+	ms->gossip_roots = ms->gossip_revs = false;
+	for (size_t i = 0; i < dev->n_peers; i++)
+		records_session(dev->peers[i], now);
+	ms->gossip_at = records_gossip_timers(dev, now);
+}
+
 enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_t now,
                                                  const uint8_t *obj, size_t len)
 {
@@ -826,6 +855,7 @@ enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_
 	log_info("revocation list %llu adopted: %u entr%s", (unsigned long long)r->f.serial, r->f.n,
 	         r->f.n == 1 ? "y" : "ies");
 	members_sweep(dev, now); /* at once: revoked members lose their sessions now */
+	records_gossip_revoked(dev, now);
 	return MEMBER_OK;
 }
 

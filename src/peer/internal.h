@@ -246,6 +246,10 @@ struct yip_member {
 	struct member_cert cert;
 };
 
+#define RECORDS_WANT_QUEUE 64 /* members gossip wants us to call, waiting */
+
+struct gossip;
+
 /* A CA-gated node's membership state (docs/membership.md). */
 struct yip_members {
 	uint8_t ca[MEMBER_SIGN_PUBLIC];
@@ -263,6 +267,19 @@ struct yip_members {
 	bool has_record;
 	struct member_record record; /* ours, signed (records.c) */
 	uint64_t record_at;          /* when it was signed (monotonic ns) */
+	/* Gossip (records.c): the engine, the time of the call under way (for
+	 * its callbacks), what of ours it holds, and what its callbacks asked
+	 * for, done once the call has returned. */
+	struct gossip *gossip;
+	uint64_t gossip_now;
+	uint64_t gossip_at; /* when its timers are due (device.c runs them) */
+	uint64_t record_put, roots_put, revs_put;
+	uint8_t want[RECORDS_WANT_QUEUE][YIP_KEY_LEN];
+	unsigned n_want;
+	bool gossip_roots, gossip_revs; /* a newer one arrived */
+	uint64_t lookup_window;         /* lookups of unknown addresses: this second's */
+	unsigned lookups;
+	struct member_record scratch; /* for checking a record */
 };
 
 /*
@@ -356,6 +373,25 @@ enum member_verdict records_check(struct yip_device *dev, const uint8_t *bytes, 
  * record's certificate and endpoints; call: start a handshake if no session. */
 struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
                                  const struct member_record *r, bool call);
+/* Starts the gossip engine (our record, root set and revocation list as
+ * items; the roots as first neighbours). 0, or -1. */
+int records_gossip_start(struct yip_device *dev, uint64_t now);
+/* A gossip message from peer p. */
+void records_gossip_rx(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len);
+/* Tells gossip whether p's session is up, if that changed. */
+void records_session(struct yip_peer *p, uint64_t now);
+/* Gives gossip our record (when it changed), root set and revocation list
+ * (when newer), calls the members it wants, runs its timers; returns its
+ * next deadline. */
+uint64_t records_gossip_timers(struct yip_device *dev, uint64_t now);
+/* The root set or revocation list gossip holds for our network, or NULL. */
+const uint8_t *records_gossip_item(struct yip_device *dev, uint8_t kind, size_t *len);
+/* Forgets the records of members the revocation list held revokes. */
+void records_gossip_revoked(struct yip_device *dev, uint64_t now);
+/* A packet for addr (family AF_INET or AF_INET6) has no route: the member
+ * whose record covers it (a certificate prefix, or its key-derived
+ * address) becomes a peer and is called. True if one was. */
+bool records_lookup(struct yip_device *dev, uint64_t now, int family, const uint8_t *addr);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 

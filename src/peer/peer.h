@@ -379,6 +379,7 @@ struct yip_peer {
 	bool dynamic;              /* added at run time (yip_device_peer_add); removable */
 	bool root;                 /* listed in the root set we hold */
 	uint64_t added;            /* when a dynamic peer was added (monotonic ns) */
+	bool gossip_up;            /* gossip was told its session is up */
 	size_t slot;               /* its place in dev->peers; static peers keep theirs for life */
 	struct yip_peer *key_next; /* the next peer in its chain of the device's key table */
 	/* Its prefixes besides its key-derived address (a dynamic peer's: routes to remove). */

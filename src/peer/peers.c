@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gossip/gossip.h"
 #include "route/route.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -117,6 +118,8 @@ void peer_free(struct yip_peer *p)
 	session_clear(dev, &p->next);
 	timer_del(p);
 	index_key_del(dev, p);
+	if (p->gossip_up && dev->members != NULL && dev->members->gossip != NULL)
+		gossip_peer_down(dev->members->gossip, dev->members->gossip_now, p->public_key);
 	route_remove_value(dev->routes, p);
 	if (dev->rtt_max_peer == p) {
 		dev->rtt_max_peer = NULL;
@@ -212,6 +215,8 @@ void members_release(struct yip_device *dev)
 
 	if (ms == NULL)
 		return;
+	if (ms->gossip != NULL)
+		gossip_free(ms->gossip);
 	free(ms->revs);
 	sodium_memzero(ms, sizeof(*ms));
 	free(ms);

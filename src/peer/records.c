@@ -9,10 +9,19 @@
 
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gossip/gossip.h"
+#include "route/route.h"
 #include "util/clock.h"
 #include "util/log.h"
+
+/* The largest gossip message: a Ctrl datagram of it (33 bytes more) and
+ * IPv6 and UDP headers fit a 1280-byte path. */
+#define GOSSIP_MTU 1180
+/* Addresses with no route looked up in the records, at most, a second. */
+#define LOOKUPS_PER_S 20
 
 /* Adds a to the list if it is one a record may carry and is not there yet. */
 static void add_endpoint(union yip_sockaddr *list, size_t *n, const union yip_sockaddr *a)
@@ -117,4 +126,326 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 	if (call && !session_usable(p, now))
 		handshake_start(p, now);
 	return p;
+}
+
+/* ---- gossip (docs/gossip.md, "Using the engine") ------------------------------------ */
+
+/* The network id of root-set and revocation-list items: BLAKE2b-256 of the name. */
+static void network_id(const struct yip_members *ms, uint8_t id[GOSSIP_ID_LEN])
+{
+	crypto_generichash(id, GOSSIP_ID_LEN, (const uint8_t *)ms->network, strlen(ms->network),
+	                   NULL, 0);
+}
+
+static bool g_accept(void *ctx, uint8_t kind, const uint8_t id[GOSSIP_ID_LEN], uint64_t version,
+                     const uint8_t *bytes, size_t len)
+{
+	struct yip_device *dev = ctx;
+	struct yip_members *ms = dev->members;
+	uint8_t nid[GOSSIP_ID_LEN];
+	bool ok = false;
+
+	switch (kind) {
+	case WIRE_OBJ_RECORD: {
+		struct member_record *r = &ms->scratch;
+
+		ok = records_check(dev, bytes, len, id, version, r) == MEMBER_OK;
+		break;
+	}
+	case WIRE_OBJ_ROOTS: {
+		struct member_roots *r = malloc(sizeof(*r));
+
+		network_id(ms, nid);
+		ok = r != NULL && memcmp(id, nid, GOSSIP_ID_LEN) == 0 &&
+		     member_roots_parse(r, bytes, len) == MEMBER_OK && r->f.serial == version &&
+		     member_roots_check(r, ms->ca, ms->network,
+		                        ms->has_roots ? ms->roots.f.serial : 0) == MEMBER_OK;
+		free(r);
+		break;
+	}
+	case WIRE_OBJ_REVOCATIONS: {
+		struct member_revocations *r = malloc(sizeof(*r));
+
+		network_id(ms, nid);
+		ok = r != NULL && memcmp(id, nid, GOSSIP_ID_LEN) == 0 &&
+		     member_revocations_parse(r, bytes, len) == MEMBER_OK &&
+		     r->f.serial == version &&
+		     member_revocations_check(r, ms->ca, ms->network,
+		                              ms->revs ? ms->revs->f.serial : 0) == MEMBER_OK;
+		free(r);
+		break;
+	}
+	default:
+		break;
+	}
+	return ok;
+}
+
+static void g_send(void *ctx, const uint8_t nbr[GOSSIP_ID_LEN], const uint8_t *msg, size_t len)
+{
+	struct yip_device *dev = ctx;
+	struct yip_peer *p = index_key_find(dev, nbr);
+	uint8_t buf[1 + GOSSIP_MTU];
+
+	if (p == NULL || len > GOSSIP_MTU)
+		return;
+	buf[0] = WIRE_CTRL_GOSSIP;
+	memcpy(buf + 1, msg, len);
+	frame_send_ctrl_bytes(p, dev->members->gossip_now, buf, 1 + len, -1, NULL, 0);
+}
+
+/* Callbacks must not call back into the engine: wishes wait in a queue. */
+static void g_want(void *ctx, const uint8_t id[GOSSIP_ID_LEN], bool want)
+{
+	struct yip_device *dev = ctx;
+	struct yip_members *ms = dev->members;
+
+	if (!want || ms->n_want == RECORDS_WANT_QUEUE)
+		return;
+	memcpy(ms->want[ms->n_want++], id, GOSSIP_ID_LEN);
+}
+
+static void g_stored(void *ctx, const struct gossip_blob *b)
+{
+	struct yip_device *dev = ctx;
+	struct yip_members *ms = dev->members;
+
+	if (b->kind == WIRE_OBJ_ROOTS)
+		ms->gossip_roots = true;
+	else if (b->kind == WIRE_OBJ_REVOCATIONS)
+		ms->gossip_revs = true;
+	else if (b->kind == WIRE_OBJ_RECORD && index_key_find(dev, b->id) != NULL &&
+	         ms->n_want < RECORDS_WANT_QUEUE)
+		memcpy(ms->want[ms->n_want++], b->id, GOSSIP_ID_LEN); /* refresh its paths */
+}
+
+int records_gossip_start(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+	struct gossip_conf c;
+
+	gossip_conf_default(&c);
+	memcpy(c.self, dev->public_key, GOSSIP_ID_LEN);
+	c.mtu = GOSSIP_MTU;
+	c.member_kind = WIRE_OBJ_RECORD;
+	c.ctx = dev;
+	c.accept = g_accept;
+	c.send = g_send;
+	c.want = g_want;
+	c.stored = g_stored;
+	ms->gossip_now = now;
+	ms->gossip = gossip_new(&c, now);
+	return ms->gossip != NULL ? 0 : -1;
+}
+
+/* Puts one of our own items; false if gossip holds that version or newer. */
+static bool put(struct yip_device *dev, uint64_t now, uint8_t kind, const uint8_t *id,
+                uint64_t version, const uint8_t *bytes, size_t len)
+{
+	struct gossip_blob *b = gossip_blob_new(kind, id, version, bytes, len);
+	int rc;
+
+	if (b == NULL)
+		return false;
+	rc = gossip_put(dev->members->gossip, now, b, 0);
+	gossip_blob_unref(b);
+	return rc == 0;
+}
+
+void records_gossip_rx(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len)
+{
+	struct yip_device *dev = p->dev;
+	struct yip_members *ms = dev->members;
+
+	if (ms == NULL || ms->gossip == NULL) {
+		yip_device_drop(dev, YIP_DROP_BAD_CTRL); /* we do not gossip */
+		return;
+	}
+	records_session(p, now);
+	ms->gossip_now = now;
+	gossip_rx(ms->gossip, now, p->public_key, msg, len);
+	ms->gossip_at = now; /* its timers and our side of its wishes, at the next tick */
+	schedule(dev, now);
+}
+
+void records_session(struct yip_peer *p, uint64_t now)
+{
+	struct yip_members *ms = p->dev->members;
+	bool up;
+
+	if (ms == NULL || ms->gossip == NULL || p->is_server)
+		return;
+	up = session_usable(p, now);
+	if (up == p->gossip_up)
+		return;
+	p->gossip_up = up;
+	ms->gossip_now = now;
+	if (up)
+		gossip_peer_up(ms->gossip, now, p->public_key, 0);
+	else
+		gossip_peer_down(ms->gossip, now, p->public_key);
+	ms->gossip_at = now;
+	schedule(p->dev, now);
+}
+
+const uint8_t *records_gossip_item(struct yip_device *dev, uint8_t kind, size_t *len)
+{
+	struct yip_members *ms = dev->members;
+	const struct gossip_blob *b;
+	uint8_t nid[GOSSIP_ID_LEN];
+
+	if (ms == NULL || ms->gossip == NULL)
+		return NULL;
+	network_id(ms, nid);
+	b = gossip_get(ms->gossip, kind, nid);
+	if (b == NULL)
+		return NULL;
+	*len = b->len;
+	return b->bytes;
+}
+
+struct revoked_walk {
+	struct yip_device *dev;
+	uint8_t (*ids)[GOSSIP_ID_LEN];
+	size_t n, cap;
+};
+
+static void find_revoked(void *arg, const struct gossip_blob *b)
+{
+	struct revoked_walk *w = arg;
+	struct yip_members *ms = w->dev->members;
+
+	if (b->kind != WIRE_OBJ_RECORD || w->n == w->cap)
+		return;
+	if (member_revocations_has(ms->revs, WIRE_REVOKED_KEY, b->id) ||
+	    (member_record_parse(&ms->scratch, b->bytes, b->len) == MEMBER_OK &&
+	     member_is_revoked(ms->revs, &ms->scratch.cert)))
+		memcpy(w->ids[w->n++], b->id, GOSSIP_ID_LEN);
+}
+
+void records_gossip_revoked(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+	struct revoked_walk w = {.dev = dev, .cap = 256};
+
+	if (ms == NULL || ms->gossip == NULL || ms->revs == NULL)
+		return;
+	w.ids = malloc(w.cap * GOSSIP_ID_LEN);
+	if (w.ids == NULL)
+		return;
+	gossip_each(ms->gossip, find_revoked, &w);
+	ms->gossip_now = now;
+	for (size_t i = 0; i < w.n; i++)
+		gossip_remove(ms->gossip, now, WIRE_OBJ_RECORD, w.ids[i]);
+	free(w.ids);
+}
+
+uint64_t records_gossip_timers(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+	const struct member_record *own;
+	uint8_t nid[GOSSIP_ID_LEN];
+
+	if (!members_on(dev))
+		return UINT64_MAX;
+	if (ms->gossip == NULL && records_gossip_start(dev, now) != 0)
+		return UINT64_MAX;
+	ms->gossip_now = now;
+	network_id(ms, nid);
+	/* Ours: the record (when re-signed), the root set and revocation list (when newer). */
+	own = records_own(dev, now);
+	if (own != NULL && own->f.seq != ms->record_put &&
+	    put(dev, now, WIRE_OBJ_RECORD, dev->public_key, own->f.seq, own->raw, own->len))
+		ms->record_put = own->f.seq;
+	if (ms->has_roots && ms->roots.f.serial != ms->roots_put) {
+		uint8_t(*ids)[GOSSIP_ID_LEN] = malloc(WIRE_ROOTS_MAX_ROOTS * GOSSIP_ID_LEN);
+
+		put(dev, now, WIRE_OBJ_ROOTS, nid, ms->roots.f.serial, ms->roots.raw,
+		    ms->roots.len);
+		ms->roots_put = ms->roots.f.serial;
+		if (ids != NULL) {
+			for (unsigned i = 0; i < ms->roots.f.n_roots; i++)
+				memcpy(ids[i], ms->roots.f.roots[i].key, GOSSIP_ID_LEN);
+			gossip_set_roots(ms->gossip, now, (const uint8_t(*)[GOSSIP_ID_LEN])ids,
+			                 ms->roots.f.n_roots);
+			free(ids);
+		}
+	}
+	if (ms->revs != NULL && ms->revs->f.serial != ms->revs_put) {
+		if (ms->revs->len <= GOSSIP_MAX_ITEM)
+			put(dev, now, WIRE_OBJ_REVOCATIONS, nid, ms->revs->f.serial, ms->revs->raw,
+			    ms->revs->len);
+		ms->revs_put = ms->revs->f.serial;
+	}
+	/* The members gossip wants us to call (or whose records changed). */
+	for (unsigned i = 0; i < ms->n_want; i++) {
+		const struct gossip_blob *b = gossip_get(ms->gossip, WIRE_OBJ_RECORD, ms->want[i]);
+
+		if (b != NULL && records_check(dev, b->bytes, b->len, b->id, b->version,
+		                               &ms->scratch) == MEMBER_OK)
+			records_connect(dev, now, &ms->scratch, gossip_wants(ms->gossip, b->id));
+	}
+	ms->n_want = 0;
+	return gossip_timers(ms->gossip, now);
+}
+
+/* ---- unknown addresses ---------------------------------------------------------- */
+
+struct lookup_walk {
+	struct yip_device *dev;
+	int family;
+	const uint8_t *addr;
+	uint8_t found[GOSSIP_ID_LEN];
+	bool hit;
+};
+
+static bool prefix_has(const struct yip_cidr *c, int family, const uint8_t *addr)
+{
+	unsigned full = c->plen / 8, rest = c->plen % 8;
+
+	if (c->family != family)
+		return false;
+	if (memcmp(c->addr, addr, full) != 0)
+		return false;
+	return rest == 0 || ((c->addr[full] ^ addr[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+static void find_addr(void *arg, const struct gossip_blob *b)
+{
+	struct lookup_walk *w = arg;
+	struct member_record *r = &w->dev->members->scratch;
+	uint8_t self[YIP_ADDR_LEN];
+
+	if (w->hit || b->kind != WIRE_OBJ_RECORD ||
+	    member_record_parse(r, b->bytes, b->len) != MEMBER_OK)
+		return;
+	if (w->family == AF_INET6) {
+		yip_addr_from_public(self, r->cert.f.key);
+		w->hit = memcmp(self, w->addr, YIP_ADDR_LEN) == 0;
+	}
+	for (unsigned i = 0; !w->hit && i < r->cert.f.n_prefixes; i++)
+		w->hit = prefix_has(&r->cert.f.prefixes[i], w->family, w->addr);
+	if (w->hit)
+		memcpy(w->found, b->id, GOSSIP_ID_LEN);
+}
+
+bool records_lookup(struct yip_device *dev, uint64_t now, int family, const uint8_t *addr)
+{
+	struct yip_members *ms = dev->members;
+	struct lookup_walk w = {.dev = dev, .family = family, .addr = addr};
+	const struct gossip_blob *b;
+
+	if (ms == NULL || ms->gossip == NULL)
+		return false;
+	if (now - ms->lookup_window >= YIP_NS_PER_S) {
+		ms->lookup_window = now;
+		ms->lookups = 0;
+	}
+	if (ms->lookups++ >= LOOKUPS_PER_S)
+		return false;
+	gossip_each(ms->gossip, find_addr, &w);
+	if (!w.hit || (b = gossip_get(ms->gossip, WIRE_OBJ_RECORD, w.found)) == NULL ||
+	    records_check(dev, b->bytes, b->len, b->id, b->version, &ms->scratch) != MEMBER_OK)
+		return false;
+	return records_connect(dev, now, &ms->scratch, true) != NULL;
 }

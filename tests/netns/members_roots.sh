@@ -37,11 +37,13 @@ for n, ip in (("node a", "10.77.0.2/32"), ("node b", "10.77.0.3/32")):
     assert m[n]["addresses"] == [ip], m[n]
     assert m[n]["why_not"] is None and m[n]["path"].startswith("direct"), m[n]
 ' || fail "yipctl members on r: $(yipctl_of r members --json)"
-# On a member, the root shows as a root with its certificate (learned from the Resp).
-[ "$(yipctl_of a members --json | python3 -c '
+# On a member, the root shows as a root with its certificate (learned from
+# its answer), connected; b, found through gossip, as a member.
+yipctl_of a members --json | python3 -c '
 import json, sys
-m = [x for x in json.load(sys.stdin)["members"] if not x["self"]]
-print(len(m), m[0]["name"], m[0]["root"], m[0]["connected"])')" = "1 node r True True" ] ||
-	fail "yipctl members on a: $(yipctl_of a members --json)"
+m = {x["name"]: x for x in json.load(sys.stdin)["members"] if not x["self"]}
+assert m["node r"]["root"] and m["node r"]["connected"], m
+assert "node b" in m and not m["node b"]["root"], m
+' || fail "yipctl members on a: $(yipctl_of a members --json)"
 yipctl_of a members | grep -q "member: node r (root)" || fail "yipctl members text on a"
 log "ok: root and two members by certificate; members listed as connected"

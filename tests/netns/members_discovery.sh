@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Discovery by gossip: five members, r the only root; no node lists another
+# as a [peer], and only r is in the root set. Each member calls r, the
+# members' signed records spread through gossip inside the sessions, and
+# within 10 s every pair pings by certificate address and by key-derived
+# address (a packet to a member with no session yet looks its record up
+# and calls it). The members' sessions with each other are direct.
+. "$(dirname "$0")/lib.sh"
+
+NODES="r a b c d"
+ca_init
+ca_nodes $NODES
+ca_roots "$TMP/roots.txt" 10 r
+for n in $NODES; do launch_yipd "$n"; done
+for n in $NODES; do wait_yipd "$n"; done
+start=$(date +%s.%N)
+
+# reach NODE DEST: one ping from NODE to DEST answered, retried until 10 s
+# after start.
+reach() {
+	while :; do
+		in_ns "$1" ping -n -c 1 -W 1 "$2" >/dev/null 2>&1 && return 0
+		awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s > 10) }' && return 1
+		sleep 0.1
+	done
+}
+for n in $NODES; do
+	for m in $NODES; do
+		[ "$n" = "$m" ] && continue
+		reach "$n" "10.77.0.$(idx_of "$m")" || fail "$n cannot reach $m (10.77.0.$(idx_of "$m")) within 10 s"
+		reach "$n" "$(addr_of "$m")" || fail "$n cannot reach $m ($(addr_of "$m")) within 10 s"
+	done
+done
+took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+log "all 20 directions ping by certificate and key-derived address, $took s after start"
+# Real traffic both ways between two members that were never configured
+# together, on a direct path; and every member knows every other.
+ping_ok a 10.77.0.5 5 -i 0.05 >/dev/null
+for n in $NODES; do
+	k=$(yipctl_of "$n" members --json | python3 -c '
+import json, sys
+print(sum(1 for m in json.load(sys.stdin)["members"] if not m["self"] and m["connected"]))')
+	[ "$k" -eq 4 ] || fail "$n is connected to $k members, expected 4: $(yipctl_of "$n" members)"
+done
+path=$(yipctl_of a members --json | python3 -c '
+import json, sys
+print([m for m in json.load(sys.stdin)["members"] if m["name"] == "node d"][0]["path"])')
+case $path in direct*) ;; *) fail "a reaches d by '$path', not directly" ;; esac
+log "ok: five members found each other from one root in $took s"
