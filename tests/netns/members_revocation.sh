@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Revocation: root r and members a and b are connected; the CA revokes a's
-# certificate and r reads the new list on SIGHUP. Within 30 s r has torn
-# a's session down and removed it (it no longer answers a), a cannot rejoin
-# (restarted, it is refused as revoked), and b is untouched. An older list
-# given afterwards is refused.
+# Revocation: root r and members a and b are connected (a and b found each
+# other through gossip); the CA revokes a's certificate and r reads the new
+# list on SIGHUP. Within 30 s r has torn a's session down and removed it,
+# b has the list from r by gossip and has done the same, no one exchanges
+# traffic with a, a cannot rejoin (restarted, it is refused as revoked),
+# and b's session with r is untouched. An older list given afterwards is
+# refused.
 . "$(dirname "$0")/lib.sh"
 
 ca_init
@@ -20,6 +22,8 @@ for n in a b; do
 	ping_ok r "10.77.0.$(idx_of "$n")" 3 -i 0.05 >/dev/null
 done
 [ "$(peer_count r)" -eq 2 ] || fail "r holds $(peer_count r) peers, expected 2"
+wait_ping b 10.77.0.2 # a, found through gossip
+ping_ok a 10.77.0.3 3 -i 0.05 >/dev/null
 hs_b=$(yipctl_of r show --json | python3 -c '
 import json, sys
 print([p for p in json.load(sys.stdin)["peers"] if p["member"]["name"] == "node b"][0]["handshakes"])')
@@ -44,6 +48,20 @@ names = [m["name"] for m in json.load(sys.stdin)["members"]]
 assert "node a" not in names and "node b" in names, names
 ' || fail "r still lists a as a member"
 log "a removed by r $took s after the list arrived"
+# b gets the list by gossip and drops a too, within 30 s of r's SIGHUP.
+for i in $(seq 1 300); do
+	[ "$(json_get b show membership.revocations_serial)" = 2 ] &&
+		[ "$(yipctl_of b members --json | python3 -c '
+import json, sys
+print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))')" -eq 0 ] && break
+	sleep 0.1
+done
+took_b=$(($(date +%s) - start))
+[ "$(json_get b show membership.revocations_serial)" = 2 ] || fail "b did not get list 2 by gossip"
+[ "$took_b" -le 30 ] || fail "b dropped a after $took_b s"
+out=$(in_ns b ping -n -c 2 -W 1 10.77.0.2 2>&1 || true)
+grep -q " 0 received" <<<"$out" || fail "b still reaches a: $out"
+log "b got the list by gossip and dropped a $took_b s after r's SIGHUP"
 
 # No traffic between a and r any more, in either direction.
 out=$(in_ns a ping -n -c 3 -i 0.3 -W 1 10.77.0.1 2>&1 || true)
@@ -70,6 +88,10 @@ for i in $(seq 1 50); do
 done
 [ "$(refused r revoked)" -gt 0 ] || fail "r did not refuse a as revoked"
 [ "$(peer_count r)" -eq 1 ] || fail "a got back into r's peer table"
+[ "$(yipctl_of b members --json | python3 -c '
+import json, sys
+print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))')" -eq 0 ] ||
+	fail "a got back into b's members"
 
 # The older list again: refused as a rollback.
 cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"
@@ -77,4 +99,4 @@ kill -HUP "$(pid_of r)"
 sleep 0.5
 [ "$(json_get r show membership.revocations_refused_older)" -eq 1 ] || fail "r took an older list"
 [ "$(json_get r show membership.revocations_serial)" -eq 2 ] || fail "r went back to list 1"
-log "ok: revoked member torn down in $took s, refused on rejoining; b untouched; older list refused"
+log "ok: revoked member torn down by r in $took s and by b (gossip) in $took_b s, refused on rejoining; older list refused"
