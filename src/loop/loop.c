@@ -545,6 +545,7 @@ int yip_loop_timeout(struct yip_loop *l)
 	uint64_t next = yip_device_timers(l->dev, now);
 	uint64_t ctl_next;
 
+	members_tick(&l->members, l->dev, now);
 	codel_tune(l, now);
 	if (yip_loop_tun_serve(l, now))
 		next = now; /* more queued: look at the sockets, then come back */

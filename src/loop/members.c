@@ -2,6 +2,7 @@
 #include "loop/members.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 static const char *const STATE_ROOTS = "roots";
 static const char *const STATE_REVOCATIONS = "revocations";
+static const char *const STATE_RECORDS = "records"; /* member records, one after another */
 
 /* Reads the object of kind `want` from the text file at path (relative to
  * dirfd, or AT_FDCWD) into a heap buffer *out of *len bytes. 0; -1 with a
@@ -188,6 +190,88 @@ static void load_lists(struct loop_members *m, struct yip_device *dev)
 	save_state(m, dev);
 }
 
+/* The records saved before: each offered to the engine (held if still valid). */
+static void load_records(struct loop_members *m, struct yip_device *dev)
+{
+	static const char end_mark[] = "-----END YIP MEMBER RECORD-----";
+	char *text = malloc(FILE_MAX), why[160];
+	uint8_t *obj = malloc(WIRE_RECORD_MAX);
+	size_t n = 0, len, held = 0, seen = 0;
+	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0 || text == NULL || obj == NULL)
+		goto done;
+	while (n < FILE_MAX - 1 && (r = read(fd, text + n, FILE_MAX - 1 - n)) > 0)
+		n += (size_t)r;
+	text[n] = '\0';
+	for (char *at = text, *end; (end = strstr(at, end_mark)) != NULL; at = end) {
+		end += sizeof(end_mark) - 1;
+		seen++;
+		if (member_unarmor(at, (size_t)(end - at), WIRE_OBJ_RECORD, obj, WIRE_RECORD_MAX,
+		                   &len, why, sizeof(why)) == 0 &&
+		    yip_device_offer_record(dev, yip_now_mono(), obj, len) == MEMBER_OK)
+			held++;
+	}
+	log_info("state_dir: %zu of %zu saved member records still valid", held, seen);
+done:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	free(obj);
+}
+
+struct save_walk {
+	char *text;
+	size_t len, cap;
+	uint64_t sum; /* of the text: saved again only when it changes */
+};
+
+static void save_one(void *arg, const uint8_t *obj, size_t len)
+{
+	struct save_walk *w = arg;
+	size_t need = member_armor_size(len);
+
+	if (w->text == NULL || w->len + need > w->cap)
+		return;
+	w->len += member_armor(w->text + w->len, w->cap - w->len, obj, len);
+}
+
+void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
+{
+	struct save_walk w = {.cap = FILE_MAX};
+	size_t n;
+	int fd, ok;
+
+	if (!m->on || now < m->records_at)
+		return;
+	m->records_at = now + MEMBERS_RECORDS_NS;
+	w.text = malloc(w.cap);
+	n = yip_device_records(dev, save_one, &w);
+	if (w.text != NULL) {
+		uint8_t h[8];
+
+		crypto_generichash(h, sizeof(h), (const uint8_t *)w.text, w.len, NULL, 0);
+		memcpy(&w.sum, h, sizeof(w.sum));
+		w.sum += n; /* none saved yet is 0; an empty set hashes to something else */
+	}
+	if (w.text == NULL || w.sum == m->records_sum) {
+		free(w.text);
+		return;
+	}
+	fd = openat(m->dirfd, "records.new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok = fd >= 0 && write(fd, w.text, w.len) == (ssize_t)w.len && fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	ok = ok && renameat(m->dirfd, "records.new", m->dirfd, STATE_RECORDS) == 0;
+	if (ok)
+		m->records_sum = w.sum;
+	else
+		log_warn("state_dir %s: cannot save the member records: %s", m->state_dir,
+		         strerror(errno));
+	free(w.text);
+}
+
 int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
                   char *err, size_t errlen)
 {
@@ -235,6 +319,7 @@ int members_start(struct loop_members *m, struct yip_device *dev, char *err, siz
 	if (load_cert(m, dev, true, err, errlen) != 0)
 		return -1;
 	load_lists(m, dev);
+	load_records(m, dev);
 	check_expiry(dev);
 	return 0;
 }

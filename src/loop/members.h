@@ -25,7 +25,12 @@ struct loop_members {
 	char *cert_path, *roots_path, *revocations_path, *state_dir;
 	int dirfd;                               /* the state directory, opened at start */
 	uint64_t saved_roots, saved_revocations; /* serials in the state directory (0: none) */
+	uint64_t records_at;                     /* next look at the records to save */
+	uint64_t records_sum;                    /* of the saved records' seqs and count */
 };
+
+/* How often the records the node holds are saved, if they changed. */
+#define MEMBERS_RECORDS_NS (10ULL * 1000000000ULL)
 
 /*
  * Copies the paths of cfg (nothing to do without ca) and creates the state
@@ -41,6 +46,10 @@ int members_start(struct loop_members *m, struct yip_device *dev, char *err, siz
 
 /* SIGHUP: the files again. Problems are logged; what the engine held stays. */
 void members_reload(struct loop_members *m, struct yip_device *dev);
+
+/* Saves the member records the node holds in the state directory, if they
+ * changed since the last time; looks every MEMBERS_RECORDS_NS. */
+void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now);
 
 void members_free(struct loop_members *m);
 

@@ -859,6 +859,18 @@ enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_
 	return MEMBER_OK;
 }
 
+enum member_verdict yip_device_offer_record(struct yip_device *dev, uint64_t now,
+                                            const uint8_t *obj, size_t len)
+{
+	return records_offer(dev, now, obj, len);
+}
+
+size_t yip_device_records(struct yip_device *dev,
+                          void (*fn)(void *arg, const uint8_t *obj, size_t len), void *arg)
+{
+	return records_each(dev, fn, arg);
+}
+
 const struct member_roots *yip_device_roots(const struct yip_device *dev)
 {
 	return dev->members && dev->members->has_roots ? &dev->members->roots : NULL;

@@ -392,6 +392,12 @@ void records_gossip_revoked(struct yip_device *dev, uint64_t now);
  * whose record covers it (a certificate prefix, or its key-derived
  * address) becomes a peer and is called. True if one was. */
 bool records_lookup(struct yip_device *dev, uint64_t now, int family, const uint8_t *addr);
+/* A record from the cache: checked, and held by gossip without announcing it. */
+enum member_verdict records_offer(struct yip_device *dev, uint64_t now, const uint8_t *obj,
+                                  size_t len);
+/* Calls fn for every record gossip holds; returns how many. */
+size_t records_each(struct yip_device *dev, void (*fn)(void *arg, const uint8_t *obj, size_t len),
+                    void *arg);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 

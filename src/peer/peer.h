@@ -774,6 +774,16 @@ enum member_verdict yip_device_offer_roots(struct yip_device *dev, uint64_t now,
 enum member_verdict yip_device_offer_revocations(struct yip_device *dev, uint64_t now,
                                                  const uint8_t *obj, size_t len);
 
+/* A member record from the daemon's cache: held (not announced) if valid
+ * now; gossip calls the members it wants from what it holds, so a node
+ * restarted while every root is down finds the members it knew. */
+enum member_verdict yip_device_offer_record(struct yip_device *dev, uint64_t now,
+                                            const uint8_t *obj, size_t len);
+
+/* Calls fn with every member record the node holds (for the cache); how many. */
+size_t yip_device_records(struct yip_device *dev,
+                          void (*fn)(void *arg, const uint8_t *obj, size_t len), void *arg);
+
 /* What we hold (NULL: none), for the daemon to keep in its state directory. */
 const struct member_roots *yip_device_roots(const struct yip_device *dev);
 const struct member_revocations *yip_device_revocations(const struct yip_device *dev);

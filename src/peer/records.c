@@ -449,3 +449,60 @@ bool records_lookup(struct yip_device *dev, uint64_t now, int family, const uint
 		return false;
 	return records_connect(dev, now, &ms->scratch, true) != NULL;
 }
+
+/* ---- the record cache (the daemon keeps it in state_dir) ------------------------- */
+
+enum member_verdict records_offer(struct yip_device *dev, uint64_t now, const uint8_t *obj,
+                                  size_t len)
+{
+	struct yip_members *ms = dev->members;
+	struct gossip_blob *b;
+	enum member_verdict v;
+
+	if (!members_on(dev))
+		return MEMBER_WRONG_CA;
+	if (ms->gossip == NULL && records_gossip_start(dev, now) != 0)
+		return MEMBER_MALFORMED;
+	v = member_record_parse(&ms->scratch, obj, len);
+	if (v == MEMBER_OK)
+		v = records_check(dev, obj, len, ms->scratch.cert.f.key, ms->scratch.f.seq,
+		                  &ms->scratch);
+	if (v != MEMBER_OK || memcmp(ms->scratch.cert.f.key, dev->public_key, YIP_KEY_LEN) == 0)
+		return v;
+	/* Held quietly: gossip calls the members it wants from what it holds. */
+	b = gossip_blob_new(WIRE_OBJ_RECORD, ms->scratch.cert.f.key, ms->scratch.f.seq, obj, len);
+	if (b == NULL)
+		return MEMBER_MALFORMED;
+	ms->gossip_now = now;
+	gossip_put(ms->gossip, now, b, GOSSIP_QUIET);
+	gossip_blob_unref(b);
+	ms->gossip_at = now;
+	return MEMBER_OK;
+}
+
+struct each_walk {
+	void (*fn)(void *arg, const uint8_t *obj, size_t len);
+	void *arg;
+	size_t n;
+};
+
+static void each_record(void *arg, const struct gossip_blob *b)
+{
+	struct each_walk *w = arg;
+
+	if (b->kind != WIRE_OBJ_RECORD)
+		return;
+	w->fn(w->arg, b->bytes, b->len);
+	w->n++;
+}
+
+size_t records_each(struct yip_device *dev, void (*fn)(void *arg, const uint8_t *obj, size_t len),
+                    void *arg)
+{
+	struct each_walk w = {.fn = fn, .arg = arg};
+
+	if (dev->members == NULL || dev->members->gossip == NULL)
+		return 0;
+	gossip_each(dev->members->gossip, each_record, &w);
+	return w.n;
+}
