@@ -183,6 +183,16 @@ static void snapshot_members(struct yip_ctl_membership *m, const struct yip_devi
 	m->removed = mi.removed;
 	m->roots_older = mi.roots_older;
 	m->revocations_older = mi.revocations_older;
+	m->gossip = mi.gossip;
+	m->gossip_items = mi.gossip_items;
+	m->gossip_neighbours = mi.gossip_neighbours;
+	m->gossip_active = mi.gossip_active;
+	m->gossip_tx_msgs = mi.gossip_tx_msgs;
+	m->gossip_tx_bytes = mi.gossip_tx_bytes;
+	m->gossip_rx_msgs = mi.gossip_rx_msgs;
+	m->gossip_rx_bytes = mi.gossip_rx_bytes;
+	m->gossip_accepted = mi.gossip_accepted;
+	m->gossip_drops = mi.gossip_drops;
 }
 
 int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_config *c,
@@ -561,6 +571,22 @@ static bool add_membership(cJSON *o, const struct yip_ctl_membership *m)
 	    !add_u64(j, "roots_refused_older", m->roots_older) ||
 	    !add_u64(j, "revocations_refused_older", m->revocations_older))
 		return false;
+	if (!m->gossip) {
+		if (cJSON_AddNullToObject(j, "gossip") == NULL)
+			return false;
+	} else {
+		r = cJSON_AddObjectToObject(j, "gossip");
+		if (r == NULL || !add_u64(r, "items", m->gossip_items) ||
+		    !add_u64(r, "neighbours", m->gossip_neighbours) ||
+		    !add_u64(r, "active", m->gossip_active) ||
+		    !add_u64(r, "tx_messages", m->gossip_tx_msgs) ||
+		    !add_u64(r, "tx_bytes", m->gossip_tx_bytes) ||
+		    !add_u64(r, "rx_messages", m->gossip_rx_msgs) ||
+		    !add_u64(r, "rx_bytes", m->gossip_rx_bytes) ||
+		    !add_u64(r, "accepted", m->gossip_accepted) ||
+		    !add_u64(r, "drops", m->gossip_drops))
+			return false;
+	}
 	r = cJSON_AddObjectToObject(j, "refused");
 	if (r == NULL || !add_u64(r, "no_certificate", m->no_cert))
 		return false;

@@ -122,6 +122,10 @@ struct yip_ctl_membership {
 	uint64_t roots_serial, revocations_serial, n_revoked;
 	uint64_t no_cert, refused[MEMBER_VERDICT_COUNT], admitted, removed;
 	uint64_t roots_older, revocations_older;
+	bool gossip;
+	uint64_t gossip_items, gossip_neighbours, gossip_active;
+	uint64_t gossip_tx_msgs, gossip_tx_bytes, gossip_rx_msgs, gossip_rx_bytes;
+	uint64_t gossip_accepted, gossip_drops;
 };
 
 /* The event loop's side: how packets move, and what its offloads and queue did. */

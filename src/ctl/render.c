@@ -202,6 +202,15 @@ static void put_membership(FILE *out, const cJSON *root)
 	        u64_field(m, "roots_serial"), u64_field(m, "revocations_serial"));
 	fprintf(out, "\n  members admitted: %" PRIu64 ", removed: %" PRIu64,
 	        u64_field(m, "admitted"), u64_field(m, "removed"));
+	e = field(m, "gossip");
+	if (cJSON_IsObject(e))
+		fprintf(out,
+		        "\n  gossip: %" PRIu64 " items, %" PRIu64 " neighbours (%" PRIu64
+		        " active), %" PRIu64 " messages sent, %" PRIu64 " received, %" PRIu64
+		        " dropped",
+		        u64_field(e, "items"), u64_field(e, "neighbours"), u64_field(e, "active"),
+		        u64_field(e, "tx_messages"), u64_field(e, "rx_messages"),
+		        u64_field(e, "drops"));
 	fputs("\n  refused:", out);
 	if (cJSON_IsObject(r)) {
 		bool any = false;

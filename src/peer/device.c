@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gossip/gossip.h"
 #include "route/route.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -905,5 +906,21 @@ bool yip_device_members_info(const struct yip_device *dev, struct yip_members_in
 	out->removed = ms->removed;
 	out->roots_older = ms->roots_older;
 	out->revocations_older = ms->revs_older;
+	if (ms->gossip != NULL) {
+		struct gossip_stats gs;
+
+		gossip_get_stats(ms->gossip, &gs);
+		out->gossip = true;
+		out->gossip_items = gs.items;
+		out->gossip_neighbours = gs.neighbours;
+		out->gossip_active = gs.active;
+		out->gossip_tx_msgs = gs.tx_msgs;
+		out->gossip_tx_bytes = gs.tx_bytes;
+		out->gossip_rx_msgs = gs.rx_msgs;
+		out->gossip_rx_bytes = gs.rx_bytes;
+		out->gossip_accepted = gs.accepted;
+		for (int d = 0; d < GOSSIP_DROP_COUNT; d++)
+			out->gossip_drops += gs.drops[d];
+	}
 	return true;
 }

@@ -800,6 +800,10 @@ struct yip_members_info {
 	uint64_t refused[MEMBER_VERDICT_COUNT];  /* ... by the certificate's verdict */
 	uint64_t admitted, removed;              /* members added, and removed (revoked, expired) */
 	uint64_t roots_older, revocations_older; /* sets and lists refused as rollbacks */
+	bool gossip;                             /* the engine runs; then: */
+	uint64_t gossip_items, gossip_neighbours, gossip_active;
+	uint64_t gossip_tx_msgs, gossip_tx_bytes, gossip_rx_msgs, gossip_rx_bytes;
+	uint64_t gossip_accepted, gossip_drops;
 };
 
 /* False if the device is not CA-gated. Pointers are good until the engine runs. */

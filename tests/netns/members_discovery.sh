@@ -48,6 +48,14 @@ path=$(yipctl_of a members --json | python3 -c '
 import json, sys
 print([m for m in json.load(sys.stdin)["members"] if m["name"] == "node d"][0]["path"])')
 case $path in direct*) ;; *) fail "a reaches d by '$path', not directly" ;; esac
+# They did it by gossip: r holds the five records and the root set, and took
+# the members' records from them.
+yipctl_of r show --json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["membership"]["gossip"]
+assert g["items"] >= 6 and g["accepted"] >= 4 and g["rx_messages"] > 0, g
+' || fail "r's gossip counters: $(yipctl_of r show --json)"
+yipctl_of r show | grep -q "gossip: .* items" || fail "yipctl show does not show gossip"
 log "five members found each other from one root in $took s"
 
 # c saves the records it holds (every 10 s when they changed).
