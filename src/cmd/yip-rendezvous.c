@@ -53,6 +53,8 @@ static void usage(FILE *f)
 	        "  --relay-rate BYTES   per node, per second (K, M, G suffixes; default 128M)\n"
 	        "  --relay-burst BYTES  per node, at once above the rate (default 8M)\n"
 	        "  --max-nodes N        registered at once (default 100000)\n"
+	        "  --obf-psk HEX        obfuscate every datagram with this network key (64 hex\n"
+	        "                       digits; the nodes' obf_psk); better set in --config\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -331,6 +333,7 @@ int main(int argc, char **argv)
 	    {"relay-rate", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_RATE},
 	    {"relay-burst", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_BURST},
 	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
+	    {"obf-psk", required_argument, NULL, OPT_SETTING + RDV_CONF_OBF_PSK},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;

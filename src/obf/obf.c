@@ -50,12 +50,13 @@ static void mask(const struct obf_keys *k, const uint8_t sample[OBF_SAMPLE], uin
 {
 	static const uint8_t zero[MASK_LEN];
 
-	crypto_stream_chacha20_ietf_xor_ic(m, zero, MASK_LEN, sample + 4, wire_get32(sample), k->hp);
+	crypto_stream_chacha20_ietf_xor_ic(m, zero, MASK_LEN, sample + 4, wire_get32(sample),
+	                                   k->hp);
 }
 
 /* tag = SipHash-2-4(H' | S | pad | p' | kind); tail is pad and p' (tail_len bytes). */
-static void tag(const struct obf_keys *k, enum obf_kind kind, const uint8_t *d,
-                const uint8_t *tail, size_t tail_len, uint8_t out[OBF_TAG])
+static void tag(const struct obf_keys *k, enum obf_kind kind, const uint8_t *d, const uint8_t *tail,
+                size_t tail_len, uint8_t out[OBF_TAG])
 {
 	uint8_t in[TAG_IN_MAX];
 	size_t n = OBF_HDR + OBF_SAMPLE;
@@ -138,9 +139,8 @@ size_t obf_env_open(const struct obf_keys *k, const uint8_t *d, size_t len, uint
 
 	if (len < OBF_ENV_OVERHEAD || len > OBF_ENV_MAX)
 		return 0;
-	if (crypto_aead_xchacha20poly1305_ietf_decrypt(out, &plen, NULL, d + OBF_ENV_NONCE,
-	                                               len - OBF_ENV_NONCE, NULL, 0, d,
-	                                               k->env) != 0)
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+	        out, &plen, NULL, d + OBF_ENV_NONCE, len - OBF_ENV_NONCE, NULL, 0, d, k->env) != 0)
 		return 0;
 	n = wire_get16(out);
 	if (n == 0 || n + 2 > plen)
@@ -195,7 +195,8 @@ size_t obf_wrap(const struct obf_keys *k, uint8_t *d, size_t len, size_t cap, bo
 			return 0;
 		return obf_frame_seal(k, OBF_SESSION, d, len, pad);
 	case WIRE_RELAY:
-		if (len < WIRE_RELAY_HDR || (d[1] != WIRE_RELAY_TO_SERVER && d[1] != WIRE_RELAY_FROM_SERVER))
+		if (len < WIRE_RELAY_HDR ||
+		    (d[1] != WIRE_RELAY_TO_SERVER && d[1] != WIRE_RELAY_FROM_SERVER))
 			return 0;
 		inner = len - WIRE_RELAY_HDR;
 		if (inner_plain) {
@@ -208,7 +209,8 @@ size_t obf_wrap(const struct obf_keys *k, uint8_t *d, size_t len, size_t cap, bo
 		}
 		if (WIRE_RELAY_HDR + inner + OBF_TRAILER > cap)
 			return 0;
-		return obf_frame_seal(k, d[1] == WIRE_RELAY_TO_SERVER ? OBF_RELAY_UP : OBF_RELAY_DOWN,
+		return obf_frame_seal(k,
+		                      d[1] == WIRE_RELAY_TO_SERVER ? OBF_RELAY_UP : OBF_RELAY_DOWN,
 		                      d, WIRE_RELAY_HDR + inner, 0);
 	default:
 		return 0;
@@ -252,7 +254,8 @@ enum obf_result obf_open(const struct obf_keys *k, const uint8_t *d, size_t len,
 		}
 		r = obf_open(k, d + WIRE_RELAY_HDR, inner, out + WIRE_RELAY_HDR, &inner, -1, false);
 		if (r != OBF_OK)
-			return OBF_BAD; /* relayed junk is no more legitimate than any other forgery */
+			return OBF_BAD; /* relayed junk is no more legitimate than any other forgery
+			                 */
 		*out_len = WIRE_RELAY_HDR + inner;
 		return OBF_OK;
 	case OBF_JUNK:

@@ -47,17 +47,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OBF_PSK_LEN    32
-#define OBF_HDR        16 /* the masked header */
-#define OBF_SAMPLE     16
-#define OBF_TAG        8
-#define OBF_TRAILER    (1 + OBF_TAG)                       /* p' and the tag */
-#define OBF_FRAME_MIN  (OBF_HDR + OBF_SAMPLE + OBF_TRAILER) /* 41 */
-#define OBF_PAD_BUCKET 64
-#define OBF_PAD_BELOW  256 /* frames shorter than this are padded to a bucket */
-#define OBF_ENV_NONCE  24
+#define OBF_PSK_LEN      32
+#define OBF_HDR          16 /* the masked header */
+#define OBF_SAMPLE       16
+#define OBF_TAG          8
+#define OBF_TRAILER      (1 + OBF_TAG)                        /* p' and the tag */
+#define OBF_FRAME_MIN    (OBF_HDR + OBF_SAMPLE + OBF_TRAILER) /* 41 */
+#define OBF_PAD_BUCKET   64
+#define OBF_PAD_BELOW    256 /* frames shorter than this are padded to a bucket */
+#define OBF_ENV_NONCE    24
 #define OBF_ENV_OVERHEAD (OBF_ENV_NONCE + 2 + 16) /* nonce, length, tag */
-#define OBF_ENV_MAX      1024                       /* longest envelope */
+#define OBF_ENV_MAX      1024                     /* longest envelope */
 #define OBF_JUNK_MIN     64
 #define OBF_JUNK_MAX     1024
 

@@ -31,7 +31,8 @@
 	X(RELAY, "relay")                                                                          \
 	X(RELAY_RATE, "relay_rate")                                                                \
 	X(RELAY_BURST, "relay_burst")                                                              \
-	X(MAX_NODES, "max_nodes")
+	X(MAX_NODES, "max_nodes")                                                                  \
+	X(OBF_PSK, "obf_psk")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -48,6 +49,8 @@ struct rdv_conf {
 	bool relay;
 	uint64_t relay_rate, relay_burst; /* bytes per second per node; bytes */
 	size_t max_nodes;
+	bool obf; /* obf_psk set: every datagram obfuscated (docs/obfuscation.md) */
+	uint8_t obf_psk[YIP_KEY_LEN];
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

@@ -22,6 +22,7 @@
 #include "addr/addr.h"
 #include "cookie/cookie.h"
 #include "crypto/crypto.h"
+#include "obf/obf.h"
 #include "util/u64map.h"
 #include "wire/wire.h"
 
@@ -51,7 +52,8 @@
 	X(RELAY_SOURCE, "relay_source")     /* Relay from somewhere else than its node */          \
 	X(RELAY_NOT_ALLOWED, "relay_not_allowed") /* to a node that did not accept the sender */   \
 	X(RELAY_RATE, "relay_rate")               /* over the sender's bytes per second */         \
-	X(ASKS, "asks")                           /* lookup while too many of the node's are open */
+	X(ASKS, "asks") /* lookup while too many of the node's are open */                         \
+	X(OBF, "obf")   /* obf_psk: not authentic (foreign, tampered, another key, or plain) */
 
 enum rdv_drop {
 #define X(name, str) RDV_DROP_##name,
@@ -80,6 +82,8 @@ struct rdv_config {
 	unsigned init_rate;   /* Inits per second from one source address */
 	unsigned init_global; /* Inits per second in all */
 	unsigned init_load;   /* Inits per second past which a cookie is needed */
+	bool obf;             /* obf_psk: every datagram obfuscated (docs/obfuscation.md) */
+	uint8_t obf_psk[YIP_KEY_LEN];
 };
 
 /* Defaults for what the daemon does not set. */
@@ -155,6 +159,9 @@ struct rdv_server {
 	} init_bucket[RDV_INIT_BUCKETS];
 	uint64_t init_global_tokens, init_global_at;
 	uint8_t scratch[WIRE_CTRL_MAX + 64];
+	struct obf_keys obf_keys; /* cfg.obf */
+	uint8_t *obfbuf;          /* RDV_MAX_DGRAM: a received datagram, de-obfuscated */
+	uint8_t *txbuf;           /* the last io.buf() */
 	uint64_t next_timer;
 	uint64_t drops[RDV_DROP_COUNT];
 	struct rdv_stats stats;

@@ -206,8 +206,9 @@ static void frame_tamper_refused(void **state)
 		for (int b = 0; b < 8; b++) {
 			memcpy(t, d, n);
 			t[i] ^= (uint8_t)(1 << b);
-			assert_int_equal(obf_open(&K, t, n, out, &out_len, WIRE_RELAY_FROM_SERVER, true),
-			                 OBF_BAD);
+			assert_int_equal(
+			    obf_open(&K, t, n, out, &out_len, WIRE_RELAY_FROM_SERVER, true),
+			    OBF_BAD);
 		}
 	}
 	/* Truncated or extended by a byte: refused. */
@@ -234,8 +235,9 @@ static void envelope_tamper_refused(void **state)
 		for (int b = 0; b < 8; b++) {
 			memcpy(t, d, n);
 			t[i] ^= (uint8_t)(1 << b);
-			assert_int_equal(obf_open(&K, t, n, out, &out_len, WIRE_RELAY_FROM_SERVER, true),
-			                 OBF_BAD);
+			assert_int_equal(
+			    obf_open(&K, t, n, out, &out_len, WIRE_RELAY_FROM_SERVER, true),
+			    OBF_BAD);
 		}
 	for (size_t cut = 0; cut < n; cut++)
 		assert_int_equal(obf_open(&K, d, cut, out, &out_len, WIRE_RELAY_FROM_SERVER, true),
@@ -257,7 +259,8 @@ static void relay_both_legs(void **state)
 	n = obf_wrap(&K, d, WIRE_RELAY_HDR + len, CAP, true);
 	assert_int_equal(n, WIRE_RELAY_HDR + len + 2 * OBF_TRAILER);
 	/* A node takes no Relay to a server; a server no Relay from one. */
-	assert_int_equal(obf_open(&K, d, n, node, &node_len, WIRE_RELAY_FROM_SERVER, true), OBF_BAD);
+	assert_int_equal(obf_open(&K, d, n, node, &node_len, WIRE_RELAY_FROM_SERVER, true),
+	                 OBF_BAD);
 	assert_int_equal(obf_open(&K, d, n, srv, &srv_len, WIRE_RELAY_TO_SERVER, false), OBF_OK);
 	assert_int_equal(srv_len, n - OBF_TRAILER);
 	assert_memory_equal(srv, plain, WIRE_RELAY_HDR);
@@ -267,14 +270,16 @@ static void relay_both_legs(void **state)
 	assert_int_equal(m, n);
 	/* The two legs' headers share no mask: they differ beyond the fields that changed. */
 	assert_memory_not_equal(srv, d, OBF_HDR);
-	assert_int_equal(obf_open(&K, srv, m, node, &node_len, WIRE_RELAY_FROM_SERVER, true), OBF_OK);
+	assert_int_equal(obf_open(&K, srv, m, node, &node_len, WIRE_RELAY_FROM_SERVER, true),
+	                 OBF_OK);
 	assert_int_equal(node_len, WIRE_RELAY_HDR + len);
 	assert_memory_equal(node + WIRE_RELAY_HDR, plain + WIRE_RELAY_HDR, len);
 	assert_int_equal(node[1], WIRE_RELAY_FROM_SERVER);
 	/* A bit flipped in the relayed payload is refused by the node. */
 	memcpy(t, srv, m);
 	t[m - OBF_TRAILER - 1] ^= 1;
-	assert_int_equal(obf_open(&K, t, m, node, &node_len, WIRE_RELAY_FROM_SERVER, true), OBF_BAD);
+	assert_int_equal(obf_open(&K, t, m, node, &node_len, WIRE_RELAY_FROM_SERVER, true),
+	                 OBF_BAD);
 }
 
 /* Plain datagrams, random bytes and datagrams of the wrong kind: refused. */
@@ -288,7 +293,8 @@ static void foreign_refused(void **state)
 		size_t len = rnd(1500);
 
 		fill_random(d, len);
-		refused += obf_open(&K, d, len, out, &out_len, WIRE_RELAY_FROM_SERVER, true) == OBF_BAD;
+		refused +=
+		    obf_open(&K, d, len, out, &out_len, WIRE_RELAY_FROM_SERVER, true) == OBF_BAD;
 	}
 	assert_int_equal(refused, 5000);
 	/* A plain keepalive and a plain Init. */
