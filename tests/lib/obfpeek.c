@@ -3,7 +3,8 @@
  * Reads UDP payloads from standard input, one per line in hex, and prints
  * for each what a holder of the obf_psk (64 hex digits) makes of it:
  * "init", "resp", "cookie", "data", "repair", "report", "ctrl", "relay",
- * "junk" or "bad" (not authentic). The capture itself cannot tell which
+ * "junk" or "bad" (not authentic). A relay frame is opened as a node and
+ * as a server would, so both directions name what they carry. The capture itself cannot tell which
  * datagrams are handshakes: that is the point of obfuscation.
  */
 #include <stdio.h>
@@ -42,6 +43,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 		r = obf_open(&k, d, n / 2, out, &len, WIRE_RELAY_FROM_SERVER, true);
+		if (r == OBF_BAD) /* a relay to a server: its payload opened too */
+			r = obf_open(&k, d, n / 2, out, &len, WIRE_RELAY_TO_SERVER, false) == OBF_OK &&
+			            obf_open(&k, d + WIRE_RELAY_HDR, n / 2 - OBF_TRAILER - WIRE_RELAY_HDR,
+			                     out, &len, -1, false) == OBF_OK
+			        ? OBF_OK
+			        : OBF_BAD;
 		if (r == OBF_IGNORED)
 			puts("junk");
 		else if (r != OBF_OK || out[0] > WIRE_RELAY)

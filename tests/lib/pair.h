@@ -55,6 +55,7 @@ struct pair_opts {
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
 	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
 	const uint8_t *obf_psk[2];          /* each node's obf_psk (32 bytes); NULL: off */
+	unsigned obf_junk, obf_cover_ms;    /* for nodes with obf_psk */
 };
 
 /* A datagram a node sent. buf holds YIP_MAX_DGRAM bytes, 64-byte aligned. */
