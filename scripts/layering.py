@@ -9,7 +9,7 @@ reads the symbols the object defines and the ones it uses (nm), and so which
 file calls which. It fails when
 
   * a module calls a module that is not below it in MODULES (engine modules
-    never call the OS side: tun, udp, workers, loop, ctl);
+    never call the OS side: tun, udp, ctl, sandbox, loop);
   * the files of one module call each other in a cycle;
   * a file of a module with a declared file order (ORDERED: the map at the
     top of the named header, one "name.c" per line, bottom first) calls a
@@ -26,12 +26,12 @@ import sys
 
 # Bottom to top. A module may call only modules before it in this list.
 ENGINE = ["util", "crypto", "addr", "noise", "replay", "wire", "cookie", "obf", "fec", "flow", "mac", "route",
-          "aqm", "offload", "config", "peer", "rendezvous"]
-OS_SIDE = ["tun", "udp", "ctl", "loop"]
+          "aqm", "offload", "membership", "config", "peer", "rendezvous"]
+OS_SIDE = ["tun", "udp", "ctl", "sandbox", "loop"]
 MODULES = ENGINE + OS_SIDE + ["cmd"]
 
 # Modules whose files are stacked in a declared order, read from a header.
-ORDERED = {"peer": "src/peer/internal.h"}
+ORDERED = {"peer": "src/peer/internal.h", "membership": "src/membership/internal.h"}
 
 
 def symbols(obj):

@@ -271,19 +271,24 @@ static bool looks_like_ipv4(const char *s)
 	return s[0] != '\0' && strspn(s, "0123456789.") == strlen(s);
 }
 
-static int resolve_host(const char *host, uint16_t port, union yip_sockaddr *out, char *err,
-                        size_t errlen)
+static int resolve_host(const char *host, uint16_t port, int family, union yip_sockaddr *out,
+                        char *err, size_t errlen)
 {
 	struct addrinfo hints, *res = NULL;
 	int rc;
 
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = family;
 	hints.ai_socktype = SOCK_DGRAM;
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc != 0 || res == NULL) {
-		set_err(err, errlen, "cannot resolve '%s': %s", host,
+		set_err(err, errlen, "cannot resolve '%s'%s: %s", host,
+		        family == AF_INET    ? " to an IPv4 address"
+		        : family == AF_INET6 ? " to an IPv6 address"
+		                             : "",
 		        rc != 0 ? gai_strerror(rc) : "no addresses");
+		if (res != NULL)
+			freeaddrinfo(res);
 		return -1;
 	}
 	/* getaddrinfo already ordered the results by RFC 6724 preference. */
@@ -350,22 +355,26 @@ static int split_endpoint(const char *s, char *host, size_t hostsize, const char
 }
 
 /* Parses the host part of an endpoint into out (port filled in by the caller). */
-static int parse_endpoint_host(const char *host, bool bracketed, bool resolve, uint16_t port,
-                               union yip_sockaddr *out, char *err, size_t errlen)
+static bool is_literal(const char *host, bool bracketed)
+{
+	return bracketed || strchr(host, ':') != NULL || strchr(host, '%') != NULL ||
+	       looks_like_ipv4(host);
+}
+
+static int parse_endpoint_host(const char *host, bool bracketed, bool resolve, int family,
+                               uint16_t port, union yip_sockaddr *out, char *err, size_t errlen)
 {
 	uint8_t addr[16];
-	int family;
 
-	if (bracketed || strchr(host, ':') != NULL || strchr(host, '%') != NULL ||
-	    looks_like_ipv4(host)) {
-		family = parse_ip(host, addr, err, errlen);
-		if (family == AF_UNSPEC)
+	if (is_literal(host, bracketed)) {
+		int lit = parse_ip(host, addr, err, errlen);
+		if (lit == AF_UNSPEC)
 			return -1;
-		if (bracketed && family != AF_INET6) {
+		if (bracketed && lit != AF_INET6) {
 			set_err(err, errlen, "brackets are only for IPv6 addresses ('[%s]')", host);
 			return -1;
 		}
-		fill_sockaddr(out, family, addr, port);
+		fill_sockaddr(out, lit, addr, port);
 		return 0;
 	}
 	if (!resolve) {
@@ -377,11 +386,53 @@ static int parse_endpoint_host(const char *host, bool bracketed, bool resolve, u
 		set_err(err, errlen, "'%s' is not a valid host name", host);
 		return -1;
 	}
-	return resolve_host(host, port, out, err, errlen);
+	return resolve_host(host, port, family, out, err, errlen);
 }
 
 int yip_endpoint_parse(const char *s, uint16_t default_port, bool resolve, union yip_sockaddr *out,
                        bool *port_given, char *err, size_t errlen)
+{
+	return yip_endpoint_parse_family(s, default_port, resolve, AF_UNSPEC, out, port_given, err,
+	                                 errlen);
+}
+
+bool yip_endpoint_is_name(const char *s)
+{
+	char host[HOSTNAME_MAX + 1], err[8];
+	const char *porttext;
+	bool bracketed;
+
+	return split_endpoint(s, host, sizeof(host), &porttext, &bracketed, err, sizeof(err)) ==
+	           0 &&
+	       !is_literal(host, bracketed);
+}
+
+int yip_listen_family(const union yip_sockaddr *listen)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (listen->sa.sa_family == AF_INET)
+		return AF_INET;
+	if (listen->sa.sa_family != AF_INET6 ||
+	    memcmp(&listen->in6.sin6_addr, &any6, sizeof(any6)) == 0)
+		return AF_UNSPEC; /* dual-stack: [::] with IPV6_V6ONLY off */
+	return memcmp(listen->in6.sin6_addr.s6_addr, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0
+	           ? AF_INET
+	           : AF_INET6;
+}
+
+bool yip_listen_reaches(const union yip_sockaddr *listen, const union yip_sockaddr *to)
+{
+	int fam = yip_listen_family(listen), tofam = to->sa.sa_family;
+
+	if (tofam == AF_INET6 &&
+	    memcmp(to->in6.sin6_addr.s6_addr, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0)
+		tofam = AF_INET;
+	return fam == AF_UNSPEC || fam == tofam;
+}
+
+int yip_endpoint_parse_family(const char *s, uint16_t default_port, bool resolve, int family,
+                              union yip_sockaddr *out, bool *port_given, char *err, size_t errlen)
 {
 	char host[HOSTNAME_MAX + 1];
 	const char *porttext;
@@ -404,7 +455,7 @@ int yip_endpoint_parse(const char *s, uint16_t default_port, bool resolve, union
 			set_err(err, errlen, "missing port in '%s' (expected address:port)", s);
 		return -1;
 	}
-	if (parse_endpoint_host(host, bracketed, resolve, port, out, err, errlen) < 0) {
+	if (parse_endpoint_host(host, bracketed, resolve, family, port, out, err, errlen) < 0) {
 		memset(out, 0, sizeof(*out));
 		return -1;
 	}

@@ -51,6 +51,27 @@ bool yip_cidr_overlaps(const struct yip_cidr *a, const struct yip_cidr *b);
 int yip_endpoint_parse(const char *s, uint16_t default_port, bool resolve, union yip_sockaddr *out,
                        bool *port_given, char *err, size_t errlen);
 
+/*
+ * The same, but a host name is resolved to an address of family (AF_INET or
+ * AF_INET6; an error if it has none), or with AF_UNSPEC to the first one
+ * getaddrinfo gives.
+ */
+int yip_endpoint_parse_family(const char *s, uint16_t default_port, bool resolve, int family,
+                              union yip_sockaddr *out, bool *port_given, char *err, size_t errlen);
+
+/* True if the endpoint text s names a host rather than an IP address. */
+bool yip_endpoint_is_name(const char *s);
+
+/*
+ * The family a UDP socket bound to listen can send to: AF_INET or AF_INET6,
+ * or AF_UNSPEC for both (AF_UNSPEC or [::]: a dual-stack socket). An
+ * IPv4-mapped listen address is AF_INET.
+ */
+int yip_listen_family(const union yip_sockaddr *listen);
+
+/* True if a socket bound to listen can send to `to` (see yip_listen_family). */
+bool yip_listen_reaches(const union yip_sockaddr *listen, const union yip_sockaddr *to);
+
 /* Writes "a.b.c.d:port" or "[v6]:port" (IPv4-mapped IPv6 printed as IPv4). */
 void yip_sockaddr_format(const union yip_sockaddr *a, char *out, size_t outlen);
 

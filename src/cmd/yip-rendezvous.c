@@ -21,6 +21,7 @@
 #include "loop/rendezvous.h"
 #include "rendezvous/conf.h"
 #include "rendezvous/rendezvous.h"
+#include "sandbox/sandbox.h"
 #include "udp/udp.h"
 #include "util/hex.h"
 #include "util/log.h"
@@ -55,14 +56,17 @@ static void usage(FILE *f)
 	        "  --max-nodes N        registered at once (default 100000)\n"
 	        "  --obf-psk HEX        obfuscate every datagram with this network key (64 hex\n"
 	        "                       digits; the nodes' obf_psk); better set in --config\n"
+	        "  --user NAME          run as NAME once set up (default %s)\n"
+	        "  --sandbox on|log|off the user, no_new_privs and a seccomp allow-list\n"
+	        "                       (log: only log what it would refuse; default on)\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
 	        "The status socket is %s/%s%s (%s changes the directory).\n"
 	        "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n"
 	        "Reference: docs/rendezvous.md; the status: docs/control.md\n",
-	        RDV_DEFAULT_PORT, YIP_CTL_DEFAULT_DIR, YIP_RDV_CTL_NAME, YIP_CTL_SUFFIX,
-	        YIP_CTL_DIR_ENV);
+	        RDV_DEFAULT_PORT, SANDBOX_DEFAULT_USER, YIP_CTL_DEFAULT_DIR, YIP_RDV_CTL_NAME,
+	        YIP_CTL_SUFFIX, YIP_CTL_DIR_ENV);
 }
 
 static int cmd_genkey(void)
@@ -180,10 +184,23 @@ static int serve(const struct rdv_conf *c)
 {
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
+	struct sandbox sb;
+	enum yip_sandbox_mode mode = c->sandbox;
+	const char *env = getenv("YIP_SANDBOX");
 	char err[512], *text;
 	size_t len;
 	int rc;
 
+	/* YIP_SANDBOX overrides the setting, as for yipd. */
+	if (env != NULL && *env != '\0' && yip_config_sandbox_mode(env, &mode) != 0) {
+		log_warn("ignoring YIP_SANDBOX=%s (want on, log or off)", env);
+		mode = c->sandbox;
+	}
+	sandbox_nodump(); /* before the key is read: no core dump will hold it */
+	if (sandbox_init(&sb, mode, c->user, SANDBOX_RENDEZVOUS, err, sizeof(err)) != 0) {
+		fprintf(stderr, "yip-rendezvous: %s\n", err);
+		return EXIT_USAGE;
+	}
 	rdv_config_default(&engine);
 	rdv_conf_engine(c, &engine);
 	if (read_text(c->key_file, true, &text, &len, err, sizeof(err)) != 0) {
@@ -203,6 +220,7 @@ static int serve(const struct rdv_conf *c)
 	    .alt_port = rdv_conf_alt_port(c),
 	    /* The status socket; the loop removes it when it stops. */
 	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
+	    .sandbox = &sb,
 	};
 	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0) {
 		log_err("%s", err);
@@ -334,6 +352,8 @@ int main(int argc, char **argv)
 	    {"relay-burst", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_BURST},
 	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
 	    {"obf-psk", required_argument, NULL, OPT_SETTING + RDV_CONF_OBF_PSK},
+	    {"user", required_argument, NULL, OPT_SETTING + RDV_CONF_USER},
+	    {"sandbox", required_argument, NULL, OPT_SETTING + RDV_CONF_SANDBOX},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;

@@ -13,6 +13,7 @@
 #include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "peer/peer.h"
+#include "sandbox/sandbox.h"
 #include "tun/tun.h"
 #include "udp/udp.h"
 #include "util/clock.h"
@@ -27,6 +28,9 @@ static void usage(FILE *f)
 	           "       yipd --genkey             print a new private and public key\n"
 	           "       yipd --pubkey             read a private key (hex) on stdin, print its "
 	           "public key\n"
+	           "       yipd --cert-request       read a private key (hex) on stdin, print the "
+	           "certificate\n"
+	           "                                 request a CA signs (docs/membership.md)\n"
 	           "       yipd --addr <public-key>  print the node's key-derived IPv6 address\n"
 	           "       yipd --version | --help\n"
 	           "\n"
@@ -46,6 +50,16 @@ static int cmd_pubkey(void)
 
 	if (rc == -1)
 		fprintf(stderr, "yipd: --pubkey: %s\n", reason);
+	return rc == 0 ? 0 : rc == -1 ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+static int cmd_cert_request(void)
+{
+	char reason[160];
+	int rc = keytext_cert_request(stdin, stdout, reason, sizeof(reason));
+
+	if (rc == -1)
+		fprintf(stderr, "yipd: --cert-request: %s\n", reason);
 	return rc == 0 ? 0 : rc == -1 ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
@@ -218,11 +232,71 @@ static enum yip_io_driver io_driver(const struct yip_config *cfg)
 	return cfg->io;
 }
 
+/*
+ * Keeps the engine's keys out of core dumps and swap: the device (our
+ * private key; sodium_malloc already did it) and the peers and servers with
+ * their session and handshake keys.
+ */
+static void protect_keys(const struct yip_device *dev)
+{
+	sandbox_protect(dev->peers, dev->n_peers * sizeof(*dev->peers));
+	sandbox_protect(dev->servers, dev->n_servers * sizeof(*dev->servers));
+}
+
+/* sandbox= from the configuration, unless YIP_SANDBOX in the environment says otherwise. */
+static enum yip_sandbox_mode sandbox_mode(const struct yip_config *cfg)
+{
+	const char *env = getenv("YIP_SANDBOX");
+	enum yip_sandbox_mode m;
+
+	if (env == NULL || *env == '\0')
+		return cfg->sandbox;
+	if (yip_config_sandbox_mode(env, &m) == 0)
+		return m;
+	log_warn("ignoring YIP_SANDBOX=%s (want on, log or off)", env);
+	return cfg->sandbox;
+}
+
+/* YIP_RESOLVE_INTERVAL_MS (tests): resolve host names again that often instead of every 60 s. */
+static uint64_t resolve_interval(void)
+{
+	const char *env = getenv("YIP_RESOLVE_INTERVAL_MS");
+	char *end;
+	unsigned long long ms;
+
+	if (env == NULL || *env == '\0')
+		return YIP_RESOLVE_INTERVAL_NS;
+	ms = strtoull(env, &end, 10);
+	if (*end == '\0' && ms >= 100)
+		return ms * YIP_NS_PER_MS;
+	log_warn("ignoring YIP_RESOLVE_INTERVAL_MS=%s (want milliseconds >= 100)", env);
+	return YIP_RESOLVE_INTERVAL_NS;
+}
+
+static bool has_names(const struct yip_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		if (cfg->peers[i].endpoint_name != NULL)
+			return true;
+	for (size_t i = 0; i < cfg->n_rendezvous; i++)
+		if (cfg->rendezvous[i].name != NULL)
+			return true;
+	return false;
+}
+
+static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io)
+{
+	return SANDBOX_YIPD | (io != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
+	       (has_names(cfg) ? SANDBOX_RESOLVE : 0);
+}
+
 static int run(const char *path)
 {
 	struct yip_config cfg;
 	struct yip_timing timing;
-	struct yip_device dev;
+	struct yip_device *dev;
+	struct sandbox sb;
+	enum yip_io_driver driver;
 	struct yip_loop *loop;
 	struct yip_loop_config lc;
 	struct yip_io io;
@@ -232,8 +306,17 @@ static int run(const char *path)
 	int tun_fd = -1, udp_fd = -1, rc = EXIT_RUNTIME;
 	bool vnet = false;
 
+	sandbox_nodump(); /* before the key is read: no core dump will hold it */
 	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s\n", err);
+		return EXIT_USAGE;
+	}
+	sandbox_check_secret_file(path);
+	driver = io_driver(&cfg);
+	if (sandbox_init(&sb, sandbox_mode(&cfg), cfg.user, sandbox_uses(&cfg, driver), err,
+	                 sizeof(err)) != 0) {
+		fprintf(stderr, "yipd: %s: %s\n", path, err);
+		yip_config_free(&cfg);
 		return EXIT_USAGE;
 	}
 	udp_fd = udp_open(&cfg.listen, cfg.listen_port_given, YIP_DEFAULT_PORT, YIP_FALLBACK_PORT,
@@ -255,11 +338,13 @@ static int run(const char *path)
 	    .udp_offload = udp_offload(&cfg),
 	    .device_name = ifname,
 	    .port = port,
-	    .io = io_driver(&cfg),
+	    .io = driver,
 	    .workers = worker_count(&cfg),
 	    /* The control socket for yipctl; yip_loop_free removes it. */
 	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
 	    .config = &cfg,
+	    .resolve_interval = resolve_interval(),
+	    .sandbox = &sb,
 	};
 	loop = yip_loop_init(&lc, err, sizeof(err));
 	if (loop == NULL)
@@ -267,10 +352,19 @@ static int run(const char *path)
 	yip_loop_io(loop, &io);
 	yip_timing_default(&timing);
 	rekey_override(&timing);
-	if (yip_device_init(&dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
+	/* Guard pages, locked, out of core dumps; wiped by sodium_free. */
+	dev = sodium_malloc(sizeof(*dev));
+	if (dev == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
 		yip_loop_free(loop);
 		goto fail;
 	}
+	if (yip_device_init(dev, &cfg, &io, &timing, err, sizeof(err)) != 0) {
+		sodium_free(dev);
+		yip_loop_free(loop);
+		goto fail;
+	}
+	protect_keys(dev);
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "
@@ -279,9 +373,10 @@ static int run(const char *path)
 	         lc.workers, yip_loop_io_name(lc.io), cfg.obf ? ", obfuscation on (obf_psk)" : "");
 	yip_config_free(&cfg);
 
-	rc = yip_loop_run(loop, &dev) == 0 ? 0 : EXIT_RUNTIME;
+	rc = yip_loop_run(loop, dev) == 0 ? 0 : EXIT_RUNTIME;
 	yip_loop_status(loop);
-	yip_device_free(&dev);
+	yip_device_free(dev);
+	sodium_free(dev);
 	yip_loop_free(loop);
 	close(tun_fd);
 	close(udp_fd);
@@ -299,13 +394,10 @@ fail:
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"genkey", no_argument, NULL, 'g'},
-	    {"pubkey", no_argument, NULL, 'p'},
-	    {"addr", required_argument, NULL, 'a'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {NULL, 0, NULL, 0},
+	    {"genkey", no_argument, NULL, 'g'},       {"pubkey", no_argument, NULL, 'p'},
+	    {"cert-request", no_argument, NULL, 'r'}, {"addr", required_argument, NULL, 'a'},
+	    {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
+	    {"verbose", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -319,6 +411,8 @@ int main(int argc, char **argv)
 			return cmd_genkey();
 		case 'p':
 			return cmd_pubkey();
+		case 'r':
+			return cmd_cert_request();
 		case 'a':
 			return cmd_addr(optarg);
 		case 'V':

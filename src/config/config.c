@@ -48,6 +48,8 @@ enum key_id {
 	KEY_OBF_PSK,
 	KEY_OBF_JUNK,
 	KEY_OBF_COVER_MS,
+	KEY_USER,
+	KEY_SANDBOX,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -382,10 +384,13 @@ static int parse_rendezvous(struct parser *p, char *value)
 		return fail(p, "too many rendezvous servers (at most %d)", YIP_MAX_RENDEZVOUS);
 	r = &cfg->rendezvous[cfg->n_rendezvous];
 	memset(r, 0, sizeof(*r));
-	if (yip_endpoint_parse(value, 0, p->resolve, &r->addr, NULL, reason, sizeof(reason)) < 0)
+	if (yip_endpoint_parse_family(value, 0, p->resolve, yip_listen_family(&cfg->listen),
+	                              &r->addr, NULL, reason, sizeof(reason)) < 0)
 		return fail(p, "rendezvous: %s", reason);
 	r->line = p->line;
 	cfg->n_rendezvous++;
+	if (yip_endpoint_is_name(value) && (r->name = strdup(value)) == NULL)
+		return fail(p, "out of memory");
 	return 0;
 }
 
@@ -458,6 +463,56 @@ static int parse_obf_cover_ms(struct parser *p, char *value)
 	return 0;
 }
 
+int yip_config_user_check(const char *name, char *reason, size_t reasonlen)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > YIP_USER_MAX) {
+		snprintf(reason, reasonlen, "a user name has 1 to %d characters", YIP_USER_MAX);
+		return -1;
+	}
+	if (name[0] == '-' ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+	        len) {
+		snprintf(reason, reasonlen,
+		         "'%s' is not a user name (letters, digits, '_', '.' and '-', not "
+		         "starting with '-')",
+		         name);
+		return -1;
+	}
+	return 0;
+}
+
+int yip_config_sandbox_mode(const char *s, enum yip_sandbox_mode *out)
+{
+	if (strcmp(s, "on") == 0)
+		*out = YIP_SANDBOX_ON;
+	else if (strcmp(s, "log") == 0)
+		*out = YIP_SANDBOX_LOG;
+	else if (strcmp(s, "off") == 0)
+		*out = YIP_SANDBOX_OFF;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_user(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+
+	if (yip_config_user_check(value, reason, sizeof(reason)) != 0)
+		return fail(p, "user: %s", reason);
+	snprintf(p->cfg->user, sizeof(p->cfg->user), "%s", value);
+	return 0;
+}
+
+static int parse_sandbox(struct parser *p, char *value)
+{
+	if (yip_config_sandbox_mode(value, &p->cfg->sandbox) != 0)
+		return fail(p, "sandbox '%s': expected 'on', 'log' or 'off'", value);
+	return 0;
+}
+
 static struct yip_peer_config *current_peer(struct parser *p)
 {
 	return &p->cfg->peers[p->cfg->n_peers - 1];
@@ -473,10 +528,14 @@ static int parse_endpoint(struct parser *p, char *value)
 	struct yip_peer_config *peer = current_peer(p);
 	char reason[MAX_MSG];
 
-	if (yip_endpoint_parse(value, 0, p->resolve, &peer->endpoint, NULL, reason,
-	                       sizeof(reason)) < 0)
+	/* listen comes first (an interface key): prefer the family it can reach. */
+	if (yip_endpoint_parse_family(value, 0, p->resolve, yip_listen_family(&p->cfg->listen),
+	                              &peer->endpoint, NULL, reason, sizeof(reason)) < 0)
 		return fail(p, "endpoint: %s", reason);
 	peer->has_endpoint = true;
+	peer->endpoint_line = p->line;
+	if (yip_endpoint_is_name(value) && (peer->endpoint_name = strdup(value)) == NULL)
+		return fail(p, "out of memory");
 	return 0;
 }
 
@@ -556,6 +615,8 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_OBF_PSK] = {"obf_psk", SCOPE_INTERFACE, false, parse_obf_psk},
     [KEY_OBF_JUNK] = {"obf_junk", SCOPE_INTERFACE, false, parse_obf_junk},
     [KEY_OBF_COVER_MS] = {"obf_cover_ms", SCOPE_INTERFACE, false, parse_obf_cover_ms},
+    [KEY_USER] = {"user", SCOPE_INTERFACE, false, parse_user},
+    [KEY_SANDBOX] = {"sandbox", SCOPE_INTERFACE, false, parse_sandbox},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
@@ -829,10 +890,56 @@ static int check_obf(struct parser *p)
 	return 0;
 }
 
+/*
+ * One address the socket bound to listen must be able to send to. A host
+ * name resolved before listen= was read (a rendezvous= above it) is
+ * resolved again for listen's family.
+ */
+static int check_family(struct parser *p, const char *what, unsigned line, const char *name,
+                        union yip_sockaddr *a)
+{
+	const union yip_sockaddr *listen = &p->cfg->listen;
+	char reason[MAX_MSG], as[YIP_ADDRSTRLEN], ls[YIP_ADDRSTRLEN];
+	int fam = yip_listen_family(listen);
+
+	if (yip_listen_reaches(listen, a))
+		return 0;
+	if (name != NULL && p->resolve) {
+		if (yip_endpoint_parse_family(name, 0, true, fam, a, NULL, reason, sizeof(reason)) <
+		    0)
+			return fail_at(p, line, "%s: %s (listen is %s only)", what, reason,
+			               fam == AF_INET ? "IPv4" : "IPv6");
+		return 0;
+	}
+	yip_sockaddr_format(a, as, sizeof(as));
+	yip_sockaddr_format(listen, ls, sizeof(ls));
+	return fail_at(p, line,
+	               "%s %s is %s, but the socket of listen=%s sends %s only: it could never "
+	               "be reached (listen on [::] for both)",
+	               what, as, fam == AF_INET ? "IPv6" : "IPv4", ls,
+	               fam == AF_INET ? "IPv4" : "IPv6");
+}
+
+static int check_families(struct parser *p)
+{
+	struct yip_config *cfg = p->cfg;
+
+	for (size_t i = 0; i < cfg->n_rendezvous; i++)
+		if (check_family(p, "rendezvous", cfg->rendezvous[i].line, cfg->rendezvous[i].name,
+		                 &cfg->rendezvous[i].addr) < 0)
+			return -1;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		if (cfg->peers[i].has_endpoint &&
+		    check_family(p, "endpoint", cfg->peers[i].endpoint_line,
+		                 cfg->peers[i].endpoint_name, &cfg->peers[i].endpoint) < 0)
+			return -1;
+	return 0;
+}
+
 static int finish(struct parser *p)
 {
 	if (close_peer(p) < 0 || check_interface(p) < 0 || check_peer_keys(p) < 0 ||
-	    check_prefixes(p) < 0 || check_obf(p) < 0)
+	    check_prefixes(p) < 0 || check_obf(p) < 0 || check_families(p) < 0)
 		return -1;
 	return 0;
 }
@@ -975,8 +1082,12 @@ void yip_config_free(struct yip_config *cfg)
 
 	if (cfg == NULL)
 		return;
-	for (i = 0; i < cfg->n_peers; i++)
+	for (i = 0; i < cfg->n_peers; i++) {
 		free(cfg->peers[i].allowed_ips);
+		free(cfg->peers[i].endpoint_name);
+	}
+	for (i = 0; i < cfg->n_rendezvous; i++)
+		free(cfg->rendezvous[i].name);
 	free(cfg->peers);
 	free(cfg->addresses);
 	/* Wiping the whole structure clears the private key and makes a second free harmless. */

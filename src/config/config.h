@@ -33,11 +33,17 @@
 
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
+/* sandbox=: on (the default), log (violations are logged, not fatal), off. */
+enum yip_sandbox_mode { YIP_SANDBOX_ON = 0, YIP_SANDBOX_LOG = 1, YIP_SANDBOX_OFF = 2 };
+
+#define YIP_USER_MAX 32 /* characters of a user name */
 
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_endpoint;
-	union yip_sockaddr endpoint;  /* resolved at load time */
+	union yip_sockaddr endpoint; /* resolved at load time */
+	char *endpoint_name;         /* the endpoint as written if it names a host, else NULL */
+	unsigned endpoint_line;
 	struct yip_cidr *allowed_ips; /* heap array, n_allowed_ips entries */
 	size_t n_allowed_ips;
 	unsigned persistent_keepalive; /* seconds, 0 = off */
@@ -47,6 +53,7 @@ struct yip_peer_config {
 /* A rendezvous server (docs/nat.md): where it is and its static public key. */
 struct yip_rendezvous_config {
 	union yip_sockaddr addr; /* resolved at load time */
+	char *name;              /* as written if it names a host, else NULL */
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_key;
 	unsigned line; /* of its rendezvous= line */
@@ -77,12 +84,25 @@ struct yip_config {
 	uint8_t obf_psk[32];
 	unsigned obf_junk;     /* junk datagrams before each Init on a direct path; 0 = off */
 	unsigned obf_cover_ms; /* cover traffic when idle: mean interval in ms; 0 = off */
+	enum yip_sandbox_mode sandbox;
+	char user[YIP_USER_MAX + 1]; /* user= to run as once set up; "" = the default */
 };
+
+/*
+ * A user name as user= takes it: 1 to YIP_USER_MAX letters, digits, '_',
+ * '.' and '-', not starting with '-'. Returns 0, or -1 with the reason.
+ */
+int yip_config_user_check(const char *name, char *reason, size_t reasonlen);
+
+/* Parses "on", "log" or "off"; 0, or -1. */
+int yip_config_sandbox_mode(const char *s, enum yip_sandbox_mode *out);
 
 /*
  * Parses text (len bytes, need not be NUL-terminated) as a configuration
  * named name (used in messages). Host names in endpoints are resolved only
- * if resolve is true (the fuzzer passes false). On error returns -1, frees
+ * if resolve is true (the fuzzer passes false), to an address of the family
+ * listen can reach when listen is not dual-stack; an endpoint or rendezvous
+ * server that listen cannot reach is an error. On error returns -1, frees
  * anything allocated, and writes "name:line: message" to err.
  */
 int yip_config_parse(const char *text, size_t len, const char *name, bool resolve,

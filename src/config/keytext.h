@@ -1,5 +1,6 @@
 /* Key pairs as text, for the --genkey and --pubkey commands of yipd and
- * yip-rendezvous: "private=<hex>" and "public=<hex>" lines. */
+ * yip-rendezvous: "private=<hex>" and "public=<hex>" lines; and yipd's
+ * --cert-request. */
 #ifndef YIP_CONFIG_KEYTEXT_H
 #define YIP_CONFIG_KEYTEXT_H
 
@@ -15,5 +16,12 @@ int keytext_genkey(FILE *out);
  * bad or missing key; -2 if writing failed.
  */
 int keytext_pubkey(FILE *in, FILE *out, char *reason, size_t rlen);
+
+/*
+ * Reads a private key as keytext_pubkey does and prints the member's
+ * certificate request (src/membership) in its text form, with comment
+ * lines naming the keys. Return values as keytext_pubkey's.
+ */
+int keytext_cert_request(FILE *in, FILE *out, char *reason, size_t rlen);
 
 #endif

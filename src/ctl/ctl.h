@@ -215,8 +215,11 @@ struct yip_ctl_server {
 	int client; /* the one client being served, -1 = none */
 	int epfd;
 	uint32_t tag_listen, tag_client; /* epoll data.u32 of the two fds */
+	int dirfd;        /* the socket's directory, for what is done by name in it; -1 = none */
+	const char *name; /* the socket file's name in it (a suffix of path) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct stat st;    /* of the socket file we made, to unlink only ours */
+	uid_t owner;       /* besides root, the one user whose clients are served */
 	uint64_t deadline; /* monotonic ns; 0 = no client */
 	bool writing;
 	char req[YIP_CTL_MAX_REQUEST];
@@ -231,11 +234,16 @@ typedef char *(*yip_ctl_reply_fn)(void *ctx, const char *line, size_t len, size_
 
 /*
  * Creates dir (0700) if missing and listens on dir/device.sock (0600),
- * replacing a stale socket file but never a live daemon's. Returns 0, or -1
- * with a message in err (s is then closed).
+ * replacing a stale socket file but never a live daemon's. An existing dir
+ * must be a directory, not a symbolic link, owned by root or by owner, and
+ * writable by no one else: whoever can write there could put a socket of
+ * their own in place of ours and answer yipctl. owner is the user the
+ * daemon runs as once sandboxed (src/sandbox), who is also the one user
+ * besides root whose requests are answered. Returns 0, or -1 with a message
+ * in err (s is then closed).
  */
-int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, char *err,
-                        size_t errlen);
+int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, uid_t owner,
+                        char *err, size_t errlen);
 
 /* Adds the listening socket to epfd with tag_listen; clients will get tag_client. */
 int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen,

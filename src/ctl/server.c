@@ -8,6 +8,7 @@
 #include "ctl/ctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -27,8 +28,10 @@ static const char timeout_reply[] = "{\"error\":\"timed out waiting for the requ
 
 static void server_reset(struct yip_ctl_server *s)
 {
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	memset(s, 0, sizeof(*s));
-	s->fd = s->client = s->epfd = -1;
+	s->fd = s->client = s->epfd = s->dirfd = -1;
 }
 
 /*
@@ -63,13 +66,13 @@ static void drop_client(struct yip_ctl_server *s)
  * Makes room for our socket at path: nothing there is fine, a socket no one
  * listens on (a daemon that died) is removed, anything else is an error.
  */
-static int clear_stale(const char *path, char *err, size_t errlen)
+static int clear_stale(int dirfd, const char *name, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
 	int fd, rc;
 
-	if (lstat(path, &st) != 0) {
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		if (errno == ENOENT)
 			return 0;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -97,7 +100,7 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(rc));
 		return -1;
 	}
-	if (unlink(path) != 0 && errno != ENOENT) {
+	if (unlinkat(dirfd, name, 0) != 0 && errno != ENOENT) {
 		snprintf(err, errlen, "cannot remove stale %s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -105,37 +108,80 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, char *err,
-                        size_t errlen)
+/*
+ * Opens dir (made 0700 if missing) without following a symbolic link, and
+ * checks who could put something else in place of our socket there.
+ * Returns the directory's fd, or -1 with a message in err.
+ */
+static int open_dir(const char *dir, uid_t owner, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s %s", dir,
+		         errno == ELOOP || errno == ENOTDIR
+		             ? "is not a directory (a symbolic link is not followed)"
+		             : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", dir);
+	} else if (st.st_uid != 0 && st.st_uid != owner) {
+		snprintf(err, errlen,
+		         "%s belongs to uid %u, neither root nor the daemon's user (uid %u); "
+		         "refusing to put the control socket there",
+		         dir, (unsigned)st.st_uid, (unsigned)owner);
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen,
+		         "%s has mode %04o: others could replace the control socket; refusing "
+		         "it (chmod go-w %s)",
+		         dir, (unsigned)(st.st_mode & 07777), dir);
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, uid_t owner,
+                        char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
 	mode_t old;
 	int rc;
 
+	s->dirfd = -1;
 	server_reset(s);
+	s->owner = owner;
 	if (yip_ctl_socket_path(s->path, sizeof(s->path), dir, device) != 0) {
 		snprintf(err, errlen, "control socket path %s/%s%s is invalid or too long", dir,
 		         device, YIP_CTL_SUFFIX);
 		return -1;
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+	s->name = strrchr(s->path, '/') + 1;
+	s->dirfd = open_dir(dir, owner, err, errlen);
+	if (s->dirfd < 0 || clear_stale(s->dirfd, s->name, s->path, err, errlen) != 0) {
+		server_reset(s);
 		return -1;
 	}
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a directory", dir);
-		return -1;
-	}
-	if (clear_stale(s->path, err, errlen) != 0)
-		return -1;
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
+		server_reset(s);
 		return -1;
 	}
 	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
-	old = umask(0177); /* the file is never accessible to others, not even briefly */
+	/* The file is made 0600 and never accessible to others, not even
+	 * briefly. No chmod afterwards: it would follow whatever is at the path
+	 * by then, and fchmod on the socket does not reach the file. */
+	old = umask(0177);
 	rc = bind(s->fd, (const struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (rc != 0) {
@@ -144,9 +190,12 @@ int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *d
 		server_reset(s);
 		return -1;
 	}
-	if (chmod(s->path, 0600) != 0 || listen(s->fd, 8) != 0 || stat(s->path, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", s->path, strerror(errno));
-		unlink(s->path);
+	errno = 0;
+	if (listen(s->fd, 8) != 0 || fstatat(s->dirfd, s->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISSOCK(st.st_mode) || (st.st_mode & 0177) != 0) {
+		snprintf(err, errlen, "%s: %s", s->path,
+		         errno != 0 ? strerror(errno) : "not the 0600 socket just made");
+		unlinkat(s->dirfd, s->name, 0);
 		close(s->fd);
 		server_reset(s);
 		return -1;
@@ -167,14 +216,14 @@ int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen
 }
 
 /* Only root and the daemon's own user may ask (the file mode already says so). */
-static bool peer_allowed(int fd)
+static bool peer_allowed(const struct yip_ctl_server *s, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
 		return false;
-	return cred.uid == 0 || cred.uid == geteuid();
+	return cred.uid == 0 || cred.uid == s->owner;
 }
 
 /* A short reply to a client that will not be served; it fits any socket buffer. */
@@ -200,7 +249,7 @@ void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now)
 				log_debug("ctl: accept: %s", strerror(errno));
 			return;
 		}
-		if (!peer_allowed(fd)) {
+		if (!peer_allowed(s, fd)) {
 			refuse(s, fd, denied_reply);
 			continue;
 		}
@@ -339,11 +388,16 @@ void yip_ctl_server_close(struct yip_ctl_server *s)
 	if (s->fd >= 0) {
 		close(s->fd);
 		/* Remove the file only if it is still the one we made (inode
-		 * numbers are reused, so the change time must match too). */
-		if (lstat(s->path, &st) == 0 && st.st_dev == s->st.st_dev &&
-		    st.st_ino == s->st.st_ino && st.st_ctim.tv_sec == s->st.st_ctim.tv_sec &&
-		    st.st_ctim.tv_nsec == s->st.st_ctim.tv_nsec)
-			unlink(s->path);
+		 * numbers are reused, so the change time must match too). A
+		 * daemon that dropped to a user who may not write in the
+		 * directory leaves it; the next start removes it as stale. */
+		if (fstatat(s->dirfd, s->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_dev == s->st.st_dev && st.st_ino == s->st.st_ino &&
+		    st.st_ctim.tv_sec == s->st.st_ctim.tv_sec &&
+		    st.st_ctim.tv_nsec == s->st.st_ctim.tv_nsec &&
+		    unlinkat(s->dirfd, s->name, 0) != 0)
+			log_debug("ctl: %s left for the next start to remove: %s", s->path,
+			          strerror(errno));
 	}
 	server_reset(s);
 }

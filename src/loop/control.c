@@ -18,7 +18,9 @@ void loop_ctl_open(struct yip_loop *l, const char *dir)
 {
 	char err[256];
 
-	if (yip_ctl_server_open(&l->ctl, dir, l->ctl_cfg.device, err, sizeof(err)) != 0) {
+	if (yip_ctl_server_open(&l->ctl, dir, l->ctl_cfg.device,
+	                        sandbox_uid(l->has_sandbox ? &l->sandbox : NULL), err,
+	                        sizeof(err)) != 0) {
 		log_warn("control socket disabled: %s", err);
 		return;
 	}

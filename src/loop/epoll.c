@@ -63,6 +63,8 @@ int yip_loop_run_epoll(struct yip_loop *l)
 		log_err("io=epoll: cannot watch the TUN and the UDP socket: %s", strerror(errno));
 		return 1;
 	}
+	if (yip_loop_sandbox(l) != 0)
+		return 1;
 	while ((n = yip_loop_wait(l, yip_loop_timeout(l), evs, MAX_EVENTS)) >= 0) {
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == LOOP_EV_UDP)

@@ -11,6 +11,7 @@
 
 #include "ctl/ctl.h"
 #include "loop/loop.h"
+#include "loop/resolve.h"
 #include "loop/shape.h"
 #include "loop/socks.h"
 #include "loop/workers.h"
@@ -26,7 +27,14 @@
  * come first; a driver that watches the TUN and the UDP socket there too
  * uses the last two.
  */
-enum { LOOP_EV_SIG = 1, LOOP_EV_CTL, LOOP_EV_CTL_CLIENT, LOOP_EV_UDP, LOOP_EV_TUN };
+enum {
+	LOOP_EV_SIG = 1,
+	LOOP_EV_CTL,
+	LOOP_EV_CTL_CLIENT,
+	LOOP_EV_RESOLVE,
+	LOOP_EV_UDP,
+	LOOP_EV_TUN
+};
 
 struct yip_loop {
 	struct yip_device *dev; /* set by yip_loop_attach */
@@ -66,8 +74,11 @@ struct yip_loop {
 	struct yip_ctl_config ctl_cfg;
 	bool ctl_on; /* the control socket is open */
 	struct yip_ctl_server ctl;
-	struct socks socks; /* extra sockets for many-ports probing */
-	uint8_t *sockbuf;   /* YIP_MAX_DGRAM: one datagram from an extra socket */
+	struct socks socks;        /* extra sockets for many-ports probing */
+	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
+	struct resolver *resolver; /* NULL: no host names to resolve again */
+	bool has_sandbox;
+	struct sandbox sandbox; /* entered once the driver is set up */
 };
 
 /* ---- control.c ---- */
@@ -112,6 +123,9 @@ void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sock
                           const uint8_t *buf, size_t len, size_t seg, uint64_t stamp);
 /* A received message was larger than its buffer. */
 void yip_loop_udp_truncated(struct yip_loop *l);
+
+/* Enters the sandbox (if configured) once the driver is set up; 0, or -1 (logged). */
+int yip_loop_sandbox(struct yip_loop *l);
 
 /* Writes out what the receive path coalesced and sends what the engine queued. */
 void yip_loop_flush(struct yip_loop *l);

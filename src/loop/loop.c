@@ -52,7 +52,10 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	const struct yip_cipher_key *k = crypto_keys_add(&l->seal_keys, key);
 	struct crypto_job *j;
 
-	if (k == NULL) { /* a batch to more peers than there are key slots */
+	/* A batch to more peers than there are key slots; or more jobs than
+	 * datagrams fit in a batch, which io_udp_send's clean-up rules out and
+	 * this makes harmless even so. */
+	if (k == NULL || l->n_seal == UDP_BATCH) {
 		yip_cipher_seal(d + hdr, key, counter, d, hdr, d + hdr, len);
 		return;
 	}
@@ -69,9 +72,21 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
 {
 	struct yip_loop *l = ctx;
+	const uint8_t *buf = udp_tx_buf(&l->tx);
 
-	if (!udp_tx_push(&l->tx, to, len, train))
-		yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
+	if (udp_tx_push(&l->tx, to, len, train))
+		return;
+	/*
+	 * The datagram stays out of the batch (a destination the socket cannot
+	 * reach), so its buffer is handed out again for the next one. The seal
+	 * job queued for it just before (seal_later precedes udp_send) must go
+	 * too: left in place it would seal the next datagram a second time, and
+	 * a run of such failures would queue more jobs than seal_jobs holds.
+	 */
+	if (l->n_seal > 0 && buf != NULL && l->seal_jobs[l->n_seal - 1].ad >= buf &&
+	    l->seal_jobs[l->n_seal - 1].ad < buf + l->tx.buf_size)
+		l->n_seal--;
+	yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
 }
 
 static void tun_write_raw(struct yip_loop *l, const uint8_t *pkt, size_t len)
@@ -194,6 +209,17 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 		snprintf(err, errlen, "cannot start %u worker threads", c->workers);
 		return -1;
 	}
+	if (c->config != NULL) {
+		struct epoll_event rev = {.events = EPOLLIN, .data.u32 = LOOP_EV_RESOLVE};
+
+		if (resolver_start(&l->resolver, c->config, c->resolve_interval) != 0 ||
+		    (l->resolver != NULL &&
+		     epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->resolver->efd, &rev) != 0)) {
+			snprintf(err, errlen, "cannot start resolving host names again: %s",
+			         strerror(errno));
+			return -1;
+		}
+	}
 	if (yip_ctl_config_init(&l->ctl_cfg, c->config, c->device_name ? c->device_name : "",
 	                        c->port) != 0) {
 		snprintf(err, errlen, "event loop setup failed: out of memory");
@@ -210,7 +236,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 		snprintf(err, errlen, "event loop setup failed: out of memory");
 		return NULL;
 	}
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
 	l->epfd = l->sigfd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
@@ -223,6 +249,10 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->tap = c->tap;
 	l->io = c->io;
 	l->io_name = yip_loop_io_name(c->io);
+	if (c->sandbox != NULL) {
+		l->has_sandbox = true;
+		l->sandbox = *c->sandbox;
+	}
 	if (setup(l, c, err, errlen) != 0) {
 		yip_loop_free(l);
 		return NULL;
@@ -240,6 +270,7 @@ void yip_loop_free(struct yip_loop *l)
 	if (l == NULL)
 		return;
 	loop_ctl_close(l);
+	resolver_stop(l->resolver);
 	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
 		socks_free(&l->socks);
@@ -264,6 +295,16 @@ void yip_loop_free(struct yip_loop *l)
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
 {
 	l->dev = dev;
+}
+
+int yip_loop_sandbox(struct yip_loop *l)
+{
+	char err[256];
+
+	if (!l->has_sandbox || sandbox_enter(&l->sandbox, err, sizeof(err)) == 0)
+		return 0;
+	log_err("%s", err);
+	return -1;
 }
 
 /* ---- Receiving from the UDP socket ---- */
@@ -504,6 +545,18 @@ int yip_loop_timeout(struct yip_loop *l)
 	return 1000;
 }
 
+/* A host name of the configuration resolves to a new address. */
+static void resolved(void *arg, const struct resolve_name *name)
+{
+	struct yip_loop *l = arg;
+	char a[YIP_ADDRSTRLEN];
+
+	yip_sockaddr_format(&name->addr, a, sizeof(a));
+	log_info("%s now resolves to %s", name->text, a);
+	if (l->dev != NULL)
+		yip_device_set_endpoint(l->dev, yip_now_mono(), name->index, &name->addr);
+}
+
 static void status_cb(void *arg)
 {
 	yip_loop_status(arg);
@@ -537,6 +590,10 @@ int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int 
 		case LOOP_EV_CTL:
 		case LOOP_EV_CTL_CLIENT:
 			loop_ctl_event(l, evs[i].data.u32, evs[i].events);
+			break;
+		case LOOP_EV_RESOLVE:
+			resolver_take(l->resolver, resolved, l);
+			yip_loop_flush(l);
 			break;
 		default:
 			if (l->dev != NULL &&

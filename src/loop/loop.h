@@ -9,6 +9,7 @@
  *   loop.c      the engine's I/O callbacks and the driver-independent
  *               halves of the data path, timers and signals
  *   control.c   the control socket and the status log (src/ctl)
+ *   resolve.c   host names of endpoints, resolved again on a thread of its own
  *   shape.c     the TUN-side queue, CoDel, CE marking, MSS clamping
  *   workers.c   the crypto worker pool
  *
@@ -27,8 +28,11 @@
 
 #include "config/config.h"
 #include "peer/peer.h"
+#include "sandbox/sandbox.h"
 
 struct yip_loop;
+
+#define YIP_RESOLVE_INTERVAL_NS (60ULL * 1000000000ULL) /* resolve_interval's default */
 
 struct yip_loop_config {
 	int tun_fd;
@@ -43,6 +47,10 @@ struct yip_loop_config {
 	unsigned workers;                /* threads doing AEAD work in all (1: the loop's own) */
 	const char *ctl_dir;             /* where the control socket goes; NULL: no socket */
 	const struct yip_config *config; /* for yipctl (the peers' allowed IPs); copied */
+	/* Host names in config are resolved again this often (ns); 0: never. */
+	uint64_t resolve_interval;
+	/* Entered by yip_loop_run once its driver is set up; copied. NULL: none. */
+	const struct sandbox *sandbox;
 };
 
 /*
@@ -59,8 +67,10 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io);
 
 /*
  * Runs the engine dev (made with yip_loop_io's callbacks) on the configured
- * driver until SIGINT or SIGTERM. Returns 0 on a stop signal; 1 when the
- * loop failed (e.g. the ring of io=uring cannot be set up).
+ * driver until SIGINT or SIGTERM. The driver sets up (the io_uring ring),
+ * then the sandbox is entered, before the first event. Returns 0 on a stop
+ * signal; 1 when the loop failed (e.g. the ring of io=uring cannot be set
+ * up, or the sandbox cannot be entered).
  */
 int yip_loop_run(struct yip_loop *l, struct yip_device *dev);
 

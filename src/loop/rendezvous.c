@@ -295,11 +295,11 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 }
 
 /* The status socket; the server runs without one that cannot be opened. */
-static void ctl_open(struct rdv_loop *l, const char *dir)
+static void ctl_open(struct rdv_loop *l, const char *dir, uid_t owner)
 {
 	char err[256];
 
-	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, err, sizeof(err)) != 0) {
+	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, owner, err, sizeof(err)) != 0) {
 		log_warn("control socket disabled: %s", err);
 	} else if (yip_ctl_server_watch(&l->ctl, l->epfd, EV_CTL, EV_CTL_CLIENT) != 0) {
 		log_warn("control socket disabled: %s", strerror(errno));
@@ -341,16 +341,22 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		return 1;
 	}
 	l->epfd = l->sigfd = -1;
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
 	l->fd[RDV_SOCK_MAIN] = c->fd[RDV_SOCK_MAIN];
 	l->fd[RDV_SOCK_ALT] = c->fd[RDV_SOCK_ALT];
 	l->listen = c->listen;
 	l->alt_port = c->fd[RDV_SOCK_ALT] >= 0 ? c->alt_port : 0;
 	if (setup(l, c) == 0) {
+		char err[256];
+
 		log_start(l);
 		if (c->ctl_dir != NULL)
-			ctl_open(l, c->ctl_dir);
-		rc = run(l);
+			ctl_open(l, c->ctl_dir, sandbox_uid(c->sandbox));
+		sandbox_protect(&l->srv, sizeof(l->srv));
+		if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0)
+			rc = run(l);
+		else
+			log_err("%s", err);
 		log_status(l);
 		rdv_free(&l->srv);
 	}

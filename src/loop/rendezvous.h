@@ -14,6 +14,7 @@
 
 #include "addr/addr.h"
 #include "rendezvous/rendezvous.h"
+#include "sandbox/sandbox.h"
 
 struct rdv_loop_config {
 	const struct rdv_config *engine; /* copied by the engine */
@@ -22,10 +23,13 @@ struct rdv_loop_config {
 	union yip_sockaddr listen;       /* the main socket's address, for the status */
 	uint16_t alt_port;               /* the second socket's port, 0: none */
 	const char *ctl_dir;             /* where the control socket goes; NULL: none */
+	const struct sandbox *sandbox;   /* entered once set up; NULL: none */
 };
 
 /*
- * Runs the server until SIGINT or SIGTERM, then logs its counters and
+ * Sets up (sockets watched, the engine, the control socket), enters the
+ * sandbox, and keeps the engine's memory (its private key) out of core
+ * dumps and swap; then runs the server until SIGINT or SIGTERM, logs its counters and
  * removes the control socket. A control socket that cannot be opened is
  * logged and done without. Returns 0 after a stop signal, 1 when the loop
  * could not be set up or failed (the reason is logged). Closes no fd of c.

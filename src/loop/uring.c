@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <liburing.h>
 #include <netinet/udp.h>
@@ -323,16 +325,48 @@ static int wait_spin(struct uring *u, int timeout_ms)
 	}
 }
 
+/*
+ * Limits the ring to the operations this file submits, and to linked
+ * requests, before it is enabled: the seccomp filter (src/sandbox) does not
+ * see what a ring does, so a ring able to open files or connect sockets
+ * would be a way around it. No registrations are allowed either.
+ */
+static int restrict_ring(struct io_uring *ring)
+{
+	struct io_uring_restriction res[] = {
+	    {.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_POLL_ADD},
+	    {.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_RECVMSG},
+	    {.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ},
+	    {.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_ASYNC_CANCEL},
+	    {.opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_IO_LINK},
+	};
+	/* The system call itself: some liburing builds declare
+	 * io_uring_register_restrictions and io_uring_enable_rings but do not
+	 * export them. */
+	if (syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res,
+	            sizeof(res) / sizeof(res[0])) != 0 ||
+	    syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) !=
+	        0)
+		return -errno;
+	return 0;
+}
+
 static int setup_ring(struct uring *u)
 {
 	/*
 	 * COOP_TASKRUN (5.19+): completions are posted when this task enters
 	 * the kernel rather than by interrupting it; the loop enters it all the
 	 * time. TASKRUN_FLAG lets busy mode see that some are waiting.
+	 * R_DISABLED (5.10+): the ring starts disabled, to be restricted first.
 	 */
 	unsigned flags = IORING_SETUP_COOP_TASKRUN | (u->busy ? IORING_SETUP_TASKRUN_FLAG : 0);
-	int ret = io_uring_queue_init(RING_ENTRIES, &u->ring, flags);
+	int ret = io_uring_queue_init(RING_ENTRIES, &u->ring, flags | IORING_SETUP_R_DISABLED);
+	bool restricted = ret == 0;
 
+	if (ret == -EINVAL) {
+		ret = io_uring_queue_init(RING_ENTRIES, &u->ring, IORING_SETUP_R_DISABLED);
+		restricted = ret == 0;
+	}
 	if (ret == -EINVAL)
 		ret = io_uring_queue_init(RING_ENTRIES, &u->ring, 0);
 	if (ret < 0) {
@@ -340,6 +374,15 @@ static int setup_ring(struct uring *u)
 		return -1;
 	}
 	u->ring_ok = true;
+	if (!restricted) {
+		log_info("io=uring: this kernel cannot restrict a ring to the operations it uses");
+		return 0;
+	}
+	ret = restrict_ring(&u->ring);
+	if (ret < 0) {
+		log_err("io=uring: cannot restrict the ring: %s", strerror(-ret));
+		return -1;
+	}
 	return 0;
 }
 
@@ -444,7 +487,7 @@ int yip_loop_run_uring(struct yip_loop *l, bool busy)
 		log_err("io=uring: out of memory");
 		return 1;
 	}
-	if (setup(u, l, busy) == 0) {
+	if (setup(u, l, busy) == 0 && yip_loop_sandbox(l) == 0) {
 		log_info("io=uring: %d UDP receives and %d TUN reads in flight%s", UDP_SLOTS,
 		         TUN_SLOTS, busy ? ", busy polling" : "");
 		while (!u->stopping) {

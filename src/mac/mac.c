@@ -1,5 +1,6 @@
 #include "mac/mac.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t mac_key(const uint8_t mac[6])
@@ -22,32 +23,85 @@ static int live(const struct mac_entry *e, uint64_t now)
 	return e->key != 0 && now - e->seen < MAC_AGE_NS;
 }
 
-void mac_learn(struct mac_table *t, const uint8_t mac[6], void *owner, uint64_t now)
+static void count(struct mac_table *t, uint32_t owner, int d)
+{
+	if (owner >= 1 && owner <= t->n_peers)
+		t->owned[owner] = (uint16_t)(t->owned[owner] + d);
+}
+
+static void clear(struct mac_table *t, struct mac_entry *e)
+{
+	count(t, e->owner, -1);
+	memset(e, 0, sizeof(*e));
+}
+
+int mac_table_init(struct mac_table *t, size_t n_peers)
+{
+	memset(t->e, 0, sizeof(t->e));
+	t->n_peers = n_peers;
+	t->swept = 0;
+	t->owned = calloc(n_peers + 1, sizeof(*t->owned));
+	return t->owned != NULL ? 0 : -1;
+}
+
+void mac_table_free(struct mac_table *t)
+{
+	free(t->owned);
+	t->owned = NULL;
+}
+
+/* Clears aged entries, so that the owners' counts are of live ones. */
+static void sweep(struct mac_table *t, uint64_t now)
+{
+	t->swept = now;
+	for (size_t i = 0; i < MAC_TABLE_SIZE; i++)
+		if (t->e[i].key != 0 && !live(&t->e[i], now))
+			clear(t, &t->e[i]);
+}
+
+static int quota_left(const struct mac_table *t, uint32_t owner)
+{
+	return owner == MAC_LOCAL || t->owned[owner] < MAC_PER_PEER;
+}
+
+enum mac_result mac_learn(struct mac_table *t, const uint8_t mac[6], uint32_t owner, uint64_t now)
 {
 	uint64_t key = mac_key(mac);
 	size_t i = mac_slot(key);
-	struct mac_entry *victim = NULL;
+	struct mac_entry *e, *room = NULL;
 
 	for (int n = 0; n < MAC_PROBE; n++, i = (i + 1) & (MAC_TABLE_SIZE - 1)) {
-		struct mac_entry *e = &t->e[i];
-
+		e = &t->e[i];
 		if (e->key == key) {
-			victim = e;
+			if (e->owner == owner) {
+				e->seen = now;
+				return MAC_OK;
+			}
+			/* Someone else's: a live one stays theirs, unless this
+			 * side claims it (the local host is where it is). */
+			if (live(e, now) && owner != MAC_LOCAL)
+				return MAC_TAKEN;
+			clear(t, e);
+			room = e;
 			break;
 		}
-		if (!live(e, now)) {
-			if (victim == NULL || live(victim, now))
-				victim = e;
-		} else if (victim == NULL || (live(victim, now) && e->seen < victim->seen)) {
-			victim = e;
-		}
+		if (room == NULL && !live(e, now))
+			room = e;
 	}
-	victim->key = key;
-	victim->seen = now;
-	victim->owner = owner;
+	if (!quota_left(t, owner) && now - t->swept >= MAC_SWEEP_NS)
+		sweep(t, now);
+	if (room == NULL || !quota_left(t, owner))
+		return MAC_FULL;
+	if (room->key != 0)
+		clear(t, room); /* an aged entry */
+	room->key = key;
+	room->seen = now;
+	room->owner = owner;
+	count(t, owner, 1);
+	return MAC_OK;
 }
 
-void *mac_lookup(const struct mac_table *t, const uint8_t mac[6], uint64_t now)
+uint32_t mac_lookup(const struct mac_table *t, const uint8_t mac[6], uint64_t now)
 {
 	uint64_t key = mac_key(mac);
 	size_t i = mac_slot(key);
@@ -56,23 +110,23 @@ void *mac_lookup(const struct mac_table *t, const uint8_t mac[6], uint64_t now)
 		const struct mac_entry *e = &t->e[i];
 
 		if (e->key == key)
-			return live(e, now) ? e->owner : NULL;
+			return live(e, now) ? e->owner : 0;
 	}
-	return NULL;
+	return 0;
 }
 
-void mac_forget(struct mac_table *t, void *owner)
+void mac_forget(struct mac_table *t, uint32_t owner)
 {
 	for (size_t i = 0; i < MAC_TABLE_SIZE; i++)
-		if (t->e[i].owner == owner)
-			memset(&t->e[i], 0, sizeof(t->e[i]));
+		if (t->e[i].key != 0 && t->e[i].owner == owner)
+			clear(t, &t->e[i]);
 }
 
-size_t mac_count(const struct mac_table *t, uint64_t now)
+size_t mac_count(const struct mac_table *t, uint32_t owner, uint64_t now)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < MAC_TABLE_SIZE; i++)
-		n += live(&t->e[i], now) ? 1 : 0;
+		n += live(&t->e[i], now) && (owner == 0 || t->e[i].owner == owner) ? 1 : 0;
 	return n;
 }

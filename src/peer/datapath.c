@@ -65,7 +65,7 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->stats.tx_bytes += len;
 	if (p->first_unanswered == 0) {
 		p->first_unanswered = now;
-		schedule(dev, now + dev->t.dead_after);
+		schedule_peer(p, now + dev->t.dead_after);
 	}
 }
 
@@ -145,15 +145,18 @@ static void send_to_peer(struct yip_peer *p, uint64_t now, const uint8_t *pkt, s
  */
 static void tx_frame(struct yip_device *dev, uint64_t now, const uint8_t *frame, size_t len)
 {
-	struct yip_peer *p;
+	uint32_t owner;
 
 	if (len < ETH_HLEN) {
 		yip_device_drop(dev, YIP_DROP_BAD_INNER);
 		return;
 	}
-	p = (frame[0] & 1) ? NULL : mac_lookup(dev->macs, frame, now);
-	if (p != NULL) {
-		send_to_peer(p, now, frame, len);
+	/* The sender lives on this side: no peer may claim its address. */
+	if (!(frame[6] & 1))
+		mac_learn(dev->macs, frame + 6, MAC_LOCAL, now);
+	owner = (frame[0] & 1) ? 0 : mac_lookup(dev->macs, frame, now);
+	if (owner >= 1 && owner <= dev->n_peers) {
+		send_to_peer(&dev->peers[owner - 1], now, frame, len);
 		return;
 	}
 	for (size_t i = 0; i < dev->n_peers; i++)

@@ -58,6 +58,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
 
 	p->dev = dev;
+	timer_init_peer(p);
 	memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
 	wire_mac1_key(p->mac1_key, p->public_key);
 	cookie_jar_init(&p->cookie, p->public_key);
@@ -68,7 +69,7 @@ static int peer_init(struct yip_device *dev, struct yip_peer *p, const struct yi
 		         path_add(p, 0, YIP_PATH_DIRECT, &pc->endpoint, -1, 0, YIP_ORIGIN_CONFIG));
 	p->persistent_keepalive = pc->persistent_keepalive;
 	if (p->persistent_keepalive)
-		schedule(dev, 0);
+		schedule_peer(p, 0);
 	if (datapath_init(p) != 0 || protect_init(p) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -140,13 +141,16 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
 		dev->macs = calloc(1, sizeof(*dev->macs));
-		if (dev->macs == NULL) {
+		if (dev->macs == NULL || mac_table_init(dev->macs, cfg->n_peers) != 0) {
+			free(dev->macs);
+			dev->macs = NULL;
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
 	}
 	if (!dev->index || !dev->peers || !dev->routes || !dev->scratch || !dev->flows ||
-	    !dev->txsym || !dev->sockbuf || (dev->obf && !dev->obfbuf)) {
+	    !dev->txsym || !dev->sockbuf || (dev->obf && !dev->obfbuf) ||
+	    timer_reserve(dev, cfg->n_peers) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -182,8 +186,11 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(dev->txsym, dev->sym_cap);
 	free(dev->txsym);
 	free(dev->flows);
+	if (dev->macs != NULL)
+		mac_table_free(dev->macs);
 	free(dev->macs);
 	free(dev->peers);
+	timer_free(dev);
 	free(dev->index);
 	route_table_free(dev->routes);
 	if (dev->scratch)
@@ -311,17 +318,44 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 
 uint64_t yip_device_rtt_max(const struct yip_device *dev)
 {
-	uint64_t rtt = 0;
-
-	for (size_t i = 0; i < dev->n_peers; i++)
-		if (dev->peers[i].fec.srtt > rtt)
-			rtt = dev->peers[i].fec.srtt;
-	return rtt;
+	return dev->rtt_max;
 }
 
 unsigned yip_device_mtu(const struct yip_device *dev)
 {
 	return dev->mtu;
+}
+
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+                            const union yip_sockaddr *addr)
+{
+	struct yip_peer *p = i < dev->n_peers ? &dev->peers[i]
+	                     : i - dev->n_peers < dev->n_servers
+	                         ? &dev->servers[i - dev->n_peers].peer
+	                         : NULL;
+	int c = -1, n;
+
+	if (p == NULL)
+		return -1;
+	for (unsigned k = 0; k < p->n_paths && c < 0; k++)
+		if (p->paths[k].kind == YIP_PATH_DIRECT &&
+		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].sock == 0)
+			c = (int)k;
+	if (c >= 0 && yip_sockaddr_eq(&p->paths[c].addr, addr))
+		return 0;
+	if (c >= 0) {
+		/* Still answering there: keep it as an address the peer uses
+		 * until it stops (a new handshake then tries every path). */
+		if (c == p->path && path_alive(p, c, now, dev->t.dead_after))
+			p->paths[c].origin = YIP_ORIGIN_PEER;
+		else
+			path_remove(p, c);
+	}
+	n = path_add(p, now, YIP_PATH_DIRECT, addr, -1, 0, YIP_ORIGIN_CONFIG);
+	if (n >= 0 && p->path < 0)
+		path_use(p, now, n);
+	schedule(dev, now);
+	return 0;
 }
 
 void yip_device_preopened(struct yip_device *dev, const struct yip_preopened *pre)
@@ -529,6 +563,13 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 		datapath_queue_drop(p, YIP_DROP_HANDSHAKE_TIMEOUT);
 		rendezvous_lookup(p, now); /* maybe a server knows a way */
 	}
+	next = min64(next, rendezvous_peer_timers(p, now));
+	/* A peer that carried traffic lately is looked at at least once a
+	 * second: cheap (only busy peers), and a deadline some receive path
+	 * forgot to schedule is late by a second at most. */
+	if ((p->last_tx && now - p->last_tx < 10 * YIP_NS_PER_S) ||
+	    (p->last_rx_data && now - p->last_rx_data < 10 * YIP_NS_PER_S))
+		next = min64(next, now + YIP_NS_PER_S);
 	return next;
 }
 
@@ -552,21 +593,40 @@ static uint64_t server_session_timers(struct yip_peer *sp, uint64_t now)
 
 uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 {
-	uint64_t next = UINT64_MAX;
+	struct yip_peer *due[64];
+	size_t n;
+	uint64_t next;
 
-	if (now < dev->next_timer)
-		return dev->next_timer;
-	dev->next_timer = UINT64_MAX; /* the peers' actions may schedule() below */
-	for (size_t i = 0; i < dev->n_peers; i++)
-		next = min64(next, peer_timers(&dev->peers[i], now));
-	for (size_t i = 0; i < dev->n_servers; i++)
-		next = min64(next, server_session_timers(&dev->servers[i].peer, now));
-	next = min64(next, rendezvous_timers(dev, now));
-	next = min64(next, dev->next_timer);
-	/* Everything due has just run: what asks to run again at once waits a
-	 * millisecond, so a deadline that stays in the past cannot spin the loop. */
-	if (next <= now)
-		next = now + YIP_NS_PER_MS;
-	dev->next_timer = next;
-	return next;
+	/* The servers: a handful, on their own deadline. */
+	if (now >= dev->next_timer) {
+		dev->next_timer = UINT64_MAX; /* their actions may schedule() below */
+		next = rendezvous_timers(dev, now);
+		for (size_t i = 0; i < dev->n_servers; i++)
+			next = min64(next, server_session_timers(&dev->servers[i].peer, now));
+		next = min64(next, dev->next_timer);
+		dev->next_timer = next > now ? next : now + YIP_NS_PER_MS;
+	}
+	/* The peers that are due, each once: taken out first, so one that asks
+	 * to run again at once waits for the next tick instead of spinning. */
+	do {
+		struct yip_peer *d;
+
+		for (n = 0; n < sizeof(due) / sizeof(due[0]) && (d = timer_pop_due(dev, now)); n++)
+			due[n] = d;
+		for (size_t i = 0; i < n; i++) {
+			struct yip_peer *p = due[i];
+
+			next = peer_timers(p, now);
+			dev->timer_runs++;
+			if (p->timer_at <= now) {
+				timer_del(p); /* it asked to run again at once: next tick */
+				next = 0;
+			}
+			schedule_peer(p, next > now ? next : now + YIP_NS_PER_MS);
+		}
+	} while (n == sizeof(due) / sizeof(due[0]));
+	next = min64(dev->next_timer, timer_next(dev));
+	/* What asked to run again at once waits a millisecond, so a deadline
+	 * that stays in the past cannot spin the loop. */
+	return next > now ? next : now + YIP_NS_PER_MS;
 }

@@ -248,12 +248,18 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	int family;
 
 	if (dev->macs != NULL) {
-		/* TAP: learn where the sender lives; a multicast source is forged. */
+		/* TAP: learn where the sender lives; a multicast source is forged,
+		 * and an address live behind another peer or on this side is not
+		 * this peer's to use (docs/configuration.md, device_kind). */
 		if (len < ETH_HLEN || (pkt[6] & 1)) {
 			yip_device_drop(dev, YIP_DROP_BAD_INNER);
 			return false;
 		}
-		mac_learn(dev->macs, pkt + 6, p, now);
+		if (mac_learn(dev->macs, pkt + 6, (uint32_t)(p - dev->peers) + 1, now) ==
+		    MAC_TAKEN) {
+			yip_device_drop(dev, YIP_DROP_SOURCE_NOT_ALLOWED);
+			return false;
+		}
 	} else {
 		src = frame_inner_addr(pkt, len, false, &family, &total);
 		if (src == NULL) {
@@ -268,7 +274,7 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;
-	schedule(dev, now + dev->t.keepalive);
+	schedule_peer(p, now + dev->t.keepalive);
 	dev->io.tun_write(dev->io.ctx, pkt, total);
 	return true;
 }

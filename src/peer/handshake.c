@@ -158,7 +158,7 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	p->last_tx = now;
 	p->hs_tries++;
 	p->hs_next = now + retry_delay(&dev->t, p->hs_tries);
-	schedule(dev, p->hs_next);
+	schedule_peer(p, p->hs_next);
 }
 
 void handshake_start(struct yip_peer *p, uint64_t now)
@@ -168,7 +168,7 @@ void handshake_start(struct yip_peer *p, uint64_t now)
 	p->hs_first = now;
 	p->hs_tries = 0;
 	send_init(p, now);
-	schedule(p->dev, now + p->dev->t.rekey_attempt);
+	schedule_peer(p, now + p->dev->t.rekey_attempt);
 }
 
 /* The peer or server p, and the path its Inits went to, for a log line. */

@@ -4,6 +4,7 @@
  * it returns what happened and its caller acts. The layering check
  * (scripts/layering.sh, in make check) enforces the order.
  *
+ *   timer.c      the peers' deadlines: a heap, so a tick costs only the due peers
  *   index.c      a datagram finds its peer: session index or static key
  *   session.c    key slots (previous, current, next) and their lifetimes
  *   path.c       a peer's candidate paths and the current one
@@ -32,16 +33,39 @@
 #define YIP_REKEY_AFTER_MESSAGES  (1ULL << 60)
 #define YIP_REJECT_AFTER_MESSAGES (UINT64_MAX - (1ULL << 13))
 
-/* Asks for yip_device_timers to run by `when`. */
+static inline uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- timer.c: the peers' deadlines ------------------------------------- */
+
+/* Room in the heap for n peers (the device's peers; it never shrinks). */
+int timer_reserve(struct yip_device *dev, size_t n);
+void timer_init_peer(struct yip_peer *p);
+/* The peer's timers run by `when` (an earlier deadline wins). */
+void timer_set(struct yip_peer *p, uint64_t when);
+void timer_del(struct yip_peer *p);
+/* The most overdue peer, out of the heap; NULL when none is due by now. */
+struct yip_peer *timer_pop_due(struct yip_device *dev, uint64_t now);
+uint64_t timer_next(const struct yip_device *dev);
+void timer_free(struct yip_device *dev);
+
+/* Asks for the device's own timers (rendezvous servers) to run by `when`. */
 static inline void schedule(struct yip_device *dev, uint64_t when)
 {
 	if (when < dev->next_timer)
 		dev->next_timer = when;
 }
 
-static inline uint64_t min64(uint64_t a, uint64_t b)
+/* Asks for peer p's timers to run by `when`. A server's session is a
+ * device timer. */
+static inline void schedule_peer(struct yip_peer *p, uint64_t when)
 {
-	return a < b ? a : b;
+	if (p->is_server)
+		schedule(p->dev, when);
+	else if (when < p->timer_at)
+		timer_set(p, when);
 }
 
 /* ---- index.c: session index -> peer, static key -> peer ---------------- */
@@ -224,7 +248,10 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 void rendezvous_established(struct yip_peer *sp, uint64_t now);
 /* Peer p needs a path: ask the servers for it. */
 void rendezvous_lookup(struct yip_peer *p, uint64_t now);
+/* The servers' timers. */
 uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now);
+/* Peer p's lookups. */
+uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now);
 
 /* ---- datapath.c: TUN -> peer, peer -> TUN ------------------------------------------ */
 

@@ -291,7 +291,9 @@ struct yip_path {
 
 struct yip_peer {
 	struct yip_device *dev;
-	bool is_server; /* a rendezvous server: a session for control messages only */
+	bool is_server;    /* a rendezvous server: a session for control messages only */
+	uint64_t timer_at; /* when its timers want to run (UINT64_MAX: nothing due) */
+	size_t heap_pos;   /* its slot in the device's timer heap */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
@@ -441,7 +443,12 @@ struct yip_device {
 	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
 	struct yip_preopened pre; /* for the datagram being handled, if any */
 	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
-	uint64_t next_timer;      /* earliest deadline over all peers */
+	uint64_t next_timer;      /* earliest deadline of the servers' timers */
+	struct yip_peer **heap;   /* peers by deadline (timer.c) */
+	size_t heap_len, heap_cap;
+	uint64_t timer_runs; /* peers' timers run so far (the timer benchmark) */
+	uint64_t rtt_max;    /* the largest smoothed RTT a peer reported last */
+	const struct yip_peer *rtt_max_peer;
 	uint64_t drops[YIP_DROP_COUNT];
 	/* obf_psk (docs/obfuscation.md): every datagram obfuscated. */
 	bool obf;
@@ -591,6 +598,18 @@ static inline void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, ui
 {
 	dev->drops[d] += n;
 }
+
+/*
+ * The host name of a configured endpoint now resolves to addr (the daemon
+ * re-resolves names; the engine does no I/O). i < n_peers is peer i,
+ * n_peers + k is rendezvous server k. The configured path moves to addr and
+ * becomes current if the old one was; a current path that authenticated
+ * traffic came back on within dead_after stays current, kept as an address
+ * the peer uses, until it falls silent and a new handshake tries every
+ * path. Returns 0, or -1 if there is no such peer.
+ */
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+                            const union yip_sockaddr *addr);
 
 /* The peer with this public key, or NULL. */
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);

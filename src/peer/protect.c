@@ -99,7 +99,7 @@ static void close_block(struct yip_peer *p, uint64_t now, int cls)
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */
 	} else {
 		send_repair(p, now, old);
-		schedule(p->dev, old->drain_at);
+		schedule_peer(p, old->drain_at);
 	}
 }
 
@@ -117,7 +117,7 @@ static void open_block(struct yip_peer *p, uint64_t now, int cls)
 	b->id = p->fec.next_block++;
 	b->opened = now;
 	memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
-	schedule(p->dev, now + prm->hold_us * NS_PER_US);
+	schedule_peer(p, now + prm->hold_us * NS_PER_US);
 }
 
 /* Keeps a bulk packet so a NACK for its counter can have it sent again. */

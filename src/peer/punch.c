@@ -123,7 +123,7 @@ void punch_restart(struct yip_peer *p, uint64_t now)
 {
 	p->probe_rounds = 0;
 	p->probe_next = now;
-	schedule(p->dev, now);
+	schedule_peer(p, now);
 }
 
 void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
@@ -261,6 +261,7 @@ static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 	p->many_next = now + wait - wait / 5 + randombytes_uniform(1001) * (wait / 5 * 2 / 1000);
 	free(m);
 	p->many = NULL;
+	schedule_peer(p, p->many_next);
 }
 
 static void many_probe(struct yip_peer *p, uint64_t now, const union yip_sockaddr *to, int sock)

@@ -272,13 +272,13 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		if (gap > 0) {
 			/* Loss makes reports come faster: have the timers look again. */
 			if (f->rx_loss_at == 0 || now - f->rx_loss_at > 1000000000ULL)
-				schedule(p->dev, now);
+				schedule_peer(p, now);
 			f->rx_loss_at = now;
 			/* A report goes out when this gap's NACK is due, not a whole
 			 * report interval later. */
 			if (f->nack_at == 0 || f->nack_at <= now) {
 				f->nack_at = now + YIP_NACK_GRACE_NS;
-				schedule(p->dev, f->nack_at);
+				schedule_peer(p, f->nack_at);
 			}
 			f->rep_bursts++;
 			f->rep_burst_sum += (uint32_t)(gap < MAX_GAP ? gap : MAX_GAP);
@@ -298,7 +298,7 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 	/* Data (not reports) asks for a report back; an idle link stays quiet. */
 	if (data && f->report_due == 0) {
 		f->report_due = now + 1; /* report_timers picks the real time */
-		schedule(p->dev, now);
+		schedule_peer(p, now);
 	}
 }
 

@@ -87,7 +87,7 @@ void rendezvous_lookup(struct yip_peer *p, uint64_t now)
 	if (dev->n_servers == 0 || p->lookup_at != 0)
 		return;
 	p->lookup_at = now;
-	schedule(dev, now);
+	schedule_peer(p, now);
 }
 
 static void send_lookups(struct yip_peer *p, uint64_t now)
@@ -152,8 +152,10 @@ static void classify_nat(struct yip_device *dev)
 			if (dev->servers[i].state == YIP_SERVER_REGISTERED)
 				dev->servers[i].register_at = 0;
 		for (size_t i = 0; i < dev->n_peers; i++)
-			if (dev->peers[i].lookup_at != 0)
+			if (dev->peers[i].lookup_at != 0) {
 				dev->peers[i].lookup_at = 1; /* due at once, after the REGISTER */
+				schedule_peer(&dev->peers[i], 1);
+			}
 		schedule(dev, 0);
 	}
 }
@@ -337,22 +339,21 @@ uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now)
 
 	for (size_t i = 0; i < dev->n_servers; i++)
 		next = min64(next, server_timers(&dev->servers[i], now));
-	for (size_t i = 0; i < dev->n_peers; i++) {
-		struct yip_peer *p = &dev->peers[i];
-
-		if (p->lookup_at == 0)
-			continue;
-		/* A peer with a working direct path needs no introductions. */
-		if (session_usable(p, now) && p->path >= 0 &&
-		    p->paths[p->path].kind == YIP_PATH_DIRECT) {
-			p->lookup_at = 0;
-			continue;
-		}
-		if (now >= p->lookup_at)
-			send_lookups(p, now);
-		next = min64(next, p->lookup_at);
-	}
 	return next;
+}
+
+uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now)
+{
+	if (p->lookup_at == 0)
+		return UINT64_MAX;
+	/* A peer with a working direct path needs no introductions. */
+	if (session_usable(p, now) && p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT) {
+		p->lookup_at = 0;
+		return UINT64_MAX;
+	}
+	if (now >= p->lookup_at)
+		send_lookups(p, now);
+	return p->lookup_at;
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */

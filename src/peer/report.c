@@ -154,6 +154,12 @@ void report_receive(struct yip_peer *p, uint64_t now, const uint8_t *plain, size
 			uint64_t rtt = (uint64_t)rtt_us * 1000;
 
 			f->srtt = f->srtt ? (f->srtt * 7 + rtt) / 8 : rtt;
+			/* The device's largest RTT (CoDel's interval) follows the
+			 * peer that holds it, down too, until another's is larger. */
+			if (f->srtt > p->dev->rtt_max || p->dev->rtt_max_peer == p) {
+				p->dev->rtt_max = f->srtt;
+				p->dev->rtt_max_peer = p;
+			}
 		}
 	}
 	f->peer_ts = r.ts_us;

@@ -41,7 +41,7 @@ void session_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now, u
 	replay_init(&kp->replay);
 	p->stats.handshakes++;
 	p->stats.last_handshake_wall = wall;
-	schedule(p->dev, now + session_rekey_age(p));
+	schedule_peer(p, now + session_rekey_age(p));
 }
 
 void session_retire_current(struct yip_peer *p, uint64_t now)
@@ -50,7 +50,7 @@ void session_retire_current(struct yip_peer *p, uint64_t now)
 
 	session_move(dev, &p->prev, &p->cur);
 	p->prev_retire = now + dev->t.prev_overlap;
-	schedule(dev, p->prev_retire);
+	schedule_peer(p, p->prev_retire);
 }
 
 void session_promote(struct yip_peer *p, uint64_t now)

@@ -176,6 +176,16 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 			return fail(err, errlen, "must not be all zeros");
 		c->obf = true;
 		return 0;
+	case RDV_CONF_USER:
+		if (yip_config_user_check(value, reason, sizeof(reason)) != 0)
+			return fail(err, errlen, "%s", reason);
+		snprintf(c->user, sizeof(c->user), "%s", value);
+		return 0;
+	case RDV_CONF_SANDBOX:
+		if (yip_config_sandbox_mode(value, &c->sandbox) != 0)
+			return fail(err, errlen, "expected 'on', 'log' or 'off', got '%.64s'",
+			            value);
+		return 0;
 	case RDV_CONF_COUNT:
 		break;
 	}

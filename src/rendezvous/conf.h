@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "config/config.h"
 #include "crypto/crypto.h"
 #include "rendezvous/rendezvous.h"
 
@@ -32,7 +33,9 @@
 	X(RELAY_RATE, "relay_rate")                                                                \
 	X(RELAY_BURST, "relay_burst")                                                              \
 	X(MAX_NODES, "max_nodes")                                                                  \
-	X(OBF_PSK, "obf_psk")
+	X(OBF_PSK, "obf_psk")                                                                      \
+	X(USER, "user")                                                                            \
+	X(SANDBOX, "sandbox")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -51,6 +54,8 @@ struct rdv_conf {
 	size_t max_nodes;
 	bool obf; /* obf_psk set: every datagram obfuscated (docs/obfuscation.md) */
 	uint8_t obf_psk[YIP_KEY_LEN];
+	char user[YIP_USER_MAX + 1];   /* to run as once set up; "" = the default */
+	enum yip_sandbox_mode sandbox; /* on (the default), log, off */
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

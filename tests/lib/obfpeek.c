@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
 	static char line[2 * MAX + 2];
 	static uint8_t d[MAX], out[MAX];
-	static const char *const names[] = {"?",    "init",   "resp",   "cookie", "data",
+	static const char *const names[] = {"?",      "init",   "resp", "cookie", "data",
 	                                    "repair", "report", "ctrl", "relay"};
 	uint8_t psk[OBF_PSK_LEN];
 	struct obf_keys k;
@@ -44,9 +44,11 @@ int main(int argc, char **argv)
 		}
 		r = obf_open(&k, d, n / 2, out, &len, WIRE_RELAY_FROM_SERVER, true);
 		if (r == OBF_BAD) /* a relay to a server: its payload opened too */
-			r = obf_open(&k, d, n / 2, out, &len, WIRE_RELAY_TO_SERVER, false) == OBF_OK &&
-			            obf_open(&k, d + WIRE_RELAY_HDR, n / 2 - OBF_TRAILER - WIRE_RELAY_HDR,
-			                     out, &len, -1, false) == OBF_OK
+			r = obf_open(&k, d, n / 2, out, &len, WIRE_RELAY_TO_SERVER, false) ==
+			                OBF_OK &&
+			            obf_open(&k, d + WIRE_RELAY_HDR,
+			                     n / 2 - OBF_TRAILER - WIRE_RELAY_HDR, out, &len, -1,
+			                     false) == OBF_OK
 			        ? OBF_OK
 			        : OBF_BAD;
 		if (r == OBF_IGNORED)

@@ -254,9 +254,12 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen)
 {
 	const struct pair_opts *o = &p->opts;
 	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
-	struct yip_peer_config pc;
+	struct yip_peer_config pc, *pcs = &pc;
+	struct yip_cidr *cidrs = NULL;
 	struct yip_config cfg;
 	int other = 1 - i;
+	unsigned extra = i == 0 ? o->extra_peers : 0;
+	int rc;
 
 	if (p->n[i].mem != NULL)
 		pair_node_free(&p->n[i]);
@@ -281,9 +284,41 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen)
 	inet_pton(AF_INET, inner[other], cidr.addr);
 	pc.allowed_ips = &cidr;
 	pc.n_allowed_ips = 1;
-	cfg.peers = &pc;
-	cfg.n_peers = 1;
-	if (pair_node_init(&p->n[i], &cfg, o->timing, o, err, errlen) != 0)
+	if (extra > 0) {
+		pcs = calloc(1 + extra, sizeof(*pcs));
+		cidrs = calloc(extra, sizeof(*cidrs));
+		if (pcs == NULL || cidrs == NULL) {
+			free(pcs);
+			free(cidrs);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		pcs[0] = pc;
+		for (unsigned k = 0; k < extra; k++) {
+			uint8_t priv[YIP_KEY_LEN];
+			char ip[32];
+
+			yip_key_generate(priv);
+			yip_key_public(pcs[1 + k].public_key, priv);
+			sodium_memzero(priv, sizeof(priv));
+			snprintf(ip, sizeof(ip), "198.18.%u.%u", (k + 1) / 256, (k + 1) % 256);
+			set_v4(&pcs[1 + k].endpoint, ip, PAIR_PORT);
+			pcs[1 + k].has_endpoint = true;
+			cidrs[k].family = AF_INET;
+			cidrs[k].plen = 32;
+			snprintf(ip, sizeof(ip), "10.1.%u.%u", (k + 1) / 256, (k + 1) % 256);
+			inet_pton(AF_INET, ip, cidrs[k].addr);
+			pcs[1 + k].allowed_ips = &cidrs[k];
+			pcs[1 + k].n_allowed_ips = 1;
+		}
+	}
+	cfg.peers = pcs;
+	cfg.n_peers = 1 + extra;
+	rc = pair_node_init(&p->n[i], &cfg, o->timing, o, err, errlen);
+	if (pcs != &pc)
+		free(pcs);
+	free(cidrs);
+	if (rc != 0)
 		return -1;
 	set_v4(&p->n[i].addr, underlay[i], PAIR_PORT);
 	return 0;

@@ -72,6 +72,10 @@ listen = [::]:7000
 key = $TMP/server.key
 relay_rate = 64M
 CONF
+# The daemon's user (nobody, once sandboxed) owns the socket directory, so
+# a clean exit can remove the socket.
+mkdir -m 0700 "$TMP/ctl-s"
+chown nobody "$TMP/ctl-s"
 env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" -v --config "$TMP/rdv.conf" \
 	>"$TMP/rdv.log" 2>&1 &
 RDV_PID=$!

@@ -4,7 +4,10 @@
 # `yipctl show` lists the peer with a recent handshake, the JSON parses and
 # its counters grow with more traffic; peers, stats and show <peer> work; a
 # silent client or a garbage request cannot stall the daemon; a socket left
-# by a killed daemon is replaced and a clean exit removes the socket. SIGUSR1
+# by a killed daemon is replaced. A clean exit removes the socket where the
+# daemon's user (after the sandbox's drop to nobody) owns the directory;
+# where root does, the socket stays, refusing connections, for the next
+# start to replace; a directory others could write to is refused. SIGUSR1
 # and shutdown log the same text as yipctl show and stats, with or without a
 # control socket.
 . "$(dirname "$0")/lib.sh"
@@ -201,7 +204,31 @@ grep -q "removed stale control socket" "$TMP/b.log" || fail "stale socket not re
 ctl_b show >/dev/null || fail "yipctl show on restarted b"
 kill -TERM "$(pid_of b)"
 wait "$(pid_of b)" 2>/dev/null || true
-[ ! -e "$CTL_B/yip0.sock" ] || fail "socket left after a clean exit"
+# $CTL_B is root's: the daemon, nobody by then, may not remove the socket.
+[ -S "$CTL_B/yip0.sock" ] || fail "the socket in root's directory went away"
+status=0
+err=$(ctl_b show 2>&1) || status=$?
+[ "$status" -eq 1 ] && grep -q "not running" <<<"$err" || fail "stale socket: $status, $err"
+
+log "a directory of the daemon's user: a clean exit removes the socket"
+mkdir -m 0700 "$TMP/ctl-nobody"
+chown nobody "$TMP/ctl-nobody"
+start_yipd b YIP_CTL_DIR="$TMP/ctl-nobody"
+[ -S "$TMP/ctl-nobody/yip0.sock" ] || fail "no socket in the daemon user's directory"
+[ "$(stat -c %U "$TMP/ctl-nobody/yip0.sock")" = root ] || fail "the socket is not root's"
+YIP_CTL_DIR="$TMP/ctl-nobody" "$YIPCTL" show >/dev/null || fail "yipctl show in nobody's directory"
+kill -TERM "$(pid_of b)"
+wait "$(pid_of b)" 2>/dev/null || true
+[ ! -e "$TMP/ctl-nobody/yip0.sock" ] || fail "socket left after a clean exit"
+
+log "a directory others may write to is refused"
+mkdir -m 0777 "$TMP/ctl-open"
+start_yipd b YIP_CTL_DIR="$TMP/ctl-open"
+grep -q "control socket disabled: $TMP/ctl-open has mode 0777" "$TMP/b.log" ||
+	fail "b used a world-writable directory: $(grep control "$TMP/b.log")"
+[ ! -e "$TMP/ctl-open/yip0.sock" ] || fail "a socket in a world-writable directory"
+kill -TERM "$(pid_of b)"
+wait "$(pid_of b)" 2>/dev/null || true
 
 log "without a control socket, SIGUSR1 and shutdown still log the status"
 : >"$TMP/not-a-dir"

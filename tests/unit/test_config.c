@@ -374,7 +374,74 @@ static const struct bad_case bad_cases[] = {
     {PRIV_LINE "nat_keepalive=0\n", 0,
      "t.conf:2: nat_keepalive '0': expected seconds from 1 to 3600, or 'off'"},
     {PRIV_LINE "relay=maybe\n", 0, "t.conf:2: relay 'maybe': expected 'on' or 'off'"},
+    /* An endpoint the socket of listen= cannot send to. */
+    {PRIV_LINE "listen=0.0.0.0:51820\n[peer]\npublic_key=" BOB_PUB
+               "\n\nendpoint=[2001:db8::7]:51820\n",
+     0,
+     "t.conf:6: endpoint [2001:db8::7]:51820 is IPv6, but the socket of listen=0.0.0.0:51820 "
+     "sends IPv4 only"},
+    {PRIV_LINE "listen=[2001:db8::1]:51820\n[peer]\npublic_key=" BOB_PUB
+               "\nendpoint=192.0.2.7:51820\n",
+     0, "t.conf:5: endpoint 192.0.2.7:51820 is IPv4, but the socket of listen=[2001:db8::1]:51820"},
+    {PRIV_LINE "rendezvous=[2001:db8::9]:7000\nrendezvous_key=" BOB_PUB
+               "\nlisten=192.0.2.1:51820\n",
+     0, "t.conf:2: rendezvous [2001:db8::9]:7000 is IPv6, but the socket of listen=192.0.2.1"},
+    {PRIV_LINE "user=-root\n", 0, "t.conf:2: user: '-root' is not a user name"},
+    {PRIV_LINE "user=a/b\n", 0, "t.conf:2: user: 'a/b' is not a user name"},
+    {PRIV_LINE "user=abcdefghijklmnopqrstuvwxyzabcdefg\n", 0,
+     "t.conf:2: user: a user name has 1 to 32 characters"},
+    {PRIV_LINE "sandbox=yes\n", 0, "t.conf:2: sandbox 'yes': expected 'on', 'log' or 'off'"},
 };
+
+/* The families that do reach: dual-stack listen, mapped addresses, same family. */
+static void test_listen_families(void **state)
+{
+	static const struct {
+		const char *listen, *endpoint;
+	} ok[] = {
+	    {"", "[2001:db8::7]:1"},
+	    {"", "192.0.2.7:1"},
+	    {"listen=[::]:51820\n", "192.0.2.7:1"},
+	    {"listen=[::]:51820\n", "[2001:db8::7]:1"},
+	    {"listen=0.0.0.0:51820\n", "[::ffff:192.0.2.7]:1"},
+	    {"listen=[::ffff:192.0.2.1]:51820\n", "192.0.2.7:1"},
+	    {"listen=[2001:db8::1]:51820\n", "[2001:db8::7]:1"},
+	};
+	struct yip_config cfg;
+	char text[512], err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		snprintf(text, sizeof(text),
+		         PRIV_LINE "%s[peer]\npublic_key=" BOB_PUB "\nendpoint=%s\n", ok[i].listen,
+		         ok[i].endpoint);
+		if (yip_config_parse(text, strlen(text), "t.conf", false, &cfg, err, sizeof(err)) !=
+		    0)
+			fail_msg("case %zu: %s", i, err);
+		yip_config_free(&cfg);
+	}
+}
+
+/* user= and sandbox=: the defaults, and what is kept. */
+static void test_user_and_sandbox(void **state)
+{
+	static const char text[] = PRIV_LINE "user=yip-daemon_1.x\nsandbox=log\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (yip_config_parse(PRIV_LINE, strlen(PRIV_LINE), "t.conf", false, &cfg, err,
+	                     sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.sandbox, YIP_SANDBOX_ON);
+	assert_string_equal(cfg.user, "");
+	yip_config_free(&cfg);
+	if (yip_config_parse(text, strlen(text), "t.conf", false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.sandbox, YIP_SANDBOX_LOG);
+	assert_string_equal(cfg.user, "yip-daemon_1.x");
+	yip_config_free(&cfg);
+}
 
 static void test_bad_configs(void **state)
 {
@@ -659,6 +726,8 @@ static void test_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_listen_families),
+	    cmocka_unit_test(test_user_and_sandbox),
 	    cmocka_unit_test(test_minimal),
 	    cmocka_unit_test(test_obf),
 	    cmocka_unit_test(test_full),

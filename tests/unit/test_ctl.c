@@ -790,7 +790,7 @@ static void test_server(void **state)
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	assert_true(epfd >= 0);
 
-	if (yip_ctl_server_open(&s, sub, "yip9", err, sizeof(err)) != 0)
+	if (yip_ctl_server_open(&s, sub, "yip9", geteuid(), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(yip_ctl_server_watch(&s, epfd, 1, 2), 0);
 	snprintf(path, sizeof(path), "%s/yip9.sock", sub);
@@ -801,7 +801,7 @@ static void test_server(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 
 	/* A second server on the same path must not steal a live socket. */
-	assert_int_equal(yip_ctl_server_open(&s2, sub, "yip9", err, sizeof(err)), -1);
+	assert_int_equal(yip_ctl_server_open(&s2, sub, "yip9", geteuid(), err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "in use"));
 	/* Its probe connection is a client that leaves without asking. */
 	pump(&s, 0);
@@ -856,7 +856,7 @@ static void test_server(void **state)
 	close(s.fd);                                    /* as if the daemon died: the file stays */
 	s.fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* so closing s below is harmless */
 	assert_int_equal(stat(path, &st), 0);
-	if (yip_ctl_server_open(&s2, sub, "yip9", err, sizeof(err)) != 0)
+	if (yip_ctl_server_open(&s2, sub, "yip9", geteuid(), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	yip_ctl_server_close(&s); /* the old one must not remove the new file */
 	assert_int_equal(stat(path, &st), 0);
@@ -868,12 +868,70 @@ static void test_server(void **state)
 	fd = open(path, O_CREAT | O_WRONLY, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(yip_ctl_server_open(&s2, sub, "yip9", err, sizeof(err)), -1);
+	assert_int_equal(yip_ctl_server_open(&s2, sub, "yip9", geteuid(), err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a socket"));
 	unlink(path);
 	rmdir(sub);
 	rmdir(dir);
 	close(epfd);
+}
+
+/*
+ * Where the control socket may go: a directory that is a symbolic link, is
+ * writable by group or others, or belongs to someone other than root or the
+ * daemon's user is refused (anyone who can write there could swap in a
+ * socket of their own and answer yipctl); one of the daemon's user is fine.
+ * The socket is 0600 whatever the umask, without a chmod by path.
+ */
+static void test_server_dir(void **state)
+{
+	char dir[] = "/tmp/yip-test-ctldir.XXXXXX", sub[64], link[64], path[108], err[256];
+	struct yip_ctl_server s;
+	struct stat st;
+	mode_t old;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/run", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(path, sizeof(path), "%s/yip9.sock", sub);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(symlink(sub, link), 0);
+
+	assert_int_equal(yip_ctl_server_open(&s, link, "yip9", geteuid(), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	assert_int_equal(stat(path, &st), -1);
+
+	assert_int_equal(chmod(sub, 0770), 0);
+	assert_int_equal(yip_ctl_server_open(&s, sub, "yip9", geteuid(), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "mode 0770"));
+	assert_int_equal(chmod(sub, 0703), 0);
+	assert_int_equal(yip_ctl_server_open(&s, sub, "yip9", geteuid(), err, sizeof(err)), -1);
+	assert_int_equal(chmod(sub, 0755), 0);
+
+	/* The mode comes from the umask at bind time, not a later chmod. */
+	old = umask(0);
+	if (yip_ctl_server_open(&s, sub, "yip9", geteuid(), err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	yip_ctl_server_close(&s);
+	assert_int_equal(stat(path, &st), -1);
+
+	if (geteuid() == 0) {
+		/* Someone else's directory is refused; the daemon's user's is not. */
+		assert_int_equal(chown(sub, 4242, 4242), 0);
+		assert_int_equal(yip_ctl_server_open(&s, sub, "yip9", 4343, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "uid 4242"));
+		if (yip_ctl_server_open(&s, sub, "yip9", 4242, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+		yip_ctl_server_close(&s);
+	}
+	unlink(link);
+	rmdir(sub);
+	rmdir(dir);
 }
 
 int main(void)
@@ -891,6 +949,7 @@ int main(void)
 	    cmocka_unit_test(test_format),
 	    cmocka_unit_test(test_socket_path),
 	    cmocka_unit_test(test_server),
+	    cmocka_unit_test(test_server_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,7 +76,9 @@ static void every_key(void **state)
 	                       "relay=off\r\n"
 	                       "relay_rate=10M\n"
 	                       "relay_burst=1g\n"
-	                       "max_nodes=5000\n",
+	                       "max_nodes=5000\n"
+	                       "user=yip-rdv\n"
+	                       "sandbox=log\n",
 	                       err, sizeof(err)),
 	                 0);
 	assert_addr(&c.listen, "[::]:9000");
@@ -87,6 +89,8 @@ static void every_key(void **state)
 	assert_int_equal(c.relay_burst, 1ULL << 30);
 	assert_int_equal(c.max_nodes, 5000);
 	assert_int_equal(c.line[RDV_CONF_MAX_NODES], 9);
+	assert_string_equal(c.user, "yip-rdv");
+	assert_int_equal(c.sandbox, YIP_SANDBOX_LOG);
 	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
 }
 
@@ -176,6 +180,9 @@ static void set_over_file(void **state)
 	assert_int_equal(c.max_nodes, 7);
 	assert_int_equal(rdv_conf_set(&c, RDV_CONF_RELAY, "yes", err, sizeof(err)), -1);
 	assert_string_equal(err, "expected 'on' or 'off', got 'yes'");
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_SANDBOX, "maybe", err, sizeof(err)), -1);
+	assert_string_equal(err, "expected 'on', 'log' or 'off', got 'maybe'");
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_USER, "../x", err, sizeof(err)), -1);
 	assert_int_equal(rdv_conf_key("relay_burst"), RDV_CONF_RELAY_BURST);
 	assert_int_equal(rdv_conf_key("relay-burst"), -1);
 }

@@ -1,0 +1,336 @@
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+/* Every daemon, sandboxed. */
+#define ALL (SANDBOX_YIPD | SANDBOX_RENDEZVOUS)
+
+/*
+ * The allow-list: the system calls the daemons make once set up, found
+ * with strace -f on real runs under both drivers (traffic, rekeys every
+ * second, yipctl and yip-rendezvous status queries, the relay, host names
+ * resolved again over DNS, SIGUSR1, shutdown), and the whole netns suite
+ * run with sandbox=log, which logged no call outside it. A call the table
+ * does not name kills the process (sandbox=log: is logged by the kernel and
+ * allowed). Names are libseccomp's; a name this architecture lacks is
+ * skipped, which is why a call is sometimes listed with its other names
+ * (epoll_wait is epoll_pwait on arm64; stat, fstat and lstat are newfstatat
+ * in glibc on x86-64). Calls whose arguments are checked too are in
+ * add_arg_rules.
+ */
+static const struct {
+	const char *name;
+	unsigned uses;
+} allow[] = {
+    /* Memory: malloc and free (glibc's per-thread arenas use mprotect),
+     * open_memstream for the status text, sodium_free at exit. */
+    {"brk", ALL},
+    {"mmap", ALL},
+    {"munmap", ALL},
+    {"mremap", ALL},
+    {"mprotect", ALL},
+    {"madvise", ALL},
+    {"munlock", ALL},
+
+    /* The event loop: epoll, the signalfd, the clock (where the vDSO
+     * falls back to the system call), signal masks (abort). */
+    {"epoll_wait", ALL},
+    {"epoll_pwait", ALL},
+    {"epoll_ctl", ALL},
+    {"read", ALL},
+    {"clock_gettime", ALL},
+    {"gettimeofday", ALL},
+    {"restart_syscall", ALL},
+    {"rt_sigreturn", ALL},
+    {"rt_sigprocmask", ALL},
+
+    /* io_uring: submitting to and waiting on the ring made before. Not
+     * io_uring_setup or io_uring_register: no new ring, no registration;
+     * and the ring itself takes only the operations uring.c submits
+     * (restrict_ring there), so it cannot reach around this filter. */
+    {"io_uring_enter", SANDBOX_URING},
+
+    /* The UDP sockets: batched receives and sends, the GSO fallback
+     * (sendmsg), netlink replies of getifaddrs (recvmsg). */
+    {"recvmmsg", ALL},
+    {"sendmmsg", ALL},
+    {"recvmsg", ALL},
+    {"sendmsg", ALL},
+    {"close", ALL},
+
+    /* Extra sockets for many-ports probing (socket is checked in
+     * add_arg_rules), one datagram at a time; this node's addresses for
+     * peers behind the same NAT (getifaddrs: a netlink socket). */
+    {"bind", SANDBOX_YIPD},
+    {"setsockopt", SANDBOX_YIPD},
+    {"getsockname", SANDBOX_YIPD},
+
+    /* The TUN device (read is above) and the log on standard error. */
+    {"write", ALL},
+    {"writev", ALL},
+
+    /* The control socket: clients (SO_PEERCRED is getsockopt), requests
+     * and replies, and the socket file checked and removed at exit. */
+    {"accept4", ALL},
+    {"recvfrom", ALL},
+    {"sendto", ALL},
+    {"getsockopt", ALL},
+    {"newfstatat", ALL},
+    {"fstat", ALL},
+    {"lstat", ALL},
+    {"stat", ALL},
+    {"unlinkat", ALL},
+    {"unlink", ALL},
+
+    /* Threads: the workers and the resolver wait and wake, and are
+     * joined at exit; the process ends. */
+    {"futex", ALL},
+    {"getpid", ALL},
+    {"gettid", ALL},
+    {"exit", ALL},
+    {"exit_group", ALL},
+
+    /* libsodium's random numbers: session indices, ephemeral keys,
+     * relay tokens. */
+    {"getrandom", ALL},
+
+    /* Resolving host names again (getaddrinfo, on the resolver thread):
+     * files read-only and ioctl FIONREAD (in add_arg_rules), DNS over UDP
+     * or TCP to the name servers of resolv.conf. */
+    {"connect", SANDBOX_RESOLVE},
+    {"poll", SANDBOX_RESOLVE},
+    {"ppoll", SANDBOX_RESOLVE},
+    {"lseek", SANDBOX_RESOLVE},
+
+#ifdef YIP_SANITIZE
+    /* ASan and UBSan builds (make debug): the sanitizers' runtime takes
+     * its alternate signal stack down at exit and asks who it runs as. */
+    {"sigaltstack", ALL},
+    {"getresuid", ALL},
+    {"getresgid", ALL},
+#endif
+};
+
+const char *sandbox_mode_name(enum yip_sandbox_mode m)
+{
+	return m == YIP_SANDBOX_ON ? "on" : m == YIP_SANDBOX_LOG ? "log" : "off";
+}
+
+int sandbox_init(struct sandbox *s, enum yip_sandbox_mode mode, const char *user, unsigned uses,
+                 char *err, size_t errlen)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->mode = mode;
+	s->uses = uses;
+	s->uid = geteuid();
+	s->gid = getegid();
+	if (mode == YIP_SANDBOX_OFF)
+		return 0;
+	if (user == NULL || *user == '\0')
+		user = SANDBOX_DEFAULT_USER;
+	snprintf(s->user, sizeof(s->user), "%s", user);
+	rc = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+	if (found == NULL) {
+		snprintf(err, errlen,
+		         "user '%s' %s; create it (useradd --system --no-create-home --shell "
+		         "/usr/sbin/nologin %s) or name another with user=",
+		         user, rc != 0 ? strerror(rc) : "does not exist", user);
+		return -1;
+	}
+	s->uid = pw.pw_uid;
+	s->gid = pw.pw_gid;
+	s->drop = pw.pw_uid != geteuid();
+	if (s->drop && geteuid() != 0) {
+		snprintf(err, errlen, "cannot change to user '%s': not started as root", user);
+		return -1;
+	}
+	return 0;
+}
+
+uid_t sandbox_uid(const struct sandbox *s)
+{
+	return s != NULL ? s->uid : geteuid();
+}
+
+/* The user's groups, then gid, then uid, in every thread (glibc applies
+ * them process-wide); root's capabilities go with uid 0. */
+static int drop_user(const struct sandbox *s, char *err, size_t errlen)
+{
+	uid_t r, e, saved;
+
+	if (initgroups(s->user, s->gid) != 0 || setresgid(s->gid, s->gid, s->gid) != 0 ||
+	    setresuid(s->uid, s->uid, s->uid) != 0) {
+		snprintf(err, errlen, "cannot change to user '%s': %s", s->user, strerror(errno));
+		return -1;
+	}
+	/* Proof it cannot be undone. */
+	if (getresuid(&r, &e, &saved) != 0 || r != s->uid || e != s->uid || saved != s->uid ||
+	    setresuid(0, 0, 0) == 0) {
+		snprintf(err, errlen, "changing to user '%s' did not hold", s->user);
+		return -1;
+	}
+	return 0;
+}
+
+/* Calls allowed only with certain arguments. */
+static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
+{
+	static const struct {
+		int family;
+		unsigned uses;
+	} families[] = {
+	    /* Extra sockets; DNS. */
+	    {AF_INET, SANDBOX_YIPD | SANDBOX_RESOLVE},
+	    {AF_INET6, SANDBOX_YIPD | SANDBOX_RESOLVE},
+	    /* getifaddrs. */
+	    {AF_NETLINK, SANDBOX_YIPD},
+	    /* nscd, which getaddrinfo asks first. */
+	    {AF_UNIX, SANDBOX_RESOLVE},
+	};
+	int rc = 0;
+
+	/* New sockets, of these families only. */
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]) && rc == 0; i++)
+		if (families[i].uses & s->uses)
+			rc = seccomp_rule_add(
+			    ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+			    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i].family, 0));
+	/* Signals to this process only (abort raises SIGABRT in itself). */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
+	if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
+		return rc;
+	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf. */
+	{
+		scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+		                      SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+			                      SCMP_A1(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
+	}
+	/* How long the name server's answer is. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		                      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)FIONREAD, 0));
+	return rc;
+}
+
+static int install_filter(const struct sandbox *s, char *err, size_t errlen)
+{
+	uint32_t deflt = s->mode == YIP_SANDBOX_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS;
+	scmp_filter_ctx ctx = seccomp_init(deflt);
+	int rc;
+
+	if (ctx == NULL) {
+		snprintf(err, errlen, "seccomp: cannot set up a filter");
+		return -1;
+	}
+	/* All threads (the workers exist already), and no_new_privs with it. */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]) && rc == 0; i++) {
+		int nr;
+
+		if (!(allow[i].uses & s->uses))
+			continue;
+		nr = seccomp_syscall_resolve_name(allow[i].name);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a system call on this architecture */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+	if (rc == 0)
+		rc = add_arg_rules(ctx, s);
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc != 0) {
+		snprintf(err, errlen, "seccomp: cannot install the filter: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int sandbox_enter(const struct sandbox *s, char *err, size_t errlen)
+{
+	if (s == NULL || s->mode == YIP_SANDBOX_OFF)
+		return 0;
+	if (s->drop && drop_user(s, err, errlen) != 0)
+		return -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(err, errlen, "no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	/* Changing uid resets it to the fs.suid_dumpable default: set it again. */
+	sandbox_nodump();
+	/* The log's strftime reads /etc/localtime the first time: now, not
+	 * under the filter. */
+	tzset();
+	if (install_filter(s, err, errlen) != 0)
+		return -1;
+	log_info("sandbox %s: running as %s (uid %u, gid %u)%s, no_new_privs, seccomp allow-list",
+	         sandbox_mode_name(s->mode), s->user, (unsigned)s->uid, (unsigned)s->gid,
+	         s->drop ? " with no capabilities" : ", as started");
+	return 0;
+}
+
+void sandbox_nodump(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		log_warn("cannot turn core dumps off: %s", strerror(errno));
+}
+
+void sandbox_protect(const void *p, size_t len)
+{
+	static bool warned_lock, warned_dump;
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start, end;
+
+	if (p == NULL || len == 0 || page <= 0)
+		return;
+	start = (uintptr_t)p & ~((uintptr_t)page - 1);
+	end = ((uintptr_t)p + len + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	if (madvise((void *)start, end - start, MADV_DONTDUMP) != 0 && !warned_dump) {
+		warned_dump = true;
+		log_warn("cannot keep key material out of core dumps: %s", strerror(errno));
+	}
+	if (mlock((void *)start, end - start) != 0 && !warned_lock) {
+		warned_lock = true;
+		log_warn("cannot lock %zu bytes of key material in memory (%s); it may be "
+		         "swapped out",
+		         (size_t)(end - start), strerror(errno));
+	}
+}
+
+void sandbox_check_secret_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
+		return;
+	log_warn("%s holds a private key, and its mode %04o lets %s at it; chmod 600 %s", path,
+	         (unsigned)(st.st_mode & 07777),
+	         (st.st_mode & S_IRWXO) ? "every user" : "its group", path);
+}
