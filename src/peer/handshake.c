@@ -96,8 +96,12 @@ static unsigned init_targets(const struct yip_peer *p, uint64_t now, int *out)
 
 const char *handshake_hint(const struct yip_device *dev)
 {
-	return dev->obf ? "is obf_psk the same on both sides?"
-	                : "is the peer up, reachable, and does it list our key?";
+	/* Without obf_psk a peer that has one cannot be told from an absent
+	 * one: its datagrams are noise here and ours there. */
+	return dev->obf
+	           ? "is obf_psk the same on both sides?"
+	           : "is the peer up and reachable, does it list our key, and is obf_psk set on "
+	             "both sides or on neither?";
 }
 
 /*
