@@ -63,5 +63,5 @@ yipctl_of a show | grep -q "handshake: no answer for [0-9]* s (is obf_psk the sa
 	fail "yipctl show on a does not say why: $(yipctl_of a show)"
 yipctl_of b show | grep -q "handshake: no answer for [0-9]* s (.*is obf_psk set on both sides or on neither?)" ||
 	fail "yipctl show on b does not mention obf_psk: $(yipctl_of b show)"
-log "a with obf_psk, b without: obf drops at a $(drops a obf), drops at b $b_drops; b: $(yipctl_of b show | grep -o 'handshake: .*')"
+log "a with obf_psk, b without: obf drops at a $(drops a obf), drops at b $b_drops; b: $(yipctl_of b show | grep -o 'handshake: no answer.*')"
 log "ok: no traffic across different or missing keys, and the nodes say why"

@@ -5,11 +5,12 @@
 # it (re-wrapped both ways). A prober on the internet sends the server, and
 # a prober on a's LAN sends node a: random datagrams, plain yip datagrams,
 # replays of captured obfuscated datagrams (handshakes among them),
-# truncated and bit-flipped copies. Neither the server nor the node may
-# answer any of it (tcpdump sees nothing sent to a prober), and every probe
-# is counted: obf drops for whatever does not authenticate, the usual
-# counters for authentic replays. A node without the key (c) gets nothing
-# from the server either.
+# truncated and bit-flipped copies, and the datagrams captured relay frames
+# carry, cut out of them. Neither the server nor the node may answer any of
+# it (tcpdump sees nothing sent to a prober), and every probe is counted
+# exactly once: obf drops for whatever does not authenticate, the usual
+# counters (stale_init, replay, bad_relay, ...) for authentic replays. A
+# node without the key (c) gets nothing from the server either.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
 
@@ -115,27 +116,50 @@ for d in caught[:40]:                                  # truncated
 for d in caught[:40]:                                  # one bit flipped
     i = random.randrange(len(d))
     send(d[:i] + bytes([d[i] ^ (1 << random.randrange(8))]) + d[i + 1:])
+for d in caught:                                       # what a relay frame would carry
+    if len(d) > 16 + 41 + 9:
+        send(d[16:-9])
 print(n)
 PY
 
-drops_total() { rdv rdv status --json | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["drops"].values()))'; }
-node_drops() { yipctl_of a show --json | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["drops"].values()))'; }
+# c has shown it gets nothing; stopped, so its Inits do not mix with the probes' counts.
+kill "$(pid_of c)"
+wait "$(pid_of c)" 2>/dev/null || true
+sleep 0.5
 
-obf0=$(rdv_get rdv drops.obf) total0=$(drops_total)
+# The drop counters of the server (rdv) or node a, as JSON, and the
+# difference of two such snapshots: "total N" then "reason +n" per reason.
+drops_json() {
+	if [ "$1" = rdv ]; then rdv rdv status --json; else yipctl_of a show --json; fi |
+		python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["drops"]))'
+}
+drops_diff() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+print("total", sum(d.values()))
+for k in sorted(d):
+    print(k, d[k])
+PY
+}
+
+srv0=$(drops_json rdv)
 sent=$(in_ns p python3 "$TMP/probe.py" "$S" 7000 7001 <"$TMP/to-rdv.hex")
 # To node a: what it received from the server (relayed datagrams among them), replayed from q.
 payloads "$TMP/rdv.pcap" | awk -v s="$S" '$1 ~ "^"s":7000" { print $3 }' | head -n 200 >"$TMP/to-a.hex"
-nobf0=$(drops a obf) ntotal0=$(node_drops)
+node0=$(drops_json a)
 sent_a=$(in_ns q python3 "$TMP/probe.py" "$A_LAN" 51820 <"$TMP/to-a.hex")
 sleep 1
-obf1=$(rdv_get rdv drops.obf) total1=$(drops_total)
-nobf1=$(drops a obf) ntotal1=$(node_drops)
-log "server: $sent probes; obf drops +$((obf1 - obf0)), all drops +$((total1 - total0))"
-log "node a: $sent_a probes; obf drops +$((nobf1 - nobf0)), all drops +$((ntotal1 - ntotal0))"
-[ $((total1 - total0)) -ge "$sent" ] || fail "the server counted $((total1 - total0)) drops for $sent probes"
-[ $((obf1 - obf0)) -ge 400 ] || fail "the server counted only $((obf1 - obf0)) obf drops"
-[ $((ntotal1 - ntotal0)) -ge "$sent_a" ] || fail "node a counted $((ntotal1 - ntotal0)) drops for $sent_a probes"
-[ $((nobf1 - nobf0)) -ge 200 ] || fail "node a counted only $((nobf1 - nobf0)) obf drops"
+drops_diff "$srv0" "$(drops_json rdv)" >"$TMP/srv.diff"
+drops_diff "$node0" "$(drops_json a)" >"$TMP/node.diff"
+get() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+log "server: $sent probes; drops: $(tr '\n' ' ' <"$TMP/srv.diff")"
+log "node a: $sent_a probes; drops: $(tr '\n' ' ' <"$TMP/node.diff")"
+[ "$(get "$TMP/srv.diff" total)" -eq "$sent" ] || fail "the server counted $(get "$TMP/srv.diff" total) drops for $sent probes"
+[ "$(get "$TMP/srv.diff" obf)" -ge 400 ] || fail "the server counted only $(get "$TMP/srv.diff" obf) obf drops"
+[ "$(get "$TMP/node.diff" total)" -eq "$sent_a" ] || fail "node a counted $(get "$TMP/node.diff" total) drops for $sent_a probes"
+[ "$(get "$TMP/node.diff" obf)" -ge 200 ] || fail "node a counted only $(get "$TMP/node.diff" obf) obf drops"
 
 kill "$TD1" "$TD2"
 wait "$TD1" "$TD2" 2>/dev/null || true
