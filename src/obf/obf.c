@@ -8,6 +8,7 @@
 #define LABEL_HP  "yip-obf-v1 hp"
 #define LABEL_TAG "yip-obf-v1 tag"
 #define LABEL_ENV "yip-obf-v1 env"
+#define LABEL_PAD "yip-obf-v1 pad"
 
 /* The mask block: three 16-byte header masks, then one pad-length mask per kind. */
 #define MASK_LEN 64
@@ -29,6 +30,7 @@ void obf_keys_init(struct obf_keys *k, const uint8_t psk[OBF_PSK_LEN])
 	derive(k->hp, sizeof(k->hp), LABEL_HP, psk);
 	derive(k->tag, sizeof(k->tag), LABEL_TAG, psk);
 	derive(k->env, sizeof(k->env), LABEL_ENV, psk);
+	derive(k->pad, sizeof(k->pad), LABEL_PAD, psk);
 }
 
 void obf_keys_wipe(struct obf_keys *k)
@@ -80,8 +82,13 @@ size_t obf_frame_seal(const struct obf_keys *k, enum obf_kind kind, uint8_t *d, 
 	if (kind != OBF_JUNK)
 		for (size_t i = 0; i < OBF_HDR; i++)
 			d[i] ^= m[OBF_HDR * kind + i];
-	if (pad > 0)
-		randombytes_buf(tail, pad);
+	/* The pad: ChaCha20(key pad, counter 0, nonce = S[4..16)), which only
+	 * a holder of the key can tell from random bytes, and which costs no
+	 * system call (the system random generator is one per call). */
+	if (pad > 0) {
+		memset(tail, 0, pad);
+		crypto_stream_chacha20_ietf_xor_ic(tail, tail, pad, d + OBF_HDR + 4, 0, k->pad);
+	}
 	tail[pad] = (uint8_t)(pad ^ m[MASK_PAD + kind]);
 	tag(k, kind, d, tail, pad + 1, tail + pad + 1);
 	return len + pad + OBF_TRAILER;

@@ -3,13 +3,14 @@
  * like uniformly random bytes, of lengths that do not name its type, to
  * anyone without the network's pre-shared key; and that lets a receiver
  * drop anything else before doing any other work. docs/obfuscation.md has
- * the threat model and the reasoning; docs/protocol.md §12 the format.
+ * the threat model and the reasoning; docs/protocol.md §13 the format.
  *
  * Keys, from the 32-byte obf_psk (keyed BLAKE2b, RFC 7693):
  *
  *   hp  = BLAKE2b(outlen 32, key = psk, "yip-obf-v1 hp")   header protection (ChaCha20)
  *   tag = BLAKE2b(outlen 16, key = psk, "yip-obf-v1 tag")  frame tags (SipHash-2-4)
  *   env = BLAKE2b(outlen 32, key = psk, "yip-obf-v1 env")  envelopes (XChaCha20-Poly1305)
+ *   pad = BLAKE2b(outlen 32, key = psk, "yip-obf-v1 pad")  frame padding (ChaCha20)
  *
  * A frame carries a datagram that has a 16-byte header followed by at least
  * 16 bytes that already look random (Data, Repair, Report and Ctrl: AEAD
@@ -25,8 +26,13 @@
  *
  * kind: 0 a session datagram (Data, Repair, Report, Ctrl), 1 a Relay to a
  * rendezvous server, 2 a Relay from one, 3 junk (random bytes a receiver
- * that has the key throws away). pad is random bytes: frames shorter than
- * OBF_PAD_BELOW are padded to a multiple of OBF_PAD_BUCKET.
+ * that has the key throws away). Frames shorter than OBF_PAD_BELOW are
+ * padded to a multiple of OBF_PAD_BUCKET with
+ *
+ *   pad = ChaCha20(key pad, block counter = 0, nonce = S[4..16))[0..p)
+ *
+ * which looks random to anyone without the key and costs no system call
+ * per datagram (the system random generator does).
  *
  * An envelope carries a handshake (Init, Resp, Cookie), which has nothing
  * random to sample and fixed lengths:
@@ -72,6 +78,7 @@ struct obf_keys {
 	uint8_t hp[32];
 	uint8_t tag[16];
 	uint8_t env[32];
+	uint8_t pad[32];
 };
 
 void obf_keys_init(struct obf_keys *k, const uint8_t psk[OBF_PSK_LEN]);

@@ -62,6 +62,8 @@ static void keys_follow_their_definition(void **state)
 	assert_memory_equal(k.tag, want, 16);
 	crypto_generichash(want, 32, (const uint8_t *)"yip-obf-v1 env", 14, psk, sizeof(psk));
 	assert_memory_equal(k.env, want, 32);
+	crypto_generichash(want, 32, (const uint8_t *)"yip-obf-v1 pad", 14, psk, sizeof(psk));
+	assert_memory_equal(k.pad, want, 32);
 	obf_keys_wipe(&k);
 	assert_true(sodium_is_zero((const uint8_t *)&k, sizeof(k)));
 }
@@ -84,6 +86,13 @@ static void frame_layout(void **state)
 	for (int i = 0; i < 16; i++)
 		assert_int_equal(d[i], plain[i] ^ m[i]);
 	assert_int_equal(d[n - 9], pad ^ m[48]);
+	/* The pad: ChaCha20 under the pad key, counter 0, nonce S[4..16). */
+	{
+		uint8_t ks[255] = {0};
+
+		crypto_stream_chacha20_ietf_xor_ic(ks, ks, pad, plain + 20, 0, K.pad);
+		assert_memory_equal(d + len, ks, pad);
+	}
 	memcpy(tin, d, 32);
 	memcpy(tin + 32, d + len, pad + 1);
 	tin[32 + pad + 1] = OBF_SESSION;
