@@ -230,6 +230,8 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 
 /* ---- handshake.c: Noise IK ------------------------------------------------------- */
 
+/* Why handshakes may go unanswered, for the log and yipctl show. */
+const char *handshake_hint(const struct yip_device *dev);
 /* Begins a handshake series unless one is already running. */
 void handshake_start(struct yip_peer *p, uint64_t now);
 void handshake_abandon(struct yip_peer *p);

@@ -54,6 +54,8 @@ struct pair_opts {
 	size_t keep_len;                    /* bytes of room per kept packet; 0: 1500 */
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
 	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
+	const uint8_t *obf_psk[2];          /* each node's obf_psk (32 bytes); NULL: off */
+	unsigned obf_junk, obf_cover_ms;    /* for nodes with obf_psk */
 	unsigned extra_peers;               /* node 0 also lists this many idle peers (random keys,
 	                                       endpoints 198.18.x.y, allowed 10.1.x.y/32), after node 1 */
 };
