@@ -151,21 +151,22 @@ def md(runs, path):
         L.append("")
     L.append("Steady-state bytes per node per second, by message (mean over nodes):")
     L.append("")
-    L.append("| nodes | degree | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL | ITEM | "
-             "handshakes |")
-    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| nodes | degree | loss | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL "
+             "| ITEM | handshakes |")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         b = r["by_type_Bps"]
-        L.append("| %d | %d | %s | %s |" % (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), " | ".join(
+        L.append("| %d | %d | %g %% | %s | %s |" % (
+            r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]), " | ".join(
             "%.0f" % b[k] for k in ("SUMMARY", "TREE", "DIGEST", "ANNOUNCE", "PULL", "ITEM",
                                     "handshakes"))))
     L.append("")
-    L.append("| nodes | degree | re-signed every | command | wall time | process memory | "
+    L.append("| nodes | degree | loss | re-signed every | command | wall time | process memory | "
              "engine memory per node | messages lost |")
-    L.append("|---:|---:|---:|---|---:|---:|---:|---:|")
+    L.append("|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in runs:
-        L.append("| %d | %d | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
-                 (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
+        L.append("| %d | %d | %g %% | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
+                 (r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
                   r["rss_mb"], r["memory_per_node_kb"], r["lost"]))
     L.append("")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")) as f:
