@@ -59,7 +59,7 @@ fuzz-long: fuzz-build
 soak: debug
 	@./tests/soak/soak.sh $(SOAK_SECS)
 
-# Line coverage of src/peer, src/fec, src/wire, src/rendezvous and src/membership reached by the
+# Line coverage of src/peer, src/fec, src/wire, src/rendezvous, src/membership and src/obf reached by the
 # fuzz corpus, each fuzzer's corpus grown for COV_SECS seconds first (not part of make check).
 fuzz-coverage:
 	@./tests/fuzz/coverage.sh $(COV) $(COV_SECS)

@@ -14,6 +14,9 @@ pkgs=(
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
 	# conntrack -F for the NAT lab (tests/lib/natlab.sh)
 	conntrack
+	# the DPI oracle of tests/netns/obf_dpi.sh: nDPI's ndpiReader, and ethtool to turn
+	# segmentation offloads off so captures hold wire-sized datagrams
+	libndpi-bin ethtool
 )
 
 # Benchmark contenders and tools are listed one per line in deps-bench.list.

@@ -38,6 +38,20 @@ def label(r):
         r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]))
 
 
+def variant(r):
+    """The run's node count and whatever differs from the defaults."""
+    v = ["%d nodes" % r["nodes"]]
+    if r.get("degree", 6) != 6:
+        v.append("degree %d" % r["degree"])
+    if r["loss"] != 0.01:
+        v.append("%g %% loss" % (r["loss"] * 100))
+    if r["refresh_s"] != 3600:
+        v.append("records re-signed every %s" % hours(r["refresh_s"]))
+    if r["rev_entries"] != 100:
+        v.append("a revocation list of %d entries" % r["rev_entries"])
+    return ", ".join(v)
+
+
 def hours(s):
     return "%g h" % (s / 3600) if s >= 3600 else "%g s" % s
 
@@ -125,17 +139,17 @@ def md(runs, path):
     L.append("## Results")
     L.append("")
     L.append("| nodes | degree | loss | records re-signed every | new record: 99 % / 100 % | revocation: 99 % / "
-             "100 % | steady B/s per node: mean / median / p99 / max (roots) | goals met "
+             "100 % (list bytes) | steady B/s per node: mean / median / p99 / max (roots) | goals met "
              "(record, revocation, mean B/s) |")
     L.append("|---:|---:|---:|---:|---|---|---|---|")
     for r in runs:
         goals = [ok(r["join_p99_s"], GOALS["join"]), ok(r["rev_p99_s"], GOALS["rev"]),
                  "yes" if r["steady_mean_Bps"] <= GOALS["steady"] else "**no**"]
-        L.append("| %d | %d | %g %% | %s | %.2f s / %.2f s | %.2f s / %.2f s | %.0f / %.0f / %.0f / %.0f "
+        L.append("| %d | %d | %g %% | %s | %.2f s / %.2f s | %.2f s / %.2f s (%d) | %.0f / %.0f / %.0f / %.0f "
                  "(%.0f) | %s |" %
                  (r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]),
                   r["join_p99_s"], r["join_p100_s"],
-                  r["rev_p99_s"], r["rev_p100_s"], r["steady_mean_Bps"], r["steady_p50_Bps"],
+                  r["rev_p99_s"], r["rev_p100_s"], r["rev_bytes"], r["steady_mean_Bps"], r["steady_p50_Bps"],
                   r["steady_p99_Bps"], r["steady_max_Bps"], r["steady_root_Bps"],
                   ", ".join(goals)))
     L.append("")
@@ -143,29 +157,26 @@ def md(runs, path):
     if learned:
         L.append("The new member itself, starting from nothing but the roots, held 99 % of "
                  "the members' records after " + ", ".join(
-                     "%.1f s (%d nodes%s)" % (r["joiner_learned_s"], r["nodes"],
-                                              "" if r.get("degree", 6) == 6 and
-                                              r["loss"] == 0.01 else ", degree %d, %g %% loss" %
-                                              (r.get("degree", 6), r["loss"] * 100))
-                     for r in learned) + ".")
+                     "%.1f s (%s)" % (r["joiner_learned_s"], variant(r)) for r in learned) + ".")
         L.append("")
     L.append("Steady-state bytes per node per second, by message (mean over nodes):")
     L.append("")
-    L.append("| nodes | degree | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL | ITEM | "
-             "handshakes |")
-    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| nodes | degree | loss | re-signed every | SUMMARY | TREE | DIGEST | ANNOUNCE | PULL "
+             "| ITEM | handshakes |")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         b = r["by_type_Bps"]
-        L.append("| %d | %d | %s | %s |" % (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), " | ".join(
+        L.append("| %d | %d | %g %% | %s | %s |" % (
+            r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]), " | ".join(
             "%.0f" % b[k] for k in ("SUMMARY", "TREE", "DIGEST", "ANNOUNCE", "PULL", "ITEM",
                                     "handshakes"))))
     L.append("")
-    L.append("| nodes | degree | re-signed every | command | wall time | process memory | "
+    L.append("| nodes | degree | loss | re-signed every | command | wall time | process memory | "
              "engine memory per node | messages lost |")
-    L.append("|---:|---:|---:|---|---:|---:|---:|---:|")
+    L.append("|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for r in runs:
-        L.append("| %d | %d | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
-                 (r["nodes"], r.get("degree", 6), hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
+        L.append("| %d | %d | %g %% | %s | `%s` | %.0f s | %.0f MB | %.0f KB | %d |" %
+                 (r["nodes"], r.get("degree", 6), r["loss"] * 100, hours(r["refresh_s"]), r.get("command", ""), r["wall_s"],
                   r["rss_mb"], r["memory_per_node_kb"], r["lost"]))
     L.append("")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")) as f:
@@ -181,8 +192,10 @@ def main():
     runs = load(d)
     if not runs:
         sys.exit("report.py: no gossip-*.json in " + d)
-    # The plot shows the runs with the engine's default degree; the tables all.
-    svg([r for r in runs if r.get("degree", 6) == 6], os.path.join(d, "gossip-convergence.svg"))
+    # The plot shows the runs with the engine's default degree and a revocation list of the
+    # usual size; the tables all.
+    svg([r for r in runs if r.get("degree", 6) == 6 and r["rev_entries"] == 100],
+        os.path.join(d, "gossip-convergence.svg"))
     md(runs, os.path.join(d, "gossip.md"))
 
 

@@ -682,15 +682,17 @@ struct pipe_cfg {
 	double loss; /* PARAMS_POLICY: the loss estimate the sender's policy is run at */
 	uint8_t k, r;
 	int drop_idx; /* >= 0: data datagrams at this FEC index never reach B */
+	bool obf;     /* both engines with obf_psk (docs/obfuscation.md) */
 };
 
 static const struct pipe_cfg pipe_cfgs[] = {
-    {"fec=off", true, PARAMS_NONE, 0, 0, 0, -1},
-    {"FEC on, clean link", false, PARAMS_POLICY, 0, 0, 0, -1},
-    {"FEC on, policy at 1 % loss", false, PARAMS_POLICY, 0.01, 0, 0, -1},
-    {"FEC on, policy at 10 % loss", false, PARAMS_POLICY, 0.10, 0, 0, -1},
-    {"FEC on, forced K=32 R=8", false, PARAMS_FORCE, 0, 32, 8, -1},
-    {"FEC on, forced K=32 R=8, 1 source in 32 lost", false, PARAMS_FORCE, 0, 32, 8, 13},
+    {"fec=off", true, PARAMS_NONE, 0, 0, 0, -1, false},
+    {"FEC on, clean link", false, PARAMS_POLICY, 0, 0, 0, -1, false},
+    {"FEC on, policy at 1 % loss", false, PARAMS_POLICY, 0.01, 0, 0, -1, false},
+    {"FEC on, policy at 10 % loss", false, PARAMS_POLICY, 0.10, 0, 0, -1, false},
+    {"FEC on, forced K=32 R=8", false, PARAMS_FORCE, 0, 32, 8, -1, false},
+    {"FEC on, forced K=32 R=8, 1 source in 32 lost", false, PARAMS_FORCE, 0, 32, 8, 13, false},
+    {"FEC on, clean link, obf_psk", false, PARAMS_POLICY, 0, 0, 0, -1, true},
 };
 #define N_PIPES  (sizeof(pipe_cfgs) / sizeof(pipe_cfgs[0]))
 #define P_OFF    0
@@ -799,9 +801,12 @@ static struct pipe *pipe_new(const struct pipe_cfg *c)
 {
 	struct pipe *p = xalloc(sizeof(*p));
 	struct yip_timing t;
+	static const uint8_t psk[32] = {0x0b, 0xf5};
 	struct pair_opts o = {.fec_off = c->fec_off, .timing = &t, .out_cap = PIPE_SLOTS};
 	char err[256];
 
+	if (c->obf)
+		o.obf_psk[0] = o.obf_psk[1] = psk;
 	p->cfg = c;
 	p->now = YIP_NS_PER_S;
 	yip_timing_default(&t);
@@ -1300,7 +1305,8 @@ static void report_pipeline(void)
 	    "loss estimate shown, or forced into `peers[0].fec.params`). Repair symbols of "
 	    "a block go out interleaved with the next block's packets. In the last row A's "
 	    "callback throws away the data datagram at FEC index 13 of every block, so B "
-	    "rebuilds one packet per 32 with `fec_decode()`.\n\n",
+	    "rebuilds one packet per 32 with `fec_decode()`. In the obf_psk row both engines "
+	    "obfuscate every datagram (docs/obfuscation.md).\n\n",
 	    PKT_LEN, PIPE_BATCH, PKT_GAP_NS);
 	out("| configuration | bulk K, R | datagrams / packet | wire bytes / packet | egress "
 	    "| ingress | both, one packet at a time |\n|---|---|---:|---:|---:|---:|---:|\n");

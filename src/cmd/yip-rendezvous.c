@@ -54,6 +54,8 @@ static void usage(FILE *f)
 	        "  --relay-rate BYTES   per node, per second (K, M, G suffixes; default 128M)\n"
 	        "  --relay-burst BYTES  per node, at once above the rate (default 8M)\n"
 	        "  --max-nodes N        registered at once (default 100000)\n"
+	        "  --obf-psk HEX        obfuscate every datagram with this network key (64 hex\n"
+	        "                       digits; the nodes' obf_psk); better set in --config\n"
 	        "  --user NAME          run as NAME once set up (default %s)\n"
 	        "  --sandbox on|log|off the user, no_new_privs and a seccomp allow-list\n"
 	        "                       (log: only log what it would refuse; default on)\n"
@@ -409,6 +411,7 @@ int main(int argc, char **argv)
 	    {"relay-rate", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_RATE},
 	    {"relay-burst", required_argument, NULL, OPT_SETTING + RDV_CONF_RELAY_BURST},
 	    {"max-nodes", required_argument, NULL, OPT_SETTING + RDV_CONF_MAX_NODES},
+	    {"obf-psk", required_argument, NULL, OPT_SETTING + RDV_CONF_OBF_PSK},
 	    {"user", required_argument, NULL, OPT_SETTING + RDV_CONF_USER},
 	    {"sandbox", required_argument, NULL, OPT_SETTING + RDV_CONF_SANDBOX},
 	    {"ca", required_argument, NULL, OPT_SETTING + RDV_CONF_CA},

@@ -140,9 +140,11 @@ out:
  */
 static unsigned auto_mtu(const struct yip_config *cfg)
 {
-	/* Through a rendezvous server's relay a datagram carries its header too. */
-	unsigned overhead =
-	    YIP_DGRAM_OVERHEAD + (cfg->n_rendezvous > 0 && !cfg->relay_off ? WIRE_RELAY_HDR : 0);
+	/* Through a rendezvous server's relay a datagram carries its header too;
+	 * with obf_psk each of the two layers a trailer (docs/obfuscation.md). */
+	bool relayed = cfg->n_rendezvous > 0 && !cfg->relay_off;
+	unsigned obf = cfg->obf ? OBF_TRAILER : 0;
+	unsigned overhead = YIP_DGRAM_OVERHEAD + obf + (relayed ? WIRE_RELAY_HDR + obf : 0);
 	unsigned best = 0;
 
 	for (size_t i = 0; i < cfg->n_peers + cfg->n_rendezvous; i++) {
@@ -158,7 +160,7 @@ static unsigned auto_mtu(const struct yip_config *cfg)
 			best = room - overhead;
 	}
 	if (best == 0)
-		return YIP_DEFAULT_MTU;
+		return YIP_DEFAULT_MTU - obf;
 	if (best < YIP_MIN_MTU) {
 		log_warn("the path to a peer leaves room for %u-byte packets; using %u, which "
 		         "the underlay will have to fragment",
@@ -375,9 +377,9 @@ static int run(const char *path)
 	yip_addr_from_public(self, cfg.public_key);
 	inet_ntop(AF_INET6, self, addr, sizeof(addr));
 	log_info("yipd %s: device %s up, address %s, mtu %u, UDP port %u, %zu peer%s, "
-	         "workers %u, io %s",
+	         "workers %u, io %s%s",
 	         YIP_VERSION, ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s",
-	         lc.workers, yip_loop_io_name(lc.io));
+	         lc.workers, yip_loop_io_name(lc.io), cfg.obf ? ", obfuscation on (obf_psk)" : "");
 	yip_config_free(&cfg);
 
 	rc = yip_loop_run(loop, dev) == 0 ? 0 : EXIT_RUNTIME;

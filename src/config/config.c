@@ -45,6 +45,9 @@ enum key_id {
 	KEY_RENDEZVOUS_KEY,
 	KEY_NAT_KEEPALIVE,
 	KEY_RELAY,
+	KEY_OBF_PSK,
+	KEY_OBF_JUNK,
+	KEY_OBF_COVER_MS,
 	KEY_USER,
 	KEY_SANDBOX,
 	KEY_CA,
@@ -430,6 +433,41 @@ static int parse_relay(struct parser *p, char *value)
 	return parse_switch(p, "relay", value, &p->cfg->relay_off);
 }
 
+static int parse_obf_psk(struct parser *p, char *value)
+{
+	/* 64 hex digits, not all zeros (lines_hex_key refuses those). */
+	if (parse_key(p, "obf_psk", value, p->cfg->obf_psk) < 0)
+		return -1;
+	p->cfg->obf = true;
+	return 0;
+}
+
+static int parse_obf_junk(struct parser *p, char *value)
+{
+	unsigned long n;
+
+	if (parse_number(value, &n) < 0 || n > YIP_MAX_OBF_JUNK)
+		return fail(p, "obf_junk '%s': expected 0 to %d", value, YIP_MAX_OBF_JUNK);
+	p->cfg->obf_junk = (unsigned)n;
+	return 0;
+}
+
+static int parse_obf_cover_ms(struct parser *p, char *value)
+{
+	unsigned long ms;
+
+	if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0) {
+		p->cfg->obf_cover_ms = 0;
+		return 0;
+	}
+	if (parse_number(value, &ms) < 0 || ms < 10 || ms > 600000)
+		return fail(p,
+		            "obf_cover_ms '%s': expected milliseconds from 10 to 600000, or 'off'",
+		            value);
+	p->cfg->obf_cover_ms = (unsigned)ms;
+	return 0;
+}
+
 int yip_config_user_check(const char *name, char *reason, size_t reasonlen)
 {
 	size_t len = strlen(name);
@@ -618,6 +656,9 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_RENDEZVOUS_KEY] = {"rendezvous_key", SCOPE_INTERFACE, true, parse_rendezvous_key},
     [KEY_NAT_KEEPALIVE] = {"nat_keepalive", SCOPE_INTERFACE, false, parse_nat_keepalive},
     [KEY_RELAY] = {"relay", SCOPE_INTERFACE, false, parse_relay},
+    [KEY_OBF_PSK] = {"obf_psk", SCOPE_INTERFACE, false, parse_obf_psk},
+    [KEY_OBF_JUNK] = {"obf_junk", SCOPE_INTERFACE, false, parse_obf_junk},
+    [KEY_OBF_COVER_MS] = {"obf_cover_ms", SCOPE_INTERFACE, false, parse_obf_cover_ms},
     [KEY_USER] = {"user", SCOPE_INTERFACE, false, parse_user},
     [KEY_SANDBOX] = {"sandbox", SCOPE_INTERFACE, false, parse_sandbox},
     [KEY_CA] = {"ca", SCOPE_INTERFACE, false, parse_ca},
@@ -901,6 +942,18 @@ static int check_prefixes(struct parser *p)
 	return rc;
 }
 
+/* obf_junk and obf_cover_ms shape obfuscated traffic: without obf_psk they mean nothing. */
+static int check_obf(struct parser *p)
+{
+	if (p->cfg->obf)
+		return 0;
+	if (p->cfg->obf_junk > 0)
+		return fail_at(p, p->seen[KEY_OBF_JUNK], "obf_junk needs obf_psk");
+	if (p->cfg->obf_cover_ms > 0)
+		return fail_at(p, p->seen[KEY_OBF_COVER_MS], "obf_cover_ms needs obf_psk");
+	return 0;
+}
+
 /*
  * One address the socket bound to listen must be able to send to. A host
  * name resolved before listen= was read (a rendezvous= above it) is
@@ -950,7 +1003,7 @@ static int check_families(struct parser *p)
 static int finish(struct parser *p)
 {
 	if (close_peer(p) < 0 || check_interface(p) < 0 || check_peer_keys(p) < 0 ||
-	    check_prefixes(p) < 0 || check_families(p) < 0)
+	    check_prefixes(p) < 0 || check_obf(p) < 0 || check_families(p) < 0)
 		return -1;
 	return 0;
 }

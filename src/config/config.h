@@ -28,6 +28,7 @@
 #define YIP_MAX_WORKERS 16
 
 #define YIP_MAX_RENDEZVOUS        4  /* rendezvous servers a node uses together */
+#define YIP_MAX_OBF_JUNK          16 /* obf_junk at most */
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
@@ -81,6 +82,10 @@ struct yip_config {
 	size_t n_rendezvous;
 	unsigned nat_keepalive; /* seconds between datagrams that hold NAT mappings; 0 = off */
 	bool relay_off;         /* relay=off: never send through a rendezvous server */
+	bool obf; /* obf_psk is set: every datagram obfuscated (docs/obfuscation.md) */
+	uint8_t obf_psk[32];
+	unsigned obf_junk;     /* junk datagrams before each Init on a direct path; 0 = off */
+	unsigned obf_cover_ms; /* cover traffic when idle: mean interval in ms; 0 = off */
 	enum yip_sandbox_mode sandbox;
 	char user[YIP_USER_MAX + 1]; /* user= to run as once set up; "" = the default */
 	/* A CA-gated network (docs/membership.md): the CA's public key and the

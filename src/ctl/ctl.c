@@ -207,6 +207,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 	memcpy(s->public_key, di.public_key, YIP_KEY_LEN);
 	memcpy(s->address, di.address, YIP_ADDR_LEN);
 	s->fec = di.fec;
+	s->obf = di.obf;
 	s->nat = di.nat;
 	memcpy(s->drops, di.drops, sizeof(s->drops));
 	snapshot_members(&s->members, dev);
@@ -247,6 +248,8 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 			o->cert = pi.cert->f;
 		}
 		o->established = pi.established;
+		o->unanswered_s = pi.unanswered / 1000000000ULL;
+		o->hint = pi.hint;
 		o->latest_handshake = pi.stats.last_handshake_wall / 1000000000ULL;
 		o->cipher = pi.cipher >= 0 ? yip_cipher_name((unsigned)pi.cipher) : NULL;
 		o->rtt_ms = pi.srtt ? (double)pi.srtt / 1e6 : -1.0;
@@ -433,6 +436,8 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	}
 	if (!add_addr6(o, "address", p->address) ||
 	    cJSON_AddBoolToObject(o, "established", p->established) == NULL ||
+	    !add_u64(o, "handshake_unanswered_s", p->unanswered_s) ||
+	    !add_str_or_null(o, "handshake_hint", p->hint) ||
 	    !add_u64(o, "latest_handshake", p->latest_handshake) ||
 	    !add_u64(o, "handshakes", p->stats.handshakes) || !add_u64(o, "roams", p->stats.roams))
 		return false;
@@ -678,7 +683,8 @@ static cJSON *json_show(const struct yip_ctl_snapshot *s, const struct yip_ctl_r
 	    !add_hex(o, "public_key", s->public_key, YIP_KEY_LEN) ||
 	    cJSON_AddNumberToObject(o, "listen_port", s->listen_port) == NULL ||
 	    !add_addr6(o, "address", s->address) ||
-	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL || !add_rendezvous(o, s) ||
+	    cJSON_AddBoolToObject(o, "fec", s->fec) == NULL ||
+	    cJSON_AddBoolToObject(o, "obf", s->obf) == NULL || !add_rendezvous(o, s) ||
 	    !add_drops(o, s) || !add_membership(o, &s->members))
 		goto fail;
 	peers = cJSON_AddArrayToObject(o, "peers");

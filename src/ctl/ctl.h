@@ -90,6 +90,8 @@ struct yip_ctl_peer {
 	const struct yip_cidr *allowed_ips; /* points into a struct yip_ctl_config */
 	size_t n_allowed_ips;
 	bool established;
+	uint64_t unanswered_s;     /* seconds our handshakes have gone unanswered, 0 = not */
+	const char *hint;          /* why, once that is long enough (static); NULL = none */
 	uint64_t latest_handshake; /* Unix seconds, 0 = never */
 	const char *cipher;        /* of the current session; NULL = none */
 	double rtt_ms;             /* negative = unknown */
@@ -147,6 +149,7 @@ struct yip_ctl_snapshot {
 	uint8_t address[YIP_ADDR_LEN];
 	uint16_t listen_port;
 	bool fec;
+	bool obf;        /* obf_psk is set */
 	const char *nat; /* our NAT mapping as the rendezvous servers show it */
 	struct yip_server_info servers[YIP_MAX_RENDEZVOUS];
 	size_t n_servers;

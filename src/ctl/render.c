@@ -311,6 +311,9 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 	put_str_or(out, str_field(p, "address"), "(unknown)");
 	fprintf(out, "\n  established: %s",
 	        cJSON_IsBool(est) ? (cJSON_IsTrue(est) ? "yes" : "no") : "unknown");
+	if (str_field(p, "handshake_hint") != NULL)
+		fprintf(out, "\n  handshake: no answer for %" PRIu64 " s (%s)",
+		        u64_field(p, "handshake_unanswered_s"), str_field(p, "handshake_hint"));
 	fputs("\n  latest handshake: ", out);
 	put_handshake(out, p, now_s);
 	fputs("\n  cipher: ", out);
@@ -355,7 +358,8 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 
 static void show(FILE *out, const cJSON *root, uint64_t now_s)
 {
-	const cJSON *fec = field(root, "fec"), *peers = field(root, "peers"), *p;
+	const cJSON *fec = field(root, "fec"), *obf = field(root, "obf"),
+	            *peers = field(root, "peers"), *p;
 	double port;
 
 	fputs("interface: ", out);
@@ -368,6 +372,8 @@ static void show(FILE *out, const cJSON *root, uint64_t now_s)
 		fprintf(out, "\n  listening port: %" PRIu64, to_u64(port));
 	fprintf(out, "\n  fec: %s",
 	        cJSON_IsBool(fec) ? (cJSON_IsTrue(fec) ? "on" : "off") : "unknown");
+	if (cJSON_IsBool(obf))
+		fprintf(out, "\n  obfuscation: %s", cJSON_IsTrue(obf) ? "on (obf_psk)" : "off");
 	put_rendezvous(out, root);
 	put_membership(out, root);
 	fputc('\n', out);

@@ -21,6 +21,10 @@
  *
  * Every API call that takes `now` may create work: call gossip_timers
  * after it (cheap when nothing is due) and again at the deadline it returns.
+ *
+ * Callbacks run in the middle of the engine's work and must not call any
+ * function of this API on the same engine: record what happened and act
+ * after the call returns (docs/gossip.md, "Using the engine").
  */
 #ifndef YIP_GOSSIP_GOSSIP_H
 #define YIP_GOSSIP_GOSSIP_H

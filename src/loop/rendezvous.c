@@ -331,8 +331,9 @@ static void log_start(const struct rdv_loop *l)
 		snprintf(relay, sizeof(relay), "relay on (%s/s per node, burst %s)", rate, burst);
 	}
 	log_info("yip-rendezvous %s: public key %s", YIP_VERSION, key);
-	log_info("listening on %s, %s; %s; UDP GSO %s; at most %zu nodes", addr, alt, relay,
-	         l->tx[RDV_SOCK_MAIN].gso ? "on" : "off", cfg->max_nodes);
+	log_info("listening on %s, %s; %s; UDP GSO %s; at most %zu nodes%s", addr, alt, relay,
+	         l->tx[RDV_SOCK_MAIN].gso ? "on" : "off", cfg->max_nodes,
+	         cfg->obf ? "; obfuscation on (obf_psk)" : "");
 	if (l->srv.members_only) {
 		const struct member_revocations *r = l->srv.members.revs;
 

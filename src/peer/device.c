@@ -82,6 +82,12 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->fec_off = cfg->fec_off;
 	dev->relay_off = cfg->relay_off;
 	dev->nat_keepalive = (uint64_t)cfg->nat_keepalive * YIP_NS_PER_S;
+	if (cfg->obf) {
+		dev->obf = true;
+		obf_keys_init(&dev->obf_keys, cfg->obf_psk);
+		dev->obf_junk = cfg->obf_junk;
+		dev->obf_cover = (uint64_t)cfg->obf_cover_ms * YIP_NS_PER_MS;
+	}
 	for (unsigned c = 0; c < YIP_CIPHER_COUNT; c++)
 		if ((cfg->ciphers == 0 || (cfg->ciphers & YIP_CIPHER_BIT(c))) &&
 		    yip_cipher_available(c))
@@ -113,6 +119,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
 	dev->sockbuf = malloc(YIP_MAX_DGRAM);
+	dev->obfbuf = dev->obf ? malloc(YIP_MAX_DGRAM) : NULL;
 	dev->txsym = malloc(dev->sym_cap);
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
@@ -125,6 +132,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 		}
 	}
 	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->sockbuf ||
+	    (dev->obf && !dev->obfbuf) ||
 	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -170,6 +178,10 @@ void yip_device_free(struct yip_device *dev)
 		sodium_memzero(dev->scratch, YIP_MAX_DGRAM);
 	free(dev->scratch);
 	free(dev->sockbuf);
+	if (dev->obfbuf)
+		sodium_memzero(dev->obfbuf, YIP_MAX_DGRAM);
+	free(dev->obfbuf);
+	obf_keys_wipe(&dev->obf_keys);
 	sodium_memzero(dev, sizeof(*dev));
 }
 
@@ -188,6 +200,7 @@ void yip_device_info(const struct yip_device *dev, struct yip_device_info *out)
 	out->n_peers = dev->n_peers;
 	out->n_servers = dev->n_servers;
 	out->nat = yip_nat_name(dev->nat);
+	out->obf = dev->obf;
 	memcpy(out->drops, dev->drops, sizeof(out->drops));
 }
 
@@ -247,6 +260,11 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 	out->last_rx = p->last_rx;
 	out->handshaking = p->hs_pending;
 	out->established = session_usable(p, now);
+	if (p->hs_unanswered != 0 && now > p->hs_unanswered) {
+		out->unanswered = now - p->hs_unanswered;
+		if (out->unanswered >= YIP_NO_ANSWER_NS)
+			out->hint = handshake_hint(p->dev);
+	}
 	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
 	out->srtt = p->fec.srtt;
 	out->loss = p->fec.loss;
@@ -427,11 +445,34 @@ static void relayed(struct yip_device *dev, uint64_t now, const union yip_sockad
 	dispatch(dev, now, &from, m.payload, m.len);
 }
 
+/*
+ * With obf_psk: the datagram without its obfuscation, in dev->obfbuf, or
+ * NULL if it is not authentic (counted) or junk (not a drop: it did what
+ * it was sent for).
+ */
+static const uint8_t *deobfuscate(struct yip_device *dev, const uint8_t *d, size_t *len)
+{
+	size_t n;
+
+	switch (obf_open(&dev->obf_keys, d, *len, dev->obfbuf, &n, WIRE_RELAY_FROM_SERVER, true)) {
+	case OBF_OK:
+		*len = n;
+		return dev->obfbuf;
+	case OBF_IGNORED:
+		return NULL;
+	default:
+		yip_device_drop(dev, YIP_DROP_OBF);
+		return NULL;
+	}
+}
+
 void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                    const uint8_t *d, size_t len)
 {
 	struct yip_from from = {.addr = *src, .server = -1};
 
+	if (dev->obf && (d = deobfuscate(dev, d, &len)) == NULL)
+		return;
 	if (len > 0 && d[0] == WIRE_RELAY)
 		relayed(dev, now, src, d, len);
 	else
@@ -443,6 +484,8 @@ void yip_device_rx_on(struct yip_device *dev, uint64_t now, int sock, const unio
 {
 	struct yip_from from = {.addr = *src, .server = -1, .sock = sock};
 
+	if (dev->obf && (d = deobfuscate(dev, d, &len)) == NULL)
+		return;
 	/* Extra sockets exist for direct paths only: nothing relayed comes here. */
 	dispatch(dev, now, &from, d, len);
 }
@@ -454,7 +497,8 @@ const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uin
 	struct wire_hdr h;
 	struct yip_peer *p;
 
-	if ((t != WIRE_DATA && t != WIRE_REPAIR && t != WIRE_REPORT) || !wire_hdr_get(&h, d, len))
+	if (dev->obf || (t != WIRE_DATA && t != WIRE_REPAIR && t != WIRE_REPORT) ||
+	    !wire_hdr_get(&h, d, len))
 		return NULL;
 	p = index_find(dev, h.receiver);
 	kp = p ? session_for_index(p, h.receiver) : NULL;
@@ -493,6 +537,21 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 			datapath_send(p, now, (const uint8_t *)"", 0);
 		else
 			next = min64(next, p->last_rx_data + t->keepalive);
+	}
+	/* obf_cover_ms: while the session is idle, a keepalive at random
+	 * intervals (half to one and a half times the setting), so silence and
+	 * the rhythm of the traffic say less (docs/obfuscation.md). */
+	if (p->dev->obf_cover != 0 && session_usable(p, now) && p->has_endpoint) {
+		uint64_t c = p->dev->obf_cover;
+
+		if (p->cover_at == 0)
+			p->cover_at = now + c / 2 + randombytes_uniform(1000) * c / 1000;
+		if (now >= p->cover_at) {
+			if (now - p->last_tx >= c / 2)
+				datapath_send(p, now, (const uint8_t *)"", 0);
+			p->cover_at = now + c / 2 + randombytes_uniform(1000) * c / 1000;
+		}
+		next = min64(next, p->cover_at);
 	}
 	/* Persistent keepalive keeps NAT mappings open even when idle. */
 	if (p->persistent_keepalive && p->has_endpoint) {

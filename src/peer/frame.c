@@ -41,29 +41,54 @@ static void out_begin(struct yip_peer *p, int i, struct out *o)
 	o->hdr = i >= 0 ? path_prefix_for(p, i, o->buf, &o->to) : path_prefix(p, o->buf, &o->to);
 }
 
-static void out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t train)
+/*
+ * With obf_psk, obfuscates the plain datagram at buf (len bytes, in a
+ * buffer of YIP_MAX_DGRAM) in place: a relay header and the datagram it
+ * carries both. Returns the length to send; 0 if it cannot be wrapped
+ * (counted: nothing the engine builds should ever be).
+ */
+static size_t obfuscate(struct yip_device *dev, uint8_t *buf, size_t len)
 {
+	size_t n;
+
+	if (!dev->obf)
+		return len;
+	n = obf_wrap(&dev->obf_keys, buf, len, YIP_MAX_DGRAM, true);
+	if (n == 0)
+		yip_device_drop(dev, YIP_DROP_SEND_FAILED);
+	return n;
+}
+
+/* Sends what o holds (len bytes after the relay header); returns the bytes sent. */
+static size_t out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t train)
+{
+	size_t n = obfuscate(dev, o->buf, o->hdr + len);
+
+	if (n == 0)
+		return 0;
 	if (o->sock > 0) {
 		if (dev->io.udp_send_on != NULL)
-			dev->io.udp_send_on(dev->io.ctx, o->sock, o->to, o->buf, o->hdr + len);
-		return;
+			dev->io.udp_send_on(dev->io.ctx, o->sock, o->to, o->buf, n);
+		return n;
 	}
-	dev->io.udp_send(dev->io.ctx, o->to, o->hdr + len, train);
+	dev->io.udp_send(dev->io.ctx, o->to, n, train);
+	return n;
 }
 
 void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
                    size_t len)
 {
-	uint8_t *out;
+	uint8_t *out = sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
 
-	if (sock > 0) {
-		if (dev->io.udp_send_on != NULL)
-			dev->io.udp_send_on(dev->io.ctx, sock, to, d, len);
+	if (sock > 0 && dev->io.udp_send_on == NULL)
 		return;
-	}
-	out = dev->io.udp_buf(dev->io.ctx);
-	memcpy(out, d, len);
-	dev->io.udp_send(dev->io.ctx, to, len, 0);
+	memmove(out, d, len);
+	if ((len = obfuscate(dev, out, len)) == 0)
+		return;
+	if (sock > 0)
+		dev->io.udp_send_on(dev->io.ctx, sock, to, out, len);
+	else
+		dev->io.udp_send(dev->io.ctx, to, len, 0);
 }
 
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
@@ -109,9 +134,8 @@ void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg,
 	h = (struct wire_hdr){WIRE_CTRL, 0, 0, kp->remote_index, kp->send_counter++};
 	wire_hdr_put(d, &h);
 	yip_cipher_seal(d + WIRE_DATA_HDR, &kp->send, h.counter, d, WIRE_DATA_HDR, msg, len);
-	out_send(dev, &o, WIRE_DATA_MIN + len, 0);
+	p->stats.wire_bytes += out_send(dev, &o, WIRE_DATA_MIN + len, 0);
 	p->last_tx = now;
-	p->stats.wire_bytes += o.hdr + WIRE_DATA_MIN + len;
 }
 
 uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx, uint16_t block,
@@ -129,7 +153,9 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	d = o.buf + o.hdr;
 	body = d + WIRE_DATA_HDR;
 	wire_hdr_put(d, &h);
-	if (dev->io.seal_later != NULL && o.sock == 0) {
+	/* With obf_psk the header is protected with a sample of the ciphertext,
+	 * so the datagram is sealed here, before it is obfuscated. */
+	if (dev->io.seal_later != NULL && o.sock == 0 && !dev->obf) {
 		if (prelen > 0)
 			memcpy(body, pre, prelen);
 		memcpy(body + prelen, pkt, len);
@@ -146,9 +172,8 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	/* Sources (idx < FEC_MAX_K) and repairs of one block share a train tag:
 	 * the I/O layer never puts two of them in one GSO train. */
 	train = (type == WIRE_REPAIR || idx < FEC_MAX_K) ? 0x10000u | block : 0;
-	out_send(dev, &o, total, train);
+	p->stats.wire_bytes += out_send(dev, &o, total, train);
 	p->last_tx = now;
-	p->stats.wire_bytes += o.hdr + total;
 	return h.counter;
 }
 

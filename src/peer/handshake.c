@@ -106,6 +106,32 @@ static size_t own_cert(const struct yip_peer *p, const uint8_t **cert)
 	return dev->members->cert.len;
 }
 
+const char *handshake_hint(const struct yip_device *dev)
+{
+	/* Without obf_psk a peer that has one cannot be told from an absent
+	 * one: its datagrams are noise here and ours there. */
+	return dev->obf
+	           ? "is obf_psk the same on both sides?"
+	           : "is the peer up and reachable, does it list our key, and is obf_psk set on "
+	             "both sides or on neither?";
+}
+
+/*
+ * obf_junk: junk datagrams of random lengths ahead of an Init on a direct
+ * path, so a handshake does not open the flow (docs/obfuscation.md). A
+ * receiver with the key throws them away; to anyone else they look like
+ * every other datagram.
+ */
+static void send_junk(struct yip_peer *p, int path)
+{
+	uint8_t junk[OBF_JUNK_MAX] = {0}; /* type 0: the obfuscation layer fills it */
+
+	if (!p->dev->obf || p->paths[path].kind != YIP_PATH_DIRECT)
+		return;
+	for (unsigned i = 0; i < p->dev->obf_junk; i++)
+		frame_send_path(p, path, junk, obf_junk_len());
+}
+
 static void send_init(struct yip_peer *p, uint64_t now)
 {
 	struct yip_device *dev = p->dev;
@@ -139,8 +165,15 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	}
 	wire_init_mac1_put_n(d, len, p->mac1_key);
 	cookie_jar_stamp(&p->cookie, now, d, len);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		if (!session_usable(p, now)) /* not a rekey: the flow is new, or back */
+			send_junk(p, targets[i]);
 		frame_send_path(p, targets[i], d, len);
+	}
+	if (p->hs_unanswered == 0) {
+		p->hs_unanswered = now;
+		p->hs_hint_logged = false;
+	}
 
 	p->hs_pending = true;
 	p->last_tx = now;
@@ -159,6 +192,36 @@ void handshake_start(struct yip_peer *p, uint64_t now)
 	schedule_peer(p, now + p->dev->t.rekey_attempt);
 }
 
+/* The peer or server p, and the path its Inits went to, for a log line. */
+static void hs_target(const struct yip_peer *p, char *ep, size_t len)
+{
+	if (p->path >= 0)
+		path_format(p, p->path, ep, len);
+	else
+		snprintf(ep, len, "%u candidate path%s", p->n_paths, p->n_paths == 1 ? "" : "s");
+}
+
+/*
+ * With obf_psk, a node whose Inits go unanswered for YIP_NO_ANSWER_NS says
+ * so once, with the likeliest reason: to every other key holder its
+ * datagrams and ours are noise, dropped without a word.
+ */
+static void hint(struct yip_peer *p, uint64_t now)
+{
+	char ep[YIP_ADDRSTRLEN + 16];
+
+	if (!p->dev->obf || p->hs_hint_logged || p->hs_unanswered == 0 ||
+	    now - p->hs_unanswered < YIP_NO_ANSWER_NS)
+		return;
+	p->hs_hint_logged = true;
+	hs_target(p, ep, sizeof(ep));
+	log_warn("%s %02x%02x%02x%02x: no answer from %s for %llu s (%s)",
+	         p->is_server ? "rendezvous server" : "peer", p->public_key[0], p->public_key[1],
+	         p->public_key[2], p->public_key[3], ep,
+	         (unsigned long long)((now - p->hs_unanswered) / YIP_NS_PER_S),
+	         handshake_hint(p->dev));
+}
+
 uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 {
 	const struct yip_timing *t = &p->dev->t;
@@ -166,24 +229,32 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 	*gave_up = false;
 	if (!p->hs_pending)
 		return UINT64_MAX;
+	hint(p, now);
 	if (now - p->hs_first >= t->rekey_attempt) {
 		char ep[YIP_ADDRSTRLEN + 16];
 
-		if (p->path >= 0)
-			path_format(p, p->path, ep, sizeof(ep));
+		hs_target(p, ep, sizeof(ep));
+		if (p->dev->obf)
+			log_warn("peer %02x%02x%02x%02x: no answer from %s (%s); giving up after "
+			         "%llu s until new traffic",
+			         p->public_key[0], p->public_key[1], p->public_key[2],
+			         p->public_key[3], ep, handshake_hint(p->dev),
+			         (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
 		else
-			snprintf(ep, sizeof(ep), "%u candidate path%s", p->n_paths,
-			         p->n_paths == 1 ? "" : "s");
-		log_warn("peer %02x%02x%02x%02x (%s): no handshake answer for %llu s, giving up "
-		         "until new traffic",
-		         p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3], ep,
-		         (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
+			log_warn(
+			    "peer %02x%02x%02x%02x (%s): no handshake answer for %llu s, giving "
+			    "up until new traffic",
+			    p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3],
+			    ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
 		handshake_abandon(p);
 		*gave_up = true;
 		return UINT64_MAX;
 	}
 	if (now >= p->hs_next)
 		send_init(p, now);
+	if (p->dev->obf && !p->hs_hint_logged && p->hs_unanswered != 0)
+		return min64(min64(p->hs_next, p->hs_first + t->rekey_attempt),
+		             p->hs_unanswered + YIP_NO_ANSWER_NS);
 	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
 }
 
@@ -255,7 +326,9 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	 * address with a cookie; and never more than the source's budget.
 	 * (A relayed Init comes from a server that checked its sender.) */
 	if (from->server < 0) {
-		if (cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
+		/* With obf_psk no cookie is ever sent: it would answer replayed
+		 * Inits (docs/obfuscation.md); the budget below still holds. */
+		if (!dev->obf && cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
 		    !cookie_check(&dev->cookies, now, &from->addr, d, len)) {
 			uint8_t reply[WIRE_COOKIE_MSG];
 
@@ -351,6 +424,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	}
 	memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
 	handshake_abandon(p);
+	p->hs_unanswered = 0; /* it reached us: whatever we sent will reach it too */
 
 	kp = &p->next;
 	session_clear(dev, kp);
@@ -488,6 +562,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	noise_hs_wipe(&p->hs);
 	p->hs_pending = false;
 	p->hs_index = 0;
+	p->hs_unanswered = 0;
 	session_install(p, &p->cur, now, frame_wall(dev));
 	if (!p->is_server)
 		path_confirm(p, now, from, false);

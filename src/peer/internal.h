@@ -316,6 +316,8 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c);
 
 /* ---- handshake.c: Noise IK ------------------------------------------------------- */
 
+/* Why handshakes may go unanswered, for the log and yipctl show. */
+const char *handshake_hint(const struct yip_device *dev);
 /* Begins a handshake series unless one is already running. */
 void handshake_start(struct yip_peer *p, uint64_t now);
 void handshake_abandon(struct yip_peer *p);

@@ -21,6 +21,7 @@
 #include "mac/mac.h"
 #include "membership/member.h"
 #include "noise/noise.h"
+#include "obf/obf.h"
 #include "replay/replay.h"
 #include "wire/wire.h"
 
@@ -30,8 +31,8 @@ struct route_table;
 #define YIP_DGRAM_OVERHEAD WIRE_MAX_OVERHEAD
 
 /* Largest datagram yip sends or accepts: a relayed repair of the largest TAP
- * frame (the MTU plus an Ethernet header and a VLAN tag). */
-#define YIP_MAX_DGRAM (YIP_MAX_MTU + 18 + YIP_DGRAM_OVERHEAD + WIRE_RELAY_HDR)
+ * frame (the MTU plus an Ethernet header and a VLAN tag), obfuscated. */
+#define YIP_MAX_DGRAM (YIP_MAX_MTU + 18 + YIP_DGRAM_OVERHEAD + WIRE_RELAY_HDR + OBF_MAX_GROWTH)
 
 /* Packets held per peer while its handshake runs; the oldest is dropped. */
 #define YIP_QUEUE_LEN 16
@@ -73,7 +74,8 @@ struct route_table;
 	X(ARQ_DUPLICATE, "arq_duplicate") /* resent packet that had already arrived */             \
 	X(BAD_RELAY, "bad_relay") /* relayed, but not by a server we use or not with our token */  \
 	X(BAD_CTRL, "bad_ctrl")   /* control message malformed or not expected from its sender */  \
-	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */
+	X(AQM, "aqm") /* segment dropped to tell the inner TCP of a standing queue (CoDel) */      \
+	X(OBF, "obf") /* obf_psk: not authentic (foreign, tampered, another key, or plain) */
 
 enum yip_drop {
 #define X(name, str) YIP_DROP_##name,
@@ -437,6 +439,9 @@ struct yip_peer {
 	uint64_t last_tx;          /* any datagram sent */
 	uint64_t last_tx_data;     /* non-keepalive data sent */
 	uint64_t first_unanswered; /* first data sent since last rx, 0 = none */
+	uint64_t hs_unanswered;    /* first Init since the last completed handshake, 0 = none */
+	bool hs_hint_logged;       /* the "no answer" hint was logged for it */
+	uint64_t cover_at;         /* next cover datagram (obf_cover_ms), 0 = none due */
 
 	uint8_t *queue; /* YIP_QUEUE_LEN slots of dev->pkt_max bytes, NULL while empty */
 	uint16_t queue_len[YIP_QUEUE_LEN];
@@ -555,7 +560,17 @@ struct yip_device {
 	uint64_t rtt_max;    /* the largest smoothed RTT a peer reported last */
 	const struct yip_peer *rtt_max_peer;
 	uint64_t drops[YIP_DROP_COUNT];
+	/* obf_psk (docs/obfuscation.md): every datagram obfuscated. */
+	bool obf;
+	struct obf_keys obf_keys;
+	uint8_t *obfbuf;    /* YIP_MAX_DGRAM: a received datagram, de-obfuscated */
+	unsigned obf_junk;  /* junk datagrams before an Init on a direct path */
+	uint64_t obf_cover; /* mean interval of cover datagrams when idle, ns; 0 = off */
 };
+
+/* A handshake unanswered this long gets an explanation in the log and in
+ * yipctl show (docs/obfuscation.md, "When the keys differ"). */
+#define YIP_NO_ANSWER_NS (5ULL * 1000000000ULL)
 
 /* Default timing. */
 void yip_timing_default(struct yip_timing *t);
@@ -573,7 +588,11 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 /* Frees everything and wipes every key. */
 void yip_device_free(struct yip_device *dev);
 
-/* A datagram arrived from src. */
+/*
+ * A datagram arrived from src. With obf_psk it is de-obfuscated first
+ * (into dev->obfbuf); one that is not authentic is dropped (counted as
+ * obf) before anything else.
+ */
 void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                    const uint8_t *d, size_t len);
 
@@ -589,7 +608,8 @@ void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, siz
  * the key it would be opened with (NULL if none), so the I/O layer can copy
  * it, open the datagram on a worker thread and set dev->pre before
  * yip_device_rx. Reads engine state only; the pointer is good until the
- * engine next runs.
+ * engine next runs. Always NULL with obf_psk: the index is hidden until the
+ * engine removes the obfuscation, so the engine opens every datagram itself.
  */
 const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d,
                                                size_t len);
@@ -612,6 +632,7 @@ struct yip_device_info {
 	size_t n_peers;
 	size_t n_servers;
 	const char *nat; /* our NAT mapping as the rendezvous servers show it */
+	bool obf;        /* obf_psk is set */
 	uint64_t drops[YIP_DROP_COUNT];
 };
 
@@ -644,9 +665,11 @@ struct yip_peer_info {
 	uint64_t last_rx; /* monotonic ns of its last authenticated datagram, 0 = never */
 	bool handshaking; /* we sent an Init and wait for the answer */
 	bool established;
-	int cipher;    /* enum yip_cipher of the current session, -1 if none */
-	uint64_t srtt; /* smoothed RTT, ns (0 = unknown) */
-	double loss;   /* loss rate estimated from the peer's reports */
+	uint64_t unanswered; /* ns our handshakes have gone unanswered (0: they have not) */
+	const char *hint; /* why, as far as we can tell, once that is YIP_NO_ANSWER_NS; or NULL */
+	int cipher;       /* enum yip_cipher of the current session, -1 if none */
+	uint64_t srtt;    /* smoothed RTT, ns (0 = unknown) */
+	double loss;      /* loss rate estimated from the peer's reports */
 	struct fec_params fec[FLOW_CLASSES];
 	struct yip_peer_stats stats;
 	uint64_t recovery_mem; /* bytes loss recovery holds for this peer now */

@@ -168,6 +168,14 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 			            RDV_CONF_NODES_LIMIT, value);
 		c->max_nodes = (size_t)v;
 		return 0;
+	case RDV_CONF_OBF_PSK:
+		if (strlen(value) != 2 * YIP_KEY_LEN ||
+		    yip_hex_decode(c->obf_psk, YIP_KEY_LEN, value) != 0)
+			return fail(err, errlen, "expected 64 hex digits (32 bytes)");
+		if (sodium_is_zero(c->obf_psk, YIP_KEY_LEN))
+			return fail(err, errlen, "must not be all zeros");
+		c->obf = true;
+		return 0;
 	case RDV_CONF_USER:
 		if (yip_config_user_check(value, reason, sizeof(reason)) != 0)
 			return fail(err, errlen, "%s", reason);
@@ -251,6 +259,8 @@ void rdv_conf_engine(const struct rdv_conf *c, struct rdv_config *e)
 	e->relay_burst = c->relay_burst;
 	e->max_nodes = c->max_nodes;
 	e->alt_port = rdv_conf_alt_port(c);
+	e->obf = c->obf;
+	memcpy(e->obf_psk, c->obf_psk, sizeof(e->obf_psk));
 }
 
 /* ---- lines ---------------------------------------------------------------------- */
@@ -308,7 +318,7 @@ static int conf_pair(void *arg, unsigned line, char *key, char *value, char *err
 	if (k < 0)
 		return fail(err, errlen,
 		            "unknown key '%.64s' (the keys are listen, alt_port, key, relay, "
-		            "relay_rate, relay_burst, max_nodes)",
+		            "relay_rate, relay_burst, max_nodes, obf_psk)",
 		            key);
 	if (c->line[k] != 0)
 		return fail(err, errlen, "duplicate key '%s' (first set on line %u)", key,

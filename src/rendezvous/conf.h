@@ -33,6 +33,7 @@
 	X(RELAY_RATE, "relay_rate")                                                                \
 	X(RELAY_BURST, "relay_burst")                                                              \
 	X(MAX_NODES, "max_nodes")                                                                  \
+	X(OBF_PSK, "obf_psk")                                                                      \
 	X(USER, "user")                                                                            \
 	X(SANDBOX, "sandbox")                                                                      \
 	X(CA, "ca")                                                                                \
@@ -54,6 +55,8 @@ struct rdv_conf {
 	bool relay;
 	uint64_t relay_rate, relay_burst; /* bytes per second per node; bytes */
 	size_t max_nodes;
+	bool obf; /* obf_psk set: every datagram obfuscated (docs/obfuscation.md) */
+	uint8_t obf_psk[YIP_KEY_LEN];
 	char user[YIP_USER_MAX + 1];   /* to run as once set up; "" = the default */
 	enum yip_sandbox_mode sandbox; /* on (the default), log, off */
 	/* Members only (docs/membership.md): the CA's public key and the

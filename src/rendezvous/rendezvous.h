@@ -23,6 +23,7 @@
 #include "cookie/cookie.h"
 #include "crypto/crypto.h"
 #include "membership/member.h"
+#include "obf/obf.h"
 #include "util/u64map.h"
 #include "wire/wire.h"
 
@@ -55,7 +56,8 @@
 	X(ASKS, "asks") /* lookup while too many of the node's are open */                         \
 	X(NOT_MEMBER,                                                                              \
 	  "not_member") /* REGISTER, LOOKUP, ANSWER or Relay from a node not admitted */           \
-	X(MEMBER_RATE, "member_rate") /* a second MEMBER from one node within a second */
+	X(MEMBER_RATE, "member_rate") /* a second MEMBER from one node within a second */          \
+	X(OBF, "obf") /* obf_psk: not authentic (foreign, tampered, another key, or plain) */
 
 enum rdv_drop {
 #define X(name, str) RDV_DROP_##name,
@@ -84,6 +86,8 @@ struct rdv_config {
 	unsigned init_rate;   /* Inits per second from one source address */
 	unsigned init_global; /* Inits per second in all */
 	unsigned init_load;   /* Inits per second past which a cookie is needed */
+	bool obf;             /* obf_psk: every datagram obfuscated (docs/obfuscation.md) */
+	uint8_t obf_psk[YIP_KEY_LEN];
 };
 
 /* Defaults for what the daemon does not set. */
@@ -180,6 +184,9 @@ struct rdv_server {
 	} init_bucket[RDV_INIT_BUCKETS];
 	uint64_t init_global_tokens, init_global_at;
 	uint8_t scratch[WIRE_CTRL_MAX + 64];
+	struct obf_keys obf_keys; /* cfg.obf */
+	uint8_t *obfbuf;          /* RDV_MAX_DGRAM: a received datagram, de-obfuscated */
+	uint8_t *txbuf;           /* the last io.buf() */
 	uint64_t next_timer;
 	bool members_only;
 	struct rdv_members members;

@@ -194,6 +194,22 @@ static void allowed_add(struct rdv_node *n, uint32_t id)
 
 /* ---- sending --------------------------------------------------------------------- */
 
+/* Where the next datagram is built. */
+static uint8_t *tx_buf(struct rdv_server *s)
+{
+	return s->txbuf = s->io.buf(s->io.ctx);
+}
+
+/* Sends the len-byte datagram built in tx_buf(), obfuscated with obf_psk
+ * (a Relay's payload is the sender's, wrapped already). */
+static void tx_send(struct rdv_server *s, unsigned sock, const union yip_sockaddr *to, size_t len)
+{
+	if (s->cfg.obf)
+		len = obf_wrap(&s->obf_keys, s->txbuf, len, RDV_MAX_DGRAM, false);
+	if (len > 0)
+		s->io.send(s->io.ctx, sock, to, len);
+}
+
 static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
                       const union yip_sockaddr *to, const struct wire_ctrl *c)
 {
@@ -206,12 +222,12 @@ static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
 	if (len == 0 || !k->valid)
 		return;
 	h = (struct wire_hdr){WIRE_CTRL, 0, 0, k->remote, k->send_counter++};
-	d = s->io.buf(s->io.ctx);
+	d = tx_buf(s);
 	wire_hdr_put(d, &h);
 	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->send);
 	yip_cipher_seal(d + WIRE_DATA_HDR, &key, h.counter, d, WIRE_DATA_HDR, msg, len);
 	sodium_memzero(&key, sizeof(key));
-	s->io.send(s->io.ctx, sock, to, WIRE_DATA_MIN + len);
+	tx_send(s, sock, to, WIRE_DATA_MIN + len);
 }
 
 /* What a node is told about a peer: its reflexive address first, then its own. */
@@ -322,10 +338,12 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	}
 	/* Before any Diffie-Hellman: under load, only an Init that proves its
 	 * address with a cookie (docs/protocol.md, "Cookies"); then the budgets. */
-	if (cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
+	/* With obf_psk no cookie is ever sent: it would answer a replayed Init
+	 * (docs/obfuscation.md); the budgets below still bound the work. */
+	if (!s->cfg.obf && cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
 	    !cookie_check(&s->cookies, now, src, d, len)) {
-		cookie_reply(&s->cookies, now, src, d, len, s->io.buf(s->io.ctx));
-		s->io.send(s->io.ctx, sock, src, WIRE_COOKIE_MSG);
+		cookie_reply(&s->cookies, now, src, d, len, tx_buf(s));
+		tx_send(s, sock, src, WIRE_COOKIE_MSG);
 		drop(s, RDV_DROP_UNDER_LOAD);
 		return;
 	}
@@ -365,7 +383,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	k.local = (uint32_t)fresh(&s->by_index, UINT32_MAX);
 	k.remote = m.sender;
 	k.created = now;
-	out = s->io.buf(s->io.ctx);
+	out = tx_buf(s);
 	wire_resp_payload_put(chosen, (uint8_t)cipher);
 	if (u64map_put(&s->by_index, k.local, n) != 0 ||
 	    noise_write_msg2(&hs, chosen, sizeof(chosen), wire_resp_put(out, k.local, k.remote),
@@ -390,7 +408,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	n->addr = *src;
 	touch(s, n, now);
 	s->stats.handshakes++;
-	s->io.send(s->io.ctx, sock, src, WIRE_RESP_LEN);
+	tx_send(s, sock, src, WIRE_RESP_LEN);
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(&k, sizeof(k));
@@ -749,10 +767,10 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 		}
 	}
 	a->bucket -= len;
-	out = s->io.buf(s->io.ctx);
+	out = tx_buf(s);
 	wire_relay_put(out, WIRE_RELAY_FROM_SERVER, b->token, a->relay_id);
 	memcpy(out + WIRE_RELAY_HDR, m.payload, m.len);
-	s->io.send(s->io.ctx, RDV_SOCK_MAIN, &b->addr, len);
+	tx_send(s, RDV_SOCK_MAIN, &b->addr, len);
 	a->stats.relay_in_dgrams++;
 	a->stats.relay_in_bytes += m.len;
 	b->stats.relay_out_dgrams++;
@@ -778,6 +796,15 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 	randombytes_buf(s->hash_key, sizeof(s->hash_key));
 	s->init_global_tokens = cfg->init_global;
 	s->next_timer = UINT64_MAX;
+	if (cfg->obf) {
+		obf_keys_init(&s->obf_keys, cfg->obf_psk);
+		s->obfbuf = malloc(RDV_MAX_DGRAM);
+		if (s->obfbuf == NULL) {
+			snprintf(err, errlen, "out of memory");
+			rdv_free(s);
+			return -1;
+		}
+	}
 	if (u64map_init(&s->by_key, 1024) != 0 || u64map_init(&s->by_index, 2048) != 0 ||
 	    u64map_init(&s->by_token, 1024) != 0 || u64map_init(&s->by_relay, 1024) != 0 ||
 	    u64map_init(&s->asks, 64) != 0) {
@@ -800,12 +827,33 @@ void rdv_free(struct rdv_server *s)
 	u64map_free(&s->by_token);
 	u64map_free(&s->by_relay);
 	u64map_free(&s->asks);
+	if (s->obfbuf != NULL)
+		sodium_memzero(s->obfbuf, RDV_MAX_DGRAM);
+	free(s->obfbuf);
 	sodium_memzero(s, sizeof(*s));
 }
 
 void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
             const uint8_t *d, size_t len)
 {
+	/* With obf_psk, anything that does not authenticate is dropped before
+	 * any other work, and answered with nothing. */
+	if (s->cfg.obf) {
+		size_t n;
+
+		switch (
+		    obf_open(&s->obf_keys, d, len, s->obfbuf, &n, WIRE_RELAY_TO_SERVER, false)) {
+		case OBF_OK:
+			d = s->obfbuf;
+			len = n;
+			break;
+		case OBF_IGNORED:
+			return;
+		default:
+			drop(s, RDV_DROP_OBF);
+			return;
+		}
+	}
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
 		if (sock == RDV_SOCK_MAIN)

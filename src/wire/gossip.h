@@ -45,12 +45,14 @@ enum wire_gossip_type {
 	WIRE_GOSSIP_ITEM = 6,     /* bytes of one item */
 };
 
-#define WIRE_GOSSIP_ID_LEN   32
-#define WIRE_GOSSIP_MAX_ITEM 65536 /* bytes of one item at most */
-#define WIRE_GOSSIP_UNIT     64    /* ITEM and PULL offsets are multiples of this */
-#define WIRE_GOSSIP_FANOUT   64    /* children of a tree node */
-#define WIRE_GOSSIP_DEPTH    3     /* levels below the root */
-#define WIRE_GOSSIP_POS_BITS 18    /* 6 bits per level */
+#define WIRE_GOSSIP_ID_LEN 32
+/* Bytes of one item at most: room for the largest revocation list
+ * (135 320 bytes, protocol.md §12.4). */
+#define WIRE_GOSSIP_MAX_ITEM 262144
+#define WIRE_GOSSIP_UNIT     64 /* ITEM and PULL offsets are multiples of this */
+#define WIRE_GOSSIP_FANOUT   64 /* children of a tree node */
+#define WIRE_GOSSIP_DEPTH    3  /* levels below the root */
+#define WIRE_GOSSIP_POS_BITS 18 /* 6 bits per level */
 
 #define WIRE_GOSSIP_SUMMARY_LEN 22
 #define WIRE_GOSSIP_TREE_HDR    8

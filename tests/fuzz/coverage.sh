@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Line coverage of the engine (src/peer, src/fec, src/wire, src/rendezvous,
-# src/membership) reached by the fuzzers' corpus.
+# src/membership, src/obf) reached by the fuzzers' corpus.
 #
 #   tests/fuzz/coverage.sh [BUILD_DIR [SECS]]     (make fuzz-coverage)
 #
@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build-cov}
 secs=${2:-60}
-dirs=(src/peer src/fec src/wire src/rendezvous src/membership)
+dirs=(src/peer src/fec src/wire src/rendezvous src/membership src/obf)
 cd "$root"
 
 # The LLVM tools that match the compiler: llvm-profdata-14 for clang 14.

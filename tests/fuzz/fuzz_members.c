@@ -45,8 +45,10 @@ static void init_once(void)
 	member_ca_keypair(seed, ca_pub, ca_sec);
 	for (int i = 0; i < 2; i++) {
 		uint8_t spub[32], ssec[64];
-		struct wire_cert f = {.network = "fuzz", .not_before = WALL - 86400,
-		                      .not_after = WALL + 86400, .n_prefixes = 1};
+		struct wire_cert f = {.network = "fuzz",
+		                      .not_before = WALL - 86400,
+		                      .not_after = WALL + 86400,
+		                      .n_prefixes = 1};
 
 		memset(priv[i], 0x31 + i, YIP_KEY_LEN);
 		yip_key_public(pub[i], priv[i]);
@@ -54,7 +56,8 @@ static void init_once(void)
 		snprintf(f.name, sizeof(f.name), "node %d", i);
 		memcpy(f.key, pub[i], YIP_KEY_LEN);
 		memcpy(f.sign_key, spub, 32);
-		f.prefixes[0] = (struct yip_cidr){.family = AF_INET, .plen = 32, .addr = {10, 0, 0, (uint8_t)(i + 1)}};
+		f.prefixes[0] = (struct yip_cidr){
+		    .family = AF_INET, .plen = 32, .addr = {10, 0, 0, (uint8_t)(i + 1)}};
 		if (member_cert_sign(&certs[i], &f, ca_sec) != 0)
 			abort();
 	}
@@ -112,8 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		union yip_sockaddr ep = b.addr;
 		char err[96];
-		struct yip_peer *p = yip_device_peer_add(&a.dev, YIP_NS_PER_S, pub[1], NULL, 0, &ep, 1,
-		                                         0, err, sizeof(err));
+		struct yip_peer *p = yip_device_peer_add(&a.dev, YIP_NS_PER_S, pub[1], NULL, 0, &ep,
+		                                         1, 0, err, sizeof(err));
 
 		if (p == NULL)
 			abort();

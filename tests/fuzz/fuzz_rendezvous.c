@@ -19,11 +19,17 @@
  * besides memory safety: one datagram never counts more than one drop; a
  * relayed datagram leaves with the server's header and the payload intact.
  *
+ * With obf_psk (config bit 128) every datagram is obfuscated on its way to
+ * the server (src/obf; a Relay's payload as it is, since the server only
+ * forwards it) and everything the server sends must open under the key
+ * before the nodes see it. A raw datagram may go unobfuscated instead: a
+ * probe, which must be dropped as obf and answered with nothing.
+ *
  * Input layout (bytes past the end read as 0):
  *   [0] config: 1 relay off, 2 relay rate 2000 B/s with a 3000-byte burst,
  *       4 at most 2 nodes, 8 one Init per second per source, 16 two Inits
  *       per second in all, 32 members only (nodes 0 and 1 hold certificates
- *       of its CA, node 2 one of another CA, node 3 none; 64: node 1 revoked)
+ *       of its CA, node 2 one of another CA, node 3 none; 64: node 1 revoked), 128 obf_psk
  *   then up to MAX_OPS operations: a selector byte and its arguments (op_*);
  *   handshakes past the first MAX_HS do nothing.
  */
@@ -35,6 +41,7 @@
 #include <string.h>
 
 #include "membership/member.h"
+#include "obf/obf.h"
 #include "rdvclient.h"
 #include "rendezvous/rendezvous.h"
 #include "util/clock.h"
@@ -82,6 +89,11 @@ static uint8_t asker[NODES][32]; /* and who asked */
 static uint64_t now;
 static unsigned n_hs;
 static uint8_t dgram[BIG + 64];
+/* obf_psk: the server's, and the nodes' to wrap and unwrap with. */
+#define OBF_KEY 0x3c
+static bool obf;
+static struct obf_keys obf_k;
+static uint8_t wrapped[BIG + 64], unwrapped[BIG + 64];
 
 /* Where datagrams come from: the nodes' own addresses, then strangers. */
 #define SOURCES (NODES + 3)
@@ -103,6 +115,15 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 	if (n_out == OUTBOX || len > BIG) {
 		overflow++;
 		return;
+	}
+	if (obf) { /* nothing leaves that the key does not open */
+		size_t n;
+
+		if (obf_open(&obf_k, outbox[n_out].buf, len, unwrapped, &n, WIRE_RELAY_FROM_SERVER,
+		             false) != OBF_OK)
+			__builtin_trap();
+		memcpy(outbox[n_out].buf, unwrapped, n);
+		len = n;
 	}
 	outbox[n_out].sock = sock;
 	outbox[n_out].to = *to;
@@ -153,13 +174,39 @@ static uint64_t drops_total(void)
 	return t;
 }
 
+/* Sends d to the server, obfuscated if obf_psk is on (a datagram that
+ * cannot be wrapped, such as one of an unknown type, goes as it is). */
 static void to_server(unsigned sock, const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	uint64_t before = drops_total();
 
+	if (obf && len <= BIG) {
+		size_t n;
+
+		memcpy(wrapped, d, len);
+		n = obf_wrap(&obf_k, wrapped, len, sizeof(wrapped), false);
+		if (n != 0) {
+			d = wrapped;
+			len = n;
+		}
+	}
 	rdv_rx(&S, now, sock, src, d, len);
 	if (drops_total() > before + 1)
 		__builtin_trap(); /* one datagram, at most one drop */
+}
+
+/* A datagram as a prober sends it, never obfuscated: with obf_psk it must
+ * be dropped as obf and answered with nothing. */
+static void probe_server(unsigned sock, const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	uint64_t before = drops_total(), obf_before = S.drops[RDV_DROP_OBF];
+	unsigned out_before = n_out;
+
+	rdv_rx(&S, now, sock, src, d, len);
+	if (drops_total() > before + 1)
+		__builtin_trap();
+	if (obf && (n_out != out_before || S.drops[RDV_DROP_OBF] != obf_before + 1))
+		__builtin_trap();
 }
 
 /* ---- reading the program ------------------------------------------------------------ */
@@ -395,7 +442,8 @@ static void op_relay(struct reader *rd)
 	deliver_out();
 }
 
-/* type (0 as is, 1 Init, 2 Ctrl, 3 Relay, 4 Resp) | length | bytes | source | socket */
+/* type (0 as is, 1 Init, 2 Ctrl, 3 Relay, 4 Resp) | length | bytes | source | socket |
+ * with obf_psk only, a byte: odd, a probe (not obfuscated) */
 static void op_raw(struct reader *rd)
 {
 	static const uint8_t types[] = {0, WIRE_INIT, WIRE_CTRL, WIRE_RELAY, WIRE_RESP, WIRE_DATA};
@@ -411,7 +459,10 @@ static void op_raw(struct reader *rd)
 	}
 	if (type == WIRE_INIT && next(rd) & 1)
 		len = WIRE_INIT_LEN; /* reaches the mac1 check */
-	to_server(sock, src, dgram, len);
+	if (obf && next(rd) & 1)
+		probe_server(sock, src, dgram, len);
+	else
+		to_server(sock, src, dgram, len);
 	deliver_out();
 }
 
@@ -528,6 +579,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.init_rate = 1;
 	if (flags & 16)
 		cfg.init_global = 2;
+	obf = (flags & 128) != 0;
+	if (obf) {
+		cfg.obf = true;
+		memset(cfg.obf_psk, OBF_KEY, sizeof(cfg.obf_psk));
+		obf_keys_init(&obf_k, cfg.obf_psk);
+	}
 	if (rdv_init(&S, &cfg, &io, err, sizeof(err)) != 0)
 		__builtin_trap();
 	now = YIP_NS_PER_S;

@@ -42,9 +42,11 @@ def relay(frm, to, plen, repeats=1, token=0, src=OWN, sock=MAIN):
     return b + bytes(range(min(plen, 64)))
 
 
-def raw(type_index, data, src_node=0, sock=MAIN):
+def raw(type_index, data, src_node=0, sock=MAIN, probe=None):
+    """probe: with obf_psk (config bit 32) only, 1 sends the datagram unobfuscated."""
     return bytes([3, type_index]) + struct.pack("<H", len(data)) + bytes([src_node, OWN, sock]) \
-        + data + (b"\x01" if type_index == 1 else b"")
+        + data + (b"\x01" if type_index == 1 else b"") \
+        + (bytes([probe]) if probe is not None else b"")
 
 
 def wait(step, times=1, run_timers=False):
@@ -84,6 +86,12 @@ seeds = {
     + wait(4),
     "raw": bytes([0]) + raw(0, b"") + raw(1, bytes(133)) + raw(2, bytes(40)) + raw(3, bytes(30))
     + raw(4, bytes(77)) + raw(5, bytes(60), sock=ALT) + raw(3, bytes(10)),
+    # obf_psk (config bit 32): the same programs obfuscated, and probes left plain.
+    "obf_introduce_and_relay": bytes([32]) + introduced + relay(0, 1, 1400, repeats=8)
+    + relay(1, 0, 200) + relay(0, 1, 100, src=205) + ctrl(2, WHOAMI, sock=ALT) + ctrl(0, WHOAMI),
+    "obf_raw": bytes([32]) + handshake(0) + raw(0, b"", probe=1) + raw(1, bytes(133), probe=1)
+    + raw(1, bytes(133), probe=0) + raw(2, bytes(40), probe=1) + raw(3, bytes(30), probe=0)
+    + raw(4, bytes(77), probe=1) + raw(5, bytes(60), sock=ALT, probe=1),
 }
 
 here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "rendezvous")

@@ -270,6 +270,12 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen)
 	cfg.ciphers = o->ciphers[i];
 	cfg.fec_off = o->fec_off;
 	cfg.has_ca = o->ca;
+	if (o->obf_psk[i] != NULL) {
+		cfg.obf = true;
+		memcpy(cfg.obf_psk, o->obf_psk[i], sizeof(cfg.obf_psk));
+		cfg.obf_junk = o->obf_junk;
+		cfg.obf_cover_ms = o->obf_cover_ms;
+	}
 	cfg.device_kind = o->tap ? YIP_DEVICE_TAP : YIP_DEVICE_TUN;
 	memset(&pc, 0, sizeof(pc));
 	yip_key_public(pc.public_key, p->keys[other]);

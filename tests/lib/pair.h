@@ -55,6 +55,8 @@ struct pair_opts {
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
 	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
 	bool ca;                            /* both made for a CA-gated network (cfg.has_ca) */
+	const uint8_t *obf_psk[2];          /* each node's obf_psk (32 bytes); NULL: off */
+	unsigned obf_junk, obf_cover_ms;    /* for nodes with obf_psk */
 	unsigned extra_peers;               /* node 0 also lists this many idle peers (random keys,
 	                                       endpoints 198.18.x.y, allowed 10.1.x.y/32), after node 1 */
 };

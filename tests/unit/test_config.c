@@ -496,6 +496,49 @@ static void test_rendezvous(void **state)
 	yip_config_free(&cfg);
 }
 
+/* obf_psk and the two settings that need it. */
+static void test_obf(void **state)
+{
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(PRIV_LINE "obf_psk=" BOB_PUB "\nobf_junk=4\nobf_cover_ms=500\n", false, &cfg, err,
+	          sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_true(cfg.obf);
+	assert_key(cfg.obf_psk, BOB_PUB);
+	assert_int_equal(cfg.obf_junk, 4);
+	assert_int_equal(cfg.obf_cover_ms, 500);
+	yip_config_free(&cfg);
+	assert_int_equal(parse(PRIV_LINE, false, &cfg, err, sizeof(err)), 0);
+	assert_false(cfg.obf);
+	assert_int_equal(cfg.obf_junk, 0);
+	assert_int_equal(cfg.obf_cover_ms, 0);
+	yip_config_free(&cfg);
+	assert_int_equal(parse(PRIV_LINE "obf_psk=" ZERO_KEY "\n", false, &cfg, err, sizeof(err)),
+	                 -1);
+	assert_string_equal(err, "t.conf:2: obf_psk is all zeros");
+	assert_int_equal(parse(PRIV_LINE "obf_psk=abcd\n", false, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "t.conf:2: "));
+	assert_int_equal(parse(PRIV_LINE "obf_junk=3\n", false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:2: obf_junk needs obf_psk");
+	assert_int_equal(parse(PRIV_LINE "obf_cover_ms=100\n", false, &cfg, err, sizeof(err)), -1);
+	assert_string_equal(err, "t.conf:2: obf_cover_ms needs obf_psk");
+	assert_int_equal(
+	    parse(PRIV_LINE "obf_psk=" BOB_PUB "\nobf_junk=17\n", false, &cfg, err, sizeof(err)),
+	    -1);
+	assert_string_equal(err, "t.conf:3: obf_junk '17': expected 0 to 16");
+	assert_int_equal(
+	    parse(PRIV_LINE "obf_psk=" BOB_PUB "\nobf_cover_ms=5\n", false, &cfg, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "t.conf:3: obf_cover_ms '5': expected milliseconds"));
+	assert_int_equal(parse(PRIV_LINE "[peer]\npublic_key=" BOB_PUB "\nobf_psk=" BOB_PUB "\n",
+	                       false, &cfg, err, sizeof(err)),
+	                 -1);
+	assert_non_null(strstr(err, "t.conf:4: "));
+}
+
 static void test_no_suggestion_for_distant_key(void **state)
 {
 	struct yip_config cfg;
@@ -719,6 +762,7 @@ int main(void)
 	    cmocka_unit_test(test_user_and_sandbox),
 	    cmocka_unit_test(test_membership),
 	    cmocka_unit_test(test_minimal),
+	    cmocka_unit_test(test_obf),
 	    cmocka_unit_test(test_full),
 	    cmocka_unit_test(test_whitespace_and_comments),
 	    cmocka_unit_test(test_listen_variants),

@@ -19,6 +19,8 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "fec/fec.h"
 #include "membership/member.h"
 #include "pair.h"
@@ -724,6 +726,165 @@ static void bad_relay(void **state)
 	finish();
 }
 
+/* ---- obf_psk ------------------------------------------------------------------------ */
+
+static const uint8_t psk_one[OBF_PSK_LEN] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+static const uint8_t psk_two[OBF_PSK_LEN] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+
+/* Both nodes with obf_psk (the same one unless other), and a session up. */
+static void obf_start(const uint8_t *other, bool establish)
+{
+	struct pair_opts o = {.obf_psk = {psk_one, other ? other : psk_one}};
+	uint8_t pkt[64];
+
+	start(&o);
+	if (!establish)
+		return;
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	assert_int_equal(A->nout, 1);
+	assert_int_not_equal(A->out[0].len, WIRE_INIT_LEN); /* an envelope, of a random length */
+	pair_settle(&P, now);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_int_equal(B->packets, 1);
+}
+
+/* Random bytes, a plain datagram sealed under the session's own keys, and
+ * datagrams obfuscated with another key: all dropped as obf, nothing sent back. */
+static void obf_foreign(void **state)
+{
+	uint8_t d[1500];
+
+	(void)state;
+	obf_start(NULL, true);
+	mark();
+	for (unsigned len = 0; len < sizeof(d); len += 7) {
+		randombytes_buf(d, len);
+		pair_rx(B, now, &A->addr, d, len);
+	}
+	sealed(d); /* plain: what B would take without obf_psk */
+	pair_rx(B, now, &A->addr, d, WIRE_DATA_MIN + 64);
+	expect(1, YIP_DROP_OBF, (sizeof(d) + 6) / 7 + 1);
+	assert_int_equal(B->nout, 0);
+	finish();
+}
+
+/* Every single-bit change to an obfuscated data datagram is dropped: as obf
+ * where the obfuscation layer authenticates it, as decrypt in the body
+ * after the sample (the session's AEAD); never delivered, never answered. */
+static void obf_tampered(void **state)
+{
+	uint8_t pkt[200], d[YIP_MAX_DGRAM], t[YIP_MAX_DGRAM];
+	size_t len;
+	uint64_t obf = 0, dec = 0;
+
+	(void)state;
+	obf_start(NULL, true);
+	pair_discard(A);
+	pair_discard(B);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	assert_true(A->nout >= 1);
+	len = A->out[0].len;
+	memcpy(d, A->out[0].buf, len);
+	pair_discard(A);
+	for (size_t i = 0; i < len; i++) {
+		struct yip_device_info di;
+
+		memcpy(t, d, len);
+		t[i] ^= (uint8_t)(1 << (i % 8));
+		mark();
+		pair_rx(B, now, &A->addr, t, len);
+		yip_device_info(&B->dev, &di);
+		if (i >= OBF_HDR + OBF_SAMPLE && i < len - OBF_TRAILER - obf_frame_pad(len) &&
+		    di.drops[YIP_DROP_DECRYPT] != before[1][YIP_DROP_DECRYPT]) {
+			expect(1, YIP_DROP_DECRYPT, 1);
+			dec++;
+		} else {
+			expect(1, YIP_DROP_OBF, 1);
+			obf++;
+		}
+	}
+	assert_true(obf >= OBF_HDR + OBF_SAMPLE + OBF_TRAILER && dec > 100);
+	assert_int_equal(B->packets, 1);
+	assert_int_equal(B->nout, 0);
+	/* The datagram itself still arrives. */
+	pair_rx(B, now, &A->addr, d, len);
+	assert_int_equal(B->packets, 2);
+	finish();
+}
+
+/* A replayed obfuscated Init is refused by its timestamp and gets no answer. */
+static void obf_replayed_init(void **state)
+{
+	uint8_t init[YIP_MAX_DGRAM], pkt[64];
+	size_t len;
+
+	(void)state;
+	obf_start(NULL, false);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	len = A->out[0].len;
+	memcpy(init, A->out[0].buf, len);
+	pair_settle(&P, now);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	now += YIP_NS_PER_S;
+	mark();
+	pair_rx(B, now, &A->addr, init, len);
+	expect(1, YIP_DROP_STALE_INIT, 1);
+	assert_int_equal(B->nout, 0);
+	finish();
+}
+
+/* Two networks' keys: the Init is noise to the responder, which stays silent. */
+static void obf_other_key(void **state)
+{
+	uint8_t pkt[64];
+
+	(void)state;
+	obf_start(psk_two, false);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	assert_int_equal(A->nout, 1);
+	mark();
+	pair_pump(&P, 0, now, NULL, NULL);
+	expect(1, YIP_DROP_OBF, 1);
+	assert_int_equal(B->nout, 0);
+	assert_false(yip_peer_established(A->dev.peers[0], now));
+	finish();
+}
+
+/* obf_junk: junk ahead of the first Init on a direct path, thrown away by
+ * the receiver without a drop; obf_cover_ms: keepalives while idle. */
+static void obf_junk_and_cover(void **state)
+{
+	struct pair_opts o = {.obf_psk = {psk_one, psk_one}, .obf_junk = 3, .obf_cover_ms = 200};
+	uint8_t pkt[64];
+	unsigned sent;
+
+	(void)state;
+	start(&o);
+	yip_device_tx(&A->dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	assert_int_equal(A->nout, 4); /* three junk datagrams, then the Init */
+	for (unsigned i = 0; i < 3; i++)
+		assert_true(A->out[i].len >= OBF_JUNK_MIN && A->out[i].len <= OBF_JUNK_MAX);
+	mark();
+	pair_settle(&P, now);
+	expect(1, YIP_DROP_OBF, 0);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_int_equal(B->packets, 1);
+	/* Idle for 10 s: cover keepalives, padded to 64 bytes, 100 to 300 ms
+	 * apart unless the node sent something else meanwhile (each one asks
+	 * the other side for a loss report, which is that something). */
+	pair_discard(A);
+	sent = 0;
+	for (uint64_t end = now + 10 * YIP_NS_PER_S; now < end; now += 10 * YIP_NS_PER_MS) {
+		pair_timers(&P, now);
+		for (unsigned i = 0; i < A->nout; i++)
+			sent += A->out[i].len == 64;
+		pair_settle(&P, now);
+	}
+	assert_true(sent >= 20 && sent <= 100);
+	assert_int_equal(B->packets, 1); /* keepalives deliver nothing */
+	finish();
+}
+
 /* ---- the device side ----------------------------------------------------------- */
 
 static void no_route(void **state)
@@ -848,6 +1009,11 @@ int main(void)
 	    cmocka_unit_test(bad_report),
 	    cmocka_unit_test(bad_ctrl),
 	    cmocka_unit_test(bad_relay),
+	    cmocka_unit_test(obf_foreign),
+	    cmocka_unit_test(obf_tampered),
+	    cmocka_unit_test(obf_replayed_init),
+	    cmocka_unit_test(obf_other_key),
+	    cmocka_unit_test(obf_junk_and_cover),
 	    cmocka_unit_test(no_route),
 	    cmocka_unit_test(bad_inner_tx),
 	    cmocka_unit_test(too_big),

@@ -155,6 +155,36 @@ static void bytes(void **state)
 		assert_int_equal(rdv_conf_bytes(*s, UINT64_MAX, &v), -1);
 }
 
+static void obf_psk(void **state)
+{
+	struct rdv_conf c;
+	struct rdv_config e;
+	char err[256];
+
+	(void)state;
+	rdv_conf_default(&c);
+	assert_false(c.obf);
+	assert_int_equal(parse(&c,
+	                       "key=k\nobf_psk=000102030405060708090a0b0c0d0e0f"
+	                       "101112131415161718191a1b1c1d1e1f\n",
+	                       err, sizeof(err)),
+	                 0);
+	assert_true(c.obf);
+	assert_int_equal(c.obf_psk[31], 0x1f);
+	memset(&e, 0, sizeof(e));
+	rdv_conf_engine(&c, &e);
+	assert_true(e.obf);
+	assert_memory_equal(e.obf_psk, c.obf_psk, 32);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_OBF_PSK, "00", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "64 hex digits"));
+	assert_int_equal(
+	    rdv_conf_set(&c, RDV_CONF_OBF_PSK,
+	                 "0000000000000000000000000000000000000000000000000000000000000000", err,
+	                 sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "all zeros"));
+}
+
 /* The second port: the next one by default, none with 0, never the listen port. */
 static void alt_port(void **state)
 {
@@ -214,7 +244,7 @@ static void broken_files(void **state)
 	    {"=on\n", "r.conf:1: missing key before '='"},
 	    {"relay=\n", "r.conf:1: empty value for 'relay'"},
 	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
-	                   "relay, relay_rate, relay_burst, max_nodes)"},
+	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk)"},
 	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
 	    {"relay=on\nmax_nodes=\x01\n",
 	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
@@ -303,11 +333,12 @@ static void broken_keyfiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(defaults),     cmocka_unit_test(every_key),
-	    cmocka_unit_test(members_only), cmocka_unit_test(bytes),
-	    cmocka_unit_test(alt_port),     cmocka_unit_test(set_over_file),
-	    cmocka_unit_test(broken_files), cmocka_unit_test(long_and_nul_lines),
-	    cmocka_unit_test(keyfile),      cmocka_unit_test(broken_keyfiles),
+	    cmocka_unit_test(defaults),           cmocka_unit_test(every_key),
+	    cmocka_unit_test(members_only),       cmocka_unit_test(bytes),
+	    cmocka_unit_test(alt_port),           cmocka_unit_test(obf_psk),
+	    cmocka_unit_test(set_over_file),      cmocka_unit_test(broken_files),
+	    cmocka_unit_test(long_and_nul_lines), cmocka_unit_test(keyfile),
+	    cmocka_unit_test(broken_keyfiles),
 	};
 
 	yip_crypto_init();

@@ -129,7 +129,8 @@ static void entry_lists(void **state)
 	b[1] = 0; /* an empty announcement is not one */
 	assert_false(wire_gossip_get(&m, b, 2));
 	b[1] = 2;
-	b[2 + 49 + 2] = 2; /* length 131072: over the item limit */
+	b[2 + 49] = 1; /* length 262145: one past the item limit */
+	b[2 + 49 + 2] = 4;
 	assert_false(wire_gossip_get(&m, b, len));
 
 	/* DIGEST: 3 | flags | level | index | n | entries; empty is allowed. */
@@ -178,9 +179,9 @@ static void pull_layout(void **state)
 	/* Off the unit grid; past the largest item. */
 	b[51] = 0x81;
 	assert_false(wire_gossip_get(&m, b, len));
-	wire_gossip_pull_put(b + 2, &(struct wire_gossip_pull){.offset = 65536 + 64});
+	wire_gossip_pull_put(b + 2, &(struct wire_gossip_pull){.offset = 262144 + 64});
 	assert_false(wire_gossip_get(&m, b, len));
-	wire_gossip_pull_put(b + 2, &(struct wire_gossip_pull){.offset = 65536});
+	wire_gossip_pull_put(b + 2, &(struct wire_gossip_pull){.offset = 262144});
 	assert_true(wire_gossip_get(&m, b, len));
 }
 
@@ -219,7 +220,7 @@ static void item_layout(void **state)
 	/* Off the grid; larger than an item may be; offset past the total. */
 	wire_gossip_item_hdr_put(b, 7, id, 1, 2, 1000, 100);
 	assert_false(wire_gossip_get(&m, b, len + 64));
-	wire_gossip_item_hdr_put(b, 7, id, 1, 2, 65537, 0);
+	wire_gossip_item_hdr_put(b, 7, id, 1, 2, 262145, 0);
 	assert_false(wire_gossip_get(&m, b, len + 64));
 	wire_gossip_item_hdr_put(b, 7, id, 1, 2, 64, 128);
 	assert_false(wire_gossip_get(&m, b, len));
