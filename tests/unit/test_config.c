@@ -655,6 +655,8 @@ static void test_membership(void **state)
 	             "t.conf:2: state_dir is for a CA-gated network: set ca too");
 	expect_error(PRIV_LINE "device_kind=tap\nca=" BOB_PUB "\ncert=/c\n",
 	             "t.conf:3: ca: not supported with device_kind=tap yet");
+	expect_error(PRIV_LINE "obf_psk=" BOB_PUB "\nca=" BOB_PUB "\ncert=/c\n",
+	             "t.conf:3: ca: not supported with obf_psk yet");
 	expect_error(PRIV_LINE "ca=zz\n", "t.conf:2: ca: expected 64 hex digits, got 2");
 	expect_error(PRIV_LINE "ca=" BOB_PUB "\ncert=/c\ncert=/d\n",
 	             "t.conf:4: duplicate key 'cert' (first set on line 3)");
