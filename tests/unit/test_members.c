@@ -569,6 +569,100 @@ static void records(void **state)
 	teardown();
 }
 
+/* Three engines in memory: R, a root, and members A and B that know only
+ * R. Gossip through R gives each the other's record; a packet from A to
+ * B's certificate address looks B up and calls it. */
+static void pump3(struct node *n[3], uint64_t t)
+{
+	for (int round = 0; round < 10; round++) {
+		bool any = false;
+
+		for (int i = 0; i < 3; i++) {
+			unsigned k = n[i]->n.nout;
+
+			for (unsigned j = 0; j < k; j++)
+				for (int d = 0; d < 3; d++)
+					if (d != i &&
+					    yip_sockaddr_eq(&n[i]->n.out[j].to, &n[d]->n.addr))
+						pair_rx(&n[d]->n, t, &n[i]->n.addr,
+						        n[i]->n.out[j].buf, n[i]->n.out[j].len);
+			n[i]->n.nout = 0;
+			any = any || k > 0;
+		}
+		if (!any)
+			break;
+	}
+}
+
+static size_t own_addr(void *ctx, union yip_sockaddr *out, size_t max)
+{
+	const struct pair_node *pn = ctx;
+
+	if (max == 0)
+		return 0;
+	out[0] = pn->addr;
+	return 1;
+}
+
+static void gossip_three(void **state)
+{
+	static struct node R;
+	struct node *n[3] = {&A, &B, &R};
+	struct member_roots roots;
+	struct wire_roots f;
+	struct yip_members_info mi;
+	uint8_t pkt[64];
+	uint64_t t;
+
+	(void)state;
+	keys(&A, 0);
+	keys(&B, 1);
+	keys(&R, 2);
+	node_init(&A, 0, true, NULL);
+	node_init(&B, 1, true, NULL);
+	node_init(&R, 2, true, NULL);
+	memset(&f, 0, sizeof(f));
+	strcpy(f.network, NET);
+	f.serial = 1;
+	f.n_roots = 1;
+	memcpy(f.roots[0].key, R.pub, 32);
+	f.roots[0].n_addrs = 1;
+	f.roots[0].addrs[0] = underlay(2);
+	assert_int_equal(member_roots_sign(&roots, &f, ca_sec), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(
+		    yip_device_offer_roots(&n[i]->n.dev, YIP_NS_PER_S, roots.raw, roots.len),
+		    MEMBER_OK);
+	/* The pair's nodes have no local addresses of their own: each says
+	 * its underlay address is, so its record carries it. */
+	for (int i = 0; i < 3; i++)
+		n[i]->n.dev.io.local_addrs = own_addr;
+	for (t = YIP_NS_PER_S; t < 12 * YIP_NS_PER_S; t += 50 * YIP_NS_PER_MS) {
+		for (int i = 0; i < 3; i++)
+			yip_device_timers(&n[i]->n.dev, t);
+		pump3(n, t);
+	}
+	/* R holds three records and the root set, and took A's and B's from them. */
+	assert_true(yip_device_members_info(&R.n.dev, &mi));
+	assert_true(mi.gossip);
+	assert_true(mi.gossip_items >= 4);
+	assert_true(mi.gossip_accepted >= 2);
+	/* A reaches B by its certificate address, directly. */
+	yip_device_tx(&A.n.dev, t, pkt, ip4(pkt, sizeof(pkt), 1, 2));
+	pump3(n, t);
+	for (int k = 0; k < 20 && B.n.packets == 0; k++) {
+		t += 50 * YIP_NS_PER_MS;
+		for (int i = 0; i < 3; i++)
+			yip_device_timers(&n[i]->n.dev, t);
+		pump3(n, t);
+	}
+	assert_int_equal(B.n.packets, 1);
+	assert_non_null(yip_device_peer(&A.n.dev, B.pub));
+	assert_non_null(yip_device_peer(&B.n.dev, A.pub));
+	teardown();
+	pair_node_free(&R.n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +675,7 @@ int main(void)
 	    cmocka_unit_test(revocation_tears_down),
 	    cmocka_unit_test(sweep_expired_and_idle),
 	    cmocka_unit_test(records),
+	    cmocka_unit_test(gossip_three),
 	};
 	uint8_t seed[32];
 
