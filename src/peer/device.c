@@ -620,6 +620,7 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 	/* Members whose certificates expired or were revoked lose their sessions. */
 	if (dev->members != NULL && now >= dev->members->sweep_at) {
 		members_sweep(dev, now);
+		records_gossip_expire(dev, now);
 		dev->members->sweep_at = now + MEMBERS_SWEEP_NS;
 	}
 	if (members_on(dev))

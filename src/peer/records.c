@@ -323,6 +323,38 @@ static void find_revoked(void *arg, const struct gossip_blob *b)
 		memcpy(w->ids[w->n++], b->id, GOSSIP_ID_LEN);
 }
 
+static void find_expired(void *arg, const struct gossip_blob *b)
+{
+	struct revoked_walk *w = arg;
+	struct yip_members *ms = w->dev->members;
+
+	if (b->kind != WIRE_OBJ_RECORD || w->n == w->cap)
+		return;
+	if (member_record_parse(&ms->scratch, b->bytes, b->len) != MEMBER_OK ||
+	    members_unix(w->dev) >= ms->scratch.f.expires + MEMBER_SKEW_S ||
+	    members_unix(w->dev) >= ms->scratch.cert.f.not_after + MEMBER_SKEW_S)
+		memcpy(w->ids[w->n++], b->id, GOSSIP_ID_LEN);
+}
+
+void records_gossip_expire(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+	struct revoked_walk w = {.dev = dev, .cap = 256};
+
+	if (ms == NULL || ms->gossip == NULL)
+		return;
+	w.ids = malloc(w.cap * GOSSIP_ID_LEN);
+	if (w.ids == NULL)
+		return;
+	gossip_each(ms->gossip, find_expired, &w);
+	ms->gossip_now = now;
+	for (size_t i = 0; i < w.n; i++)
+		gossip_remove(ms->gossip, now, WIRE_OBJ_RECORD, w.ids[i]);
+	if (w.n > 0)
+		ms->gossip_at = now;
+	free(w.ids);
+}
+
 void records_gossip_revoked(struct yip_device *dev, uint64_t now)
 {
 	struct yip_members *ms = dev->members;

@@ -659,6 +659,14 @@ static void gossip_three(void **state)
 	assert_int_equal(B.n.packets, 1);
 	assert_non_null(yip_device_peer(&A.n.dev, B.pub));
 	assert_non_null(yip_device_peer(&B.n.dev, A.pub));
+	/* Three hours later at R alone: A's and B's records have expired and
+	 * are dropped; R's own is signed again; the root set stays. */
+	R.n.wall += 3 * 3600 * YIP_NS_PER_S;
+	t += 6 * YIP_NS_PER_S;
+	yip_device_timers(&R.n.dev, t);
+	R.n.nout = 0;
+	assert_true(yip_device_members_info(&R.n.dev, &mi));
+	assert_int_equal(mi.gossip_items, 2);
 	teardown();
 	pair_node_free(&R.n);
 }
