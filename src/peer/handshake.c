@@ -291,6 +291,27 @@ static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip
 }
 
 /*
+ * May we answer one more Init with a Cookie? At most YIP_COOKIE_RATE a
+ * second in all: past that a flood costs a mac1 check per Init, not a
+ * sealed answer and a send (an Init left unanswered is sent again).
+ */
+static bool cookie_answer_allowed(struct yip_device *dev, uint64_t now)
+{
+	uint64_t add = (now - dev->cookie_tokens_at) / (1000000000ULL / YIP_COOKIE_RATE);
+
+	if (dev->cookie_tokens_at == 0 || add > 0) {
+		uint64_t t = dev->cookie_tokens_at == 0 ? YIP_COOKIE_RATE : dev->cookie_tokens + add;
+
+		dev->cookie_tokens = t > YIP_COOKIE_RATE ? YIP_COOKIE_RATE : t;
+		dev->cookie_tokens_at = now;
+	}
+	if (dev->cookie_tokens == 0)
+		return false;
+	dev->cookie_tokens--;
+	return true;
+}
+
+/*
  * An Init. Order matters for cost and safety: mac1 (no DH for strangers),
  * then e/es/s to learn who it claims to be, then the configured-peer check
  * before the second DH, then the timestamp against replays. Only then does
@@ -332,8 +353,10 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		    !cookie_check(&dev->cookies, now, &from->addr, d, len)) {
 			uint8_t reply[WIRE_COOKIE_MSG];
 
-			cookie_reply(&dev->cookies, now, &from->addr, d, len, reply);
-			frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
+			if (cookie_answer_allowed(dev, now)) {
+				cookie_reply(&dev->cookies, now, &from->addr, d, len, reply);
+				frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
+			}
 			yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
 			return;
 		}

@@ -483,6 +483,7 @@ struct yip_server {
 #define YIP_INIT_RATE    20                   /* Inits a second from one address */
 #define YIP_INIT_LOAD    100                  /* Inits a second past which cookies are needed */
 #define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one costly Init per peer this often */
+#define YIP_COOKIE_RATE  10000 /* Cookie answers a second at most, burst as many */
 
 struct yip_index_slot {
 	uint32_t index; /* 0 = empty */
@@ -542,6 +543,9 @@ struct yip_device {
 		uint16_t tokens;
 		uint64_t at;
 	} init_bucket[YIP_INIT_BUCKETS];
+	/* Cookie answers left (YIP_COOKIE_RATE a second): a flood of Inits
+	 * faster than that costs a mac1 check each, not a sealed answer. */
+	uint64_t cookie_tokens, cookie_tokens_at;
 	struct route_table *routes; /* inner prefix -> peer */
 	uint64_t icmp_window;
 	unsigned icmp_sent;
