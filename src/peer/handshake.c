@@ -300,7 +300,8 @@ static bool cookie_answer_allowed(struct yip_device *dev, uint64_t now)
 	uint64_t add = (now - dev->cookie_tokens_at) / (1000000000ULL / YIP_COOKIE_RATE);
 
 	if (dev->cookie_tokens_at == 0 || add > 0) {
-		uint64_t t = dev->cookie_tokens_at == 0 ? YIP_COOKIE_RATE : dev->cookie_tokens + add;
+		uint64_t t =
+		    dev->cookie_tokens_at == 0 ? YIP_COOKIE_RATE : dev->cookie_tokens + add;
 
 		dev->cookie_tokens = t > YIP_COOKIE_RATE ? YIP_COOKIE_RATE : t;
 		dev->cookie_tokens_at = now;

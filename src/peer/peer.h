@@ -483,7 +483,7 @@ struct yip_server {
 #define YIP_INIT_RATE    20                   /* Inits a second from one address */
 #define YIP_INIT_LOAD    100                  /* Inits a second past which cookies are needed */
 #define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one costly Init per peer this often */
-#define YIP_COOKIE_RATE  10000 /* Cookie answers a second at most, burst as many */
+#define YIP_COOKIE_RATE  10000                /* Cookie answers a second at most, burst as many */
 
 struct yip_index_slot {
 	uint32_t index; /* 0 = empty */

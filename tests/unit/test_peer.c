@@ -291,6 +291,35 @@ static void test_handshake_under_load(void **state)
 	assert_int_equal(B->ndelivered, 1);
 }
 
+/* A flood faster than YIP_COOKIE_RATE is answered with at most that many
+ * Cookies a second (each one a seal and a send), and every Init is still
+ * counted; the budget refills with time. */
+static void flood_many(uint64_t now, unsigned n)
+{
+	for (unsigned i = 0; i < n; i += 50)
+		flood(now, 50); /* the pair holds 64 datagrams at a time */
+}
+
+static void test_cookie_answers_capped(void **state)
+{
+	uint64_t now = YIP_NS_PER_S, sent, drops = B->dev.drops[YIP_DROP_UNDER_LOAD];
+
+	(void)state;
+	sent = B->datagrams;
+	flood_many(now, 3 * YIP_COOKIE_RATE);
+	sent = B->datagrams - sent;
+	assert_true(sent <= YIP_COOKIE_RATE);
+	assert_true(sent >= YIP_COOKIE_RATE - YIP_INIT_LOAD);
+	assert_true(B->dev.drops[YIP_DROP_UNDER_LOAD] - drops >=
+	            3 * YIP_COOKIE_RATE - 2 * YIP_INIT_LOAD);
+	/* Half a second later, half the budget is back. */
+	now += YIP_NS_PER_S / 2;
+	sent = B->datagrams;
+	flood_many(now, YIP_COOKIE_RATE);
+	sent = B->datagrams - sent;
+	assert_true(sent >= YIP_COOKIE_RATE / 2 - 1 && sent <= YIP_COOKIE_RATE / 2 + 1);
+}
+
 static void test_glare(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
@@ -1395,6 +1424,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cookie_answers_capped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),
