@@ -56,6 +56,14 @@ bench-cpb: bench-deps build
 #                        about a minute, most of it the nodes' own X25519 work. Writes
 #                        docs/benchmarks/rendezvous.md. Options for build/yip-rdv-bench
 #                        (e.g. "--nodes 20000") in RDV_BENCH_ARGS=...
+# make bench-members     50 real yipd in network namespaces, a CA-gated network
+#                        with two roots and no [peer] blocks: time to a full
+#                        mesh of pings, memory per daemon, gossip bytes
+#                        (bench/members/mesh50.sh; root; MEMBERS_N=50)
+.PHONY: bench-members
+bench-members: build
+	@./bench/members/mesh50.sh $(or $(MEMBERS_N),50)
+
 .PHONY: bench-rendezvous
 bench-rendezvous: build
 	@mkdir -p docs/benchmarks
