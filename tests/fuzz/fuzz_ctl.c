@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	if (yip_ctl_parse_request(text, size, &req, err, sizeof(err)) == 0) {
 		if (size >= YIP_CTL_MAX_REQUEST ||
-		    (req.cmd != YIP_CTL_SHOW && req.cmd != YIP_CTL_STATS))
+		    (req.cmd != YIP_CTL_SHOW && req.cmd != YIP_CTL_STATS &&
+		     req.cmd != YIP_CTL_MEMBERS))
 			__builtin_trap();
 	} else if (err[0] == '\0') {
 		__builtin_trap();
@@ -88,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(reply);
 
 	/* The renderer on arbitrary bytes, in every view. */
-	for (int v = YIP_CTL_VIEW_SHOW; v <= YIP_CTL_VIEW_JSON; v++) {
+	for (int v = YIP_CTL_VIEW_SHOW; v <= YIP_CTL_VIEW_MEMBERS; v++) {
 		err[0] = '\0';
 		if (yip_ctl_render(sink(), (enum yip_ctl_view)v, text, size, 1700000000, err,
 		                   sizeof(err)) != 0 &&

@@ -327,11 +327,10 @@ ping_stats() {
 			print NR, p50, p99 }'
 }
 
-# mesh NAMES...: one namespace per name on a shared bridge (in namespace
-# "hub"); node i gets 198.18.0.i on the wire and 10.77.0.i in the tunnel, and
-# a config listing every other node as a peer (endpoint and /32 allowed_ips).
-mesh() {
-	local i=0 j n m
+# bridge_nodes NAMES...: one namespace per name on a shared bridge (in
+# namespace "hub"), node i with 198.18.0.i on the wire, a key, and IDX_name=i.
+bridge_nodes() {
+	local i=0 n
 	make_ns hub
 	in_ns hub ip link add br0 type bridge
 	in_ns hub ip link set dev br0 up
@@ -345,6 +344,14 @@ mesh() {
 		gen_key "$n" >/dev/null
 		eval "IDX_$n=$i"
 	done
+}
+
+# mesh NAMES...: one namespace per name on a shared bridge (in namespace
+# "hub"); node i gets 198.18.0.i on the wire and 10.77.0.i in the tunnel, and
+# a config listing every other node as a peer (endpoint and /32 allowed_ips).
+mesh() {
+	local i=0 j n m
+	bridge_nodes "$@"
 	for n in "$@"; do
 		i=$(eval "echo \$IDX_$n")
 		{
@@ -423,19 +430,7 @@ ca_roots() {
 # $TMP/NAME.conf before start_yipd.
 ca_nodes() {
 	local i=0 n
-	make_ns hub
-	in_ns hub ip link add br0 type bridge
-	in_ns hub ip link set dev br0 up
-	for n in "$@"; do
-		i=$((i + 1))
-		make_ns "$n"
-		ip link add "v$n$NSP" netns "$(ns "$n")" type veth peer name "h$n$NSP" netns "$(ns hub)"
-		in_ns hub ip link set dev "h$n$NSP" master br0 up
-		in_ns "$n" ip addr add "198.18.0.$i/24" dev "v$n$NSP"
-		in_ns "$n" ip link set dev "v$n$NSP" up
-		gen_key "$n" >/dev/null
-		eval "IDX_$n=$i"
-	done
+	bridge_nodes "$@"
 	for n in "$@"; do
 		ca_cert "$n"
 		cat >"$TMP/$n.conf" <<CONF
