@@ -40,7 +40,9 @@
 #define MANY_TICK     (50 * YIP_NS_PER_MS)
 #define MANY_PER_TICK 12                  /* ~240 probes a second */
 #define MANY_FOR      (15 * YIP_NS_PER_S) /* one attempt */
-#define MANY_BACKOFF  (60 * YIP_NS_PER_S) /* before the next, doubling */
+#define MANY_BACKOFF                                                                               \
+	(10 * YIP_NS_PER_S) /* before the next, doubling: an attempt                               \
+	                     * misses about 1 time in 55 (e^-4) */
 #define MANY_MAX_WAIT (3600 * YIP_NS_PER_S)
 
 struct yip_many_ports {
