@@ -387,16 +387,20 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 			goto out;
 		}
 		p->last_init_rx = now;
-		/* Both sides initiated at once: the smaller public key keeps the
-		 * initiator role, so exactly one of the two Inits is answered. */
-		if (p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
-			yip_device_drop(dev, YIP_DROP_GLARE);
-			goto out;
-		}
 	}
 	plen = noise_read_msg1_payload(&hs, m.msg1, m.msg1_len, payload, sizeof(payload));
 	if (plen < WIRE_INIT_PAYLOAD || !wire_init_payload_get(&pl, payload, WIRE_INIT_PAYLOAD)) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
+	/* Both sides initiated at once: the smaller public key keeps the
+	 * initiator role, so exactly one of the two Inits is answered. The
+	 * refused Init's timestamp still counts as seen (after the second DH:
+	 * glare is rare), or a copy replayed later would be answered as new. */
+	if (p != NULL && p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
+		if (memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) > 0)
+			memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+		yip_device_drop(dev, YIP_DROP_GLARE);
 		goto out;
 	}
 	/* A member (a stranger, or a peer we admitted by certificate) proves
