@@ -262,7 +262,7 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src)
 {
 	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
-	uint64_t v, add;
+	uint64_t v;
 	size_t i;
 
 	if (src->sa.sa_family == AF_INET)
@@ -272,22 +272,7 @@ static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip
 	crypto_shorthash(h, ip, sizeof(ip), dev->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % YIP_INIT_BUCKETS;
-	if (dev->init_bucket[i].at == 0) {
-		dev->init_bucket[i].tokens = 2 * YIP_INIT_RATE;
-		dev->init_bucket[i].at = now;
-	}
-	add = (now - dev->init_bucket[i].at) / (1000000000ULL / YIP_INIT_RATE);
-	if (add > 0) {
-		uint64_t t = dev->init_bucket[i].tokens + add;
-
-		dev->init_bucket[i].tokens =
-		    (uint16_t)(t > 2 * YIP_INIT_RATE ? 2 * YIP_INIT_RATE : t);
-		dev->init_bucket[i].at = now;
-	}
-	if (dev->init_bucket[i].tokens == 0)
-		return false;
-	dev->init_bucket[i].tokens--;
-	return true;
+	return yip_bucket_take(&dev->init_bucket[i], now, YIP_INIT_RATE, 2 * YIP_INIT_RATE);
 }
 
 /*
@@ -297,19 +282,7 @@ static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip
  */
 static bool cookie_answer_allowed(struct yip_device *dev, uint64_t now)
 {
-	uint64_t add = (now - dev->cookie_tokens_at) / (1000000000ULL / YIP_COOKIE_RATE);
-
-	if (dev->cookie_tokens_at == 0 || add > 0) {
-		uint64_t t =
-		    dev->cookie_tokens_at == 0 ? YIP_COOKIE_RATE : dev->cookie_tokens + add;
-
-		dev->cookie_tokens = t > YIP_COOKIE_RATE ? YIP_COOKIE_RATE : t;
-		dev->cookie_tokens_at = now;
-	}
-	if (dev->cookie_tokens == 0)
-		return false;
-	dev->cookie_tokens--;
-	return true;
+	return yip_bucket_take(&dev->cookie_bucket, now, YIP_COOKIE_RATE, YIP_COOKIE_RATE);
 }
 
 /*

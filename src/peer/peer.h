@@ -13,6 +13,7 @@
 
 #include "addr/addr.h"
 #include "config/config.h"
+#include "util/bucket.h"
 #include "cookie/cookie.h"
 #include "crypto/crypto.h"
 #include "fec/fec.h"
@@ -539,13 +540,10 @@ struct yip_device {
 	struct cookie_checker cookies;
 	uint8_t hash_key[16];
 	struct yip_many_pool *many_pool; /* extra sockets of many-ports probing, or NULL */
-	struct {
-		uint16_t tokens;
-		uint64_t at;
-	} init_bucket[YIP_INIT_BUCKETS];
-	/* Cookie answers left (YIP_COOKIE_RATE a second): a flood of Inits
-	 * faster than that costs a mac1 check each, not a sealed answer. */
-	uint64_t cookie_tokens, cookie_tokens_at;
+	struct yip_bucket init_bucket[YIP_INIT_BUCKETS]; /* Inits per source (hashed) */
+	/* Cookie answers (YIP_COOKIE_RATE a second): a flood of Inits faster
+	 * than that costs a mac1 check each, not a sealed answer. */
+	struct yip_bucket cookie_bucket;
 	struct route_table *routes; /* inner prefix -> peer */
 	uint64_t icmp_window;
 	unsigned icmp_sent;

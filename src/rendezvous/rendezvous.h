@@ -24,6 +24,7 @@
 #include "crypto/crypto.h"
 #include "membership/member.h"
 #include "obf/obf.h"
+#include "util/bucket.h"
 #include "util/u64map.h"
 #include "wire/wire.h"
 
@@ -178,11 +179,8 @@ struct rdv_server {
 	size_t n_nodes;
 	struct rdv_node *lru_head, *lru_tail;
 	uint32_t next_ask;
-	struct {
-		uint16_t tokens;
-		uint64_t at;
-	} init_bucket[RDV_INIT_BUCKETS];
-	uint64_t init_global_tokens, init_global_at;
+	struct yip_bucket init_bucket[RDV_INIT_BUCKETS]; /* Inits per source (hashed) */
+	struct yip_bucket init_global;                   /* Inits in all */
 	uint8_t scratch[WIRE_CTRL_MAX + 64];
 	struct obf_keys obf_keys; /* cfg.obf */
 	uint8_t *obfbuf;          /* RDV_MAX_DGRAM: a received datagram, de-obfuscated */

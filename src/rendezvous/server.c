@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "noise/noise.h"
+#include "util/bucket.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -259,24 +260,10 @@ static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, cons
 /* ---- handshakes ------------------------------------------------------------------- */
 
 /* A token bucket: true (and one token less) if one is left after refilling. */
-static bool bucket_take(uint64_t *tokens, uint64_t *at, uint64_t now, uint64_t rate, uint64_t burst)
-{
-	uint64_t add = (now - *at) / YIP_NS_PER_MS * rate / 1000;
-
-	if (add > 0) {
-		*tokens = *tokens + add > burst ? burst : *tokens + add;
-		*at = now;
-	}
-	if (*tokens == 0)
-		return false;
-	(*tokens)--;
-	return true;
-}
-
 static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src)
 {
 	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
-	uint64_t tokens, at, v;
+	uint64_t v;
 	size_t i;
 
 	if (src->sa.sa_family == AF_INET)
@@ -286,20 +273,9 @@ static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_soc
 	crypto_shorthash(h, ip, sizeof(ip), s->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % RDV_INIT_BUCKETS;
-	tokens = s->init_bucket[i].tokens;
-	at = s->init_bucket[i].at;
-	if (at == 0) {
-		tokens = 2ULL * s->cfg.init_rate;
-		at = now;
-	}
-	if (!bucket_take(&tokens, &at, now, s->cfg.init_rate, 2ULL * s->cfg.init_rate)) {
-		s->init_bucket[i].at = at;
-		return false;
-	}
-	s->init_bucket[i].tokens = (uint16_t)(tokens > UINT16_MAX ? UINT16_MAX : tokens);
-	s->init_bucket[i].at = at;
-	return bucket_take(&s->init_global_tokens, &s->init_global_at, now, s->cfg.init_global,
-	                   s->cfg.init_global);
+	return yip_bucket_take(&s->init_bucket[i], now, s->cfg.init_rate,
+	                       2ULL * s->cfg.init_rate) &&
+	       yip_bucket_take(&s->init_global, now, s->cfg.init_global, s->cfg.init_global);
 }
 
 /* ChaCha20-Poly1305 when offered: the server keeps raw keys and expands
@@ -794,7 +770,6 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 	wire_mac1_key(s->mac1_key, s->public_key);
 	cookie_checker_init(&s->cookies, s->public_key);
 	randombytes_buf(s->hash_key, sizeof(s->hash_key));
-	s->init_global_tokens = cfg->init_global;
 	s->next_timer = UINT64_MAX;
 	if (cfg->obf) {
 		obf_keys_init(&s->obf_keys, cfg->obf_psk);
