@@ -26,15 +26,19 @@ struct fec_params {
  */
 double fec_block_failure(unsigned n, unsigned r, double p, double burst);
 
-/* Chooses the parameters for class c given the estimated loss rate and mean burst. */
-void fec_policy(enum flow_class c, double loss, double burst, struct fec_params *out);
+/*
+ * Chooses the parameters for class c given the estimated loss rate, mean
+ * burst and smoothed round trip in seconds (0 when not measured yet).
+ */
+void fec_policy(enum flow_class c, double loss, double burst, double rtt, struct fec_params *out);
 
 /*
  * How many of a block's r repairs to send when it closed with only n
  * sources (its hold time ran out first): the fewest that meet the class's
  * target for a block that short, at least 1, at most r.
  */
-unsigned fec_repairs_for(enum flow_class c, double loss, double burst, unsigned n, unsigned r);
+unsigned fec_repairs_for(enum flow_class c, double loss, double burst, double rtt, unsigned n,
+                         unsigned r);
 
 /*
  * Bulk blocks are sent interleaved, FEC_BULK_LANES at a time: packet i of a

@@ -38,7 +38,7 @@ int protect_init(struct yip_peer *p)
 
 	fec_init();
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0, 1, &f->params[c]);
+		fec_policy((enum flow_class)c, 0, 1, 0, &f->params[c]);
 	f->burst = 1;
 	return 0;
 }
@@ -301,9 +301,10 @@ static void close_group(struct yip_peer *p, uint64_t now, int cls)
 
 		b->sent = 0;
 		/* Closed short: a shorter block needs fewer repairs. */
-		b->send = b->n < b->k ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss,
-		                                                 f->burst, b->n, b->r)
-		                      : b->r;
+		b->send = b->n < b->k
+		              ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss, f->burst,
+		                                         (double)f->srtt / 1e9, b->n, b->r)
+		              : b->r;
 	}
 	if (cls == FLOW_INTERACTIVE) {
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */

@@ -144,9 +144,6 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 
 		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
 	}
-	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, f->loss, f->burst, &f->params[c]);
-
 	/* RTT from the echo of our own timestamp, minus the time it sat at the peer. */
 	if (r.echo_ts_us != 0) {
 		uint32_t rtt_us = now_us(now) - r.echo_ts_us - r.echo_delay_us;
@@ -163,6 +160,9 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 			}
 		}
 	}
+	for (int c = 0; c < FLOW_CLASSES; c++)
+		fec_policy((enum flow_class)c, f->loss, f->burst, (double)f->srtt / 1e9,
+		           &f->params[c]);
 	f->peer_ts = r.ts_us;
 	f->peer_ts_at = now;
 	for (unsigned i = 0; i < r.n_nacks; i++)

@@ -16,6 +16,7 @@
 #include <isa-l/erasure_code.h>
 
 #include "fec/fec.h"
+#include "fec/policy.h"
 
 #define TESTRAND_SEED 0x5eed0fec2024ULL
 #include "testrand.h"
@@ -504,9 +505,75 @@ static void test_any_repairs(void **state)
 	}
 }
 
+/* ---- The control law (policy.c). ---- */
+
+/* The examples docs/protocol.md §10.3 gives, at a 20 ms round trip. */
+static void test_policy_examples(void **state)
+{
+	struct fec_params b, d, i;
+
+	(void)state;
+	fec_policy(FLOW_BULK, 0, 1, 0.02, &b);
+	fec_policy(FLOW_DEFAULT, 0, 1, 0.02, &d);
+	fec_policy(FLOW_INTERACTIVE, 0, 1, 0.02, &i);
+	assert_int_equal(b.r, 0); /* a clean link: no redundancy */
+	assert_int_equal(d.r, 0);
+	assert_int_equal(i.k, 1);
+	assert_int_equal(i.r, 1); /* but interactive keeps its floor */
+	fec_policy(FLOW_BULK, 0.01, 1, 0.02, &b);
+	assert_int_equal(b.k, 64);
+	assert_int_equal(b.r, 4);
+	fec_policy(FLOW_BULK, 0.05, 1, 0.02, &b);
+	assert_int_equal(b.k, 64);
+	assert_int_equal(b.r, 11);
+	fec_policy(FLOW_DEFAULT, 0.05, 1, 0.02, &d);
+	assert_int_equal(d.k, 16);
+	assert_int_equal(d.r, 7);
+}
+
+/*
+ * Bulk's target tightens past 25 ms round trip (ARQ comes too late for the
+ * inner TCP there); an unknown round trip counts as a short one, and the
+ * other classes do not depend on it.
+ */
+static void test_policy_rtt(void **state)
+{
+	struct fec_params a, b;
+	unsigned prev = 0;
+
+	(void)state;
+	for (double rtt = 0.005; rtt <= 0.4; rtt *= 1.5) {
+		fec_policy(FLOW_BULK, 0.01, 1, rtt, &a);
+		assert_int_equal(a.k, 64);
+		assert_true(a.r >= prev); /* never fewer repairs for a longer trip */
+		prev = a.r;
+		if (rtt <= 0.025) {
+			fec_policy(FLOW_BULK, 0.01, 1, 0, &b);
+			assert_int_equal(a.r, b.r);
+		}
+		fec_policy(FLOW_DEFAULT, 0.01, 1, rtt, &a);
+		fec_policy(FLOW_DEFAULT, 0.01, 1, 0, &b);
+		assert_int_equal(a.r, b.r);
+	}
+	fec_policy(FLOW_BULK, 0.01, 1, 0.1, &a);
+	fec_policy(FLOW_BULK, 0.01, 1, 0.02, &b);
+	assert_true(a.r >= b.r + 2);
+	/* What it chose meets the tighter target (3e-3 / 16 at 100 ms, with
+	 * the class's planning margin of 1.1 x loss + 0.2 %). */
+	assert_true(fec_block_failure(a.k + a.r, a.r, 0.013, 1) <= 3e-3 / 16);
+	/* A short block closed by its hold time follows the same target. */
+	assert_true(fec_repairs_for(FLOW_BULK, 0.01, 1, 0.1, 16, a.r) >=
+	            fec_repairs_for(FLOW_BULK, 0.01, 1, 0.02, 16, a.r));
+	/* Loss below the clean threshold stays free at any round trip. */
+	fec_policy(FLOW_BULK, 0.001, 1, 0.3, &a);
+	assert_int_equal(a.r, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_policy_examples),
+	    cmocka_unit_test(test_policy_rtt),
 	    cmocka_unit_test(test_field_is_isal),
 	    cmocka_unit_test(test_coef),
 	    cmocka_unit_test(test_encode_matches_reference),

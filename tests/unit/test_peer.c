@@ -1371,7 +1371,7 @@ static void as_if_lossy(void)
 {
 	A->dev.peers[0]->fec.loss = 0.10;
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, &A->dev.peers[0]->fec.params[c]);
+		fec_policy((enum flow_class)c, 0.10, 1, 0, &A->dev.peers[0]->fec.params[c]);
 }
 
 /* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
