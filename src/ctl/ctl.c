@@ -460,7 +460,10 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 	    !add_u64(o, "arq_sent", st->arq_sent) || !add_u64(o, "nacks_sent", st->nacks_sent) ||
 	    !add_u64(o, "nacks_received", st->nacks_received) ||
 	    !add_u64(o, "arq_history_miss", st->arq_history_miss) ||
-	    !add_u64(o, "arq_late", st->arq_late) || !add_u64(o, "repair_sent", st->repair_sent) ||
+	    !add_u64(o, "arq_late", st->arq_late) ||
+	    !add_u64(o, "arq_congested", st->arq_congested) ||
+	    !add_u64(o, "loss_congested", st->loss_congested) ||
+	    !add_u64(o, "repair_sent", st->repair_sent) ||
 	    !add_u64(o, "repair_bytes", st->repair_bytes) ||
 	    !add_u64(o, "wire_bytes", st->wire_bytes) ||
 	    !add_u64(o, "recovery_mem", p->recovery_mem) ||

@@ -199,8 +199,15 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 /* Closes open blocks and sends every repair still owed (before a key change). */
 void protect_flush(struct yip_peer *p, uint64_t now);
 uint64_t protect_timers(struct yip_peer *p, uint64_t now);
+/*
+ * Whether the path to the peer is queueing: its newest RTT sample stands
+ * well above its base RTT, so loss now is a full queue's (congestion) and
+ * not the link's.
+ */
+bool protect_queueing(const struct yip_peer *p);
 /* The peer misses the packet sent with this counter under the keys kp (those
- * its report came under): send it again if kept. */
+ * its report came under): send it again if kept, unless the path is
+ * queueing. */
 void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
                         uint64_t counter);
 /* Bytes the sending side holds now (repair buffers, ARQ history). */

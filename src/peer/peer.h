@@ -169,6 +169,8 @@ struct yip_peer_stats {
 	uint64_t nacks_received;      /* counters the peer asked us for */
 	uint64_t arq_history_miss;    /* ... older than every copy kept, the oldest still young */
 	uint64_t arq_late;            /* ... kept, but past their time or tries */
+	uint64_t arq_congested;       /* ... not resent: the path was queueing (congestion loss) */
+	uint64_t loss_congested;      /* loss windows not let raise the estimate: queueing */
 	uint64_t repair_sent;         /* repair symbols sent */
 	uint64_t repair_bytes;        /* bytes of redundancy sent (repair datagrams) */
 	uint64_t wire_bytes;          /* every byte of every datagram we sent */
@@ -326,6 +328,9 @@ struct yip_fec {
 	uint32_t peer_ts;    /* newest timestamp in the peer's reports */
 	uint64_t peer_ts_at; /* when it arrived */
 	uint64_t srtt;       /* smoothed RTT, ns (0 = unknown) */
+	/* The path's base RTT: the least sample of this epoch and the last one
+	 * (report.c, "Congestion"), and the newest sample. */
+	uint64_t rtt_min, rtt_min_prev, rtt_epoch, rtt_last;
 };
 
 /*

@@ -202,6 +202,28 @@ static struct yip_retx *retx_find(struct yip_retx_ring *r, uint64_t counter)
 	return NULL;
 }
 
+/*
+ * Congestion: loss at a full queue is the inner protocol's signal to slow
+ * down. Repaired, it would not slow down, keep the queue full and lose
+ * more, and repairs and resends would crowd the queue further. So while
+ * the newest RTT sample stands a quarter and 5 ms above the base RTT (the
+ * least sample of the last 10-20 s), lost bulk packets are not resent and
+ * the loss does not raise the redundancy (report.c); FEC still rebuilds
+ * what the redundancy already sent covers. A path whose loss comes without
+ * queueing (a lossy radio link, random drops) keeps every repair.
+ */
+#define QUEUEING_MIN_NS (5 * YIP_NS_PER_MS)
+
+bool protect_queueing(const struct yip_peer *p)
+{
+	const struct yip_fec *f = &p->fec;
+	uint64_t base = f->rtt_min;
+
+	if (f->rtt_min_prev != 0 && f->rtt_min_prev < base)
+		base = f->rtt_min_prev;
+	return base != 0 && f->rtt_last > base + base / 4 + QUEUEING_MIN_NS;
+}
+
 void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
                         uint64_t counter)
 {
@@ -228,6 +250,10 @@ void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypa
 	}
 	if (now - c->sent > RETX_TTL || c->tries >= YIP_ARQ_TRIES) {
 		p->stats.arq_late++;
+		return;
+	}
+	if (protect_queueing(p)) {
+		p->stats.arq_congested++;
 		return;
 	}
 	c->tries++;

@@ -108,8 +108,9 @@ uint64_t report_timers(struct yip_peer *p, uint64_t now)
 #define LOSS_WINDOW    128
 #define LOSS_WINDOW_NS (500 * YIP_NS_PER_MS)
 
-static void loss_sample(struct yip_fec *f, uint64_t now, uint32_t received, uint32_t span)
+static void loss_sample(struct yip_peer *p, uint64_t now, uint32_t received, uint32_t span)
 {
+	struct yip_fec *f = &p->fec;
 	double sample;
 
 	if (f->acc_span == 0)
@@ -121,10 +122,33 @@ static void loss_sample(struct yip_fec *f, uint64_t now, uint32_t received, uint
 	sample = f->acc_span > f->acc_received
 	             ? (double)(f->acc_span - f->acc_received) / f->acc_span
 	             : 0;
-	f->loss += (sample - f->loss) * (sample > f->loss ? 0.5 : 0.2);
+	if (sample > f->loss && protect_queueing(p)) {
+		/* A full queue's loss: redundancy would only add to the queue. */
+		p->stats.loss_congested++;
+	} else {
+		f->loss += (sample - f->loss) * (sample > f->loss ? 0.5 : 0.2);
+	}
 	if (sample > 0)
 		f->loss_seen = now;
 	f->acc_span = f->acc_received = 0;
+}
+
+/* The base RTT is the least sample of this epoch and the previous one: it
+ * follows a path that got longer within 20 s, and is not raised by a
+ * queue that lasts less than 10 s. */
+#define RTT_EPOCH_NS (10 * YIP_NS_PER_S)
+
+static void rtt_sample(struct yip_fec *f, uint64_t now, uint64_t rtt)
+{
+	if (f->rtt_epoch == 0 || now - f->rtt_epoch >= RTT_EPOCH_NS) {
+		f->rtt_min_prev = f->rtt_min;
+		f->rtt_min = rtt;
+		f->rtt_epoch = now;
+	} else if (rtt < f->rtt_min) {
+		f->rtt_min = rtt;
+	}
+	f->rtt_last = rtt;
+	f->srtt = f->srtt ? (f->srtt * 7 + rtt) / 8 : rtt;
 }
 
 void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
@@ -137,21 +161,12 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPORT);
 		return;
 	}
-	if (r.span > 0)
-		loss_sample(f, now, r.received, r.span);
-	if (r.bursts > 0) {
-		double mean = (double)r.burst_sum / r.bursts;
-
-		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
-	}
 	/* RTT from the echo of our own timestamp, minus the time it sat at the peer. */
 	if (r.echo_ts_us != 0) {
 		uint32_t rtt_us = now_us(now) - r.echo_ts_us - r.echo_delay_us;
 
 		if (rtt_us < 10 * 1000 * 1000) {
-			uint64_t rtt = (uint64_t)rtt_us * 1000;
-
-			f->srtt = f->srtt ? (f->srtt * 7 + rtt) / 8 : rtt;
+			rtt_sample(f, now, (uint64_t)rtt_us * 1000);
 			/* The device's largest RTT (CoDel's interval) follows the
 			 * peer that holds it, down too, until another's is larger. */
 			if (f->srtt > p->dev->rtt_max || p->dev->rtt_max_peer == p) {
@@ -159,6 +174,14 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 				p->dev->rtt_max_peer = p;
 			}
 		}
+	}
+	/* Loss after the RTT: whether the path is queueing decides what it means. */
+	if (r.span > 0)
+		loss_sample(p, now, r.received, r.span);
+	if (r.bursts > 0) {
+		double mean = (double)r.burst_sum / r.bursts;
+
+		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
 	}
 	for (int c = 0; c < FLOW_CLASSES; c++)
 		fec_policy((enum flow_class)c, f->loss, f->burst, (double)f->srtt / 1e9,

@@ -14,6 +14,7 @@
 
 #include "pair.h"
 #include "peer/peer.h"
+#include "peer/internal.h" /* protect_queueing */
 #include "util/clock.h"
 #include "wire/wire.h"
 
@@ -1229,7 +1230,7 @@ static unsigned line_release(struct delay_line *l, struct pair_node *to,
 		pair_rx(to, now, &from->addr, l->q[l->head].buf, l->q[l->head].len);
 		l->head = (l->head + 1) % DELAY_SLOTS;
 		l->n--;
-		if (to == B)
+		if (to == B && times != NULL)
 			n += count_once(times, total);
 	}
 	return n;
@@ -1303,6 +1304,10 @@ static void test_recovery_memory(void **state)
 	assert_int_equal(a->fec.retx.cap, 16u << 20);
 	assert_int_equal(a->stats.arq_history_miss, 0);
 	assert_true(b->stats.arq_recovered > 0);
+	/* The delay never grew: every loss counts as the link's. */
+	assert_int_equal(a->stats.arq_congested, 0);
+	assert_int_equal(a->stats.loss_congested, 0);
+	assert_true(a->fec.loss > 0.005);
 	assert_int_equal(delivered, TOTAL);
 	/* Idle for 10 s: everything is given back on both sides. */
 	for (int t = 0; t < 11; t++, now += YIP_NS_PER_S) {
@@ -1315,6 +1320,78 @@ static void test_recovery_memory(void **state)
 	/* And it comes back when traffic does. */
 	ping(now, 2);
 	assert_true(recovery_mem(A) > 0);
+}
+
+/* Runs n packets A to B through the delay lines, 1200 bytes every 20 us,
+ * and a small one back every 1 ms (acknowledgements, as TCP sends them). */
+static void run_lines(struct delay_line *ab, struct delay_line *ba, uint64_t *now, uint32_t n)
+{
+	uint8_t pkt[1300];
+
+	for (uint32_t i = 0; i < n; i++, *now += 20 * 1000) {
+		yip_device_tx(&A->dev, *now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		if (i % 50 == 0)
+			yip_device_tx(&B->dev, *now, pkt, udp4(pkt, "10.0.0.2", "10.0.0.1", 40, i));
+		if (i % 10 == 0) {
+			yip_device_timers(&A->dev, *now);
+			yip_device_timers(&B->dev, *now);
+		}
+		ab->now = ba->now = *now;
+		pair_pump(&P, 0, *now, keep_delayed, ab);
+		pair_pump(&P, 1, *now, keep_delayed, ba);
+		line_release(ab, B, A, *now, NULL, 0);
+		line_release(ba, A, B, *now, NULL, 0);
+		pair_forget(B); /* what arrives is not counted here */
+	}
+}
+
+/*
+ * Loss that comes with a queue is congestion: the path's RTT has grown from
+ * 20 ms to 60 ms when A->B starts losing 3 %. The loss is the inner
+ * protocol's signal to slow down, so A neither resends what B misses nor
+ * raises its redundancy for it (both counted); on the same path without
+ * the queue it does both (test_recovery_memory).
+ */
+static void test_congestion_loss(void **state)
+{
+	static struct held qa[DELAY_SLOTS], qb[DELAY_SLOTS];
+	struct delay_line ab = {
+	    .rng = {.state = 7}, .lose = 0, .delay = 10 * YIP_NS_PER_MS, .q = qa};
+	struct delay_line ba = {
+	    .rng = {.state = 9}, .lose = 0, .delay = 10 * YIP_NS_PER_MS, .q = qb};
+	const struct yip_peer *a = A->dev.peers[0], *b = B->dev.peers[0];
+	uint64_t now = YIP_NS_PER_S;
+
+	(void)state;
+	ping(now, 1);
+	pair_forget(B);
+	run_lines(&ab, &ba, &now, 20000); /* 0.4 s clean at 20 ms: the base RTT */
+	assert_true(a->fec.rtt_min > 15 * YIP_NS_PER_MS && a->fec.rtt_min < 25 * YIP_NS_PER_MS);
+	assert_false(protect_queueing(a));
+	ab.delay = 50 * YIP_NS_PER_MS; /* a queue of 40 ms builds A->B */
+	run_lines(&ab, &ba, &now, 5000);
+	ab.lose = 3; /* and overflows */
+	run_lines(&ab, &ba, &now, 30000);
+	print_message(
+	    "queueing: rtt %.1f ms over a base of %.1f ms; nacks %llu, resent %llu, "
+	    "not resent %llu; loss windows held back %llu, estimate %.4f; B lost %llu\n",
+	    (double)a->fec.rtt_last / 1e6, (double)a->fec.rtt_min / 1e6,
+	    (unsigned long long)a->stats.nacks_received, (unsigned long long)a->stats.arq_sent,
+	    (unsigned long long)a->stats.arq_congested, (unsigned long long)a->stats.loss_congested,
+	    a->fec.loss, (unsigned long long)b->stats.lost);
+	assert_true(protect_queueing(a));
+	assert_true(b->stats.lost > 300);
+	assert_true(a->stats.nacks_received > 100);
+	assert_true(a->stats.arq_congested > 100);
+	assert_int_equal(a->stats.arq_sent, 0);
+	assert_true(a->stats.loss_congested > 10);
+	assert_true(a->fec.loss < 0.002); /* bulk stays without redundancy */
+	/* The queue drains: the same loss is the link's again. */
+	ab.delay = 10 * YIP_NS_PER_MS;
+	run_lines(&ab, &ba, &now, 30000);
+	assert_false(protect_queueing(a));
+	assert_true(a->stats.arq_sent > 0);
+	assert_true(a->fec.loss > 0.01);
 }
 
 /* Inner length of packet seq in the two byte-exact tests below. */
@@ -1439,6 +1516,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arq_previous_key_original, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_then_fec_rebuild, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_recovery_memory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_congestion_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fec_delivers_in_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_train_loss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mixed_sizes_rebuilt_exactly, setup, teardown),
