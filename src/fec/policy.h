@@ -28,7 +28,8 @@ double fec_block_failure(unsigned n, unsigned r, double p, double burst);
 
 /*
  * Chooses the parameters for class c given the estimated loss rate, mean
- * burst and smoothed round trip in seconds (0 when not measured yet).
+ * burst and the path's base round trip in seconds (its least recent RTT,
+ * without a queue's delay; 0 when not measured yet).
  */
 void fec_policy(enum flow_class c, double loss, double burst, double rtt, struct fec_params *out);
 

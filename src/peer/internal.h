@@ -199,6 +199,8 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 /* Closes open blocks and sends every repair still owed (before a key change). */
 void protect_flush(struct yip_peer *p, uint64_t now);
 uint64_t protect_timers(struct yip_peer *p, uint64_t now);
+/* The path's base RTT in ns: its least RTT sample of the last 10-20 s (0 = none yet). */
+uint64_t protect_base_rtt(const struct yip_peer *p);
 /*
  * Whether the path to the peer is queueing: its newest RTT sample stands
  * well above its base RTT, so loss now is a full queue's (congestion) and

@@ -214,14 +214,21 @@ static struct yip_retx *retx_find(struct yip_retx_ring *r, uint64_t counter)
  */
 #define QUEUEING_MIN_NS (5 * YIP_NS_PER_MS)
 
-bool protect_queueing(const struct yip_peer *p)
+uint64_t protect_base_rtt(const struct yip_peer *p)
 {
 	const struct yip_fec *f = &p->fec;
 	uint64_t base = f->rtt_min;
 
 	if (f->rtt_min_prev != 0 && f->rtt_min_prev < base)
 		base = f->rtt_min_prev;
-	return base != 0 && f->rtt_last > base + base / 4 + QUEUEING_MIN_NS;
+	return base;
+}
+
+bool protect_queueing(const struct yip_peer *p)
+{
+	uint64_t base = protect_base_rtt(p);
+
+	return base != 0 && p->fec.rtt_last > base + base / 4 + QUEUEING_MIN_NS;
 }
 
 void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
@@ -327,10 +334,11 @@ static void close_group(struct yip_peer *p, uint64_t now, int cls)
 
 		b->sent = 0;
 		/* Closed short: a shorter block needs fewer repairs. */
-		b->send = b->n < b->k
-		              ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss, f->burst,
-		                                         (double)f->srtt / 1e9, b->n, b->r)
-		              : b->r;
+		b->send =
+		    b->n < b->k
+		        ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss, f->burst,
+		                                   (double)protect_base_rtt(p) / 1e9, b->n, b->r)
+		        : b->r;
 	}
 	if (cls == FLOW_INTERACTIVE) {
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */

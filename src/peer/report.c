@@ -184,7 +184,7 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
 	}
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, f->loss, f->burst, (double)f->srtt / 1e9,
+		fec_policy((enum flow_class)c, f->loss, f->burst, (double)protect_base_rtt(p) / 1e9,
 		           &f->params[c]);
 	f->peer_ts = r.ts_us;
 	f->peer_ts_at = now;
