@@ -847,10 +847,6 @@ static int check_interface(struct parser *p)
 	}
 	if (cfg->has_ca && cfg->device_kind == YIP_DEVICE_TAP)
 		return fail_at(p, p->seen[KEY_CA], "ca: not supported with device_kind=tap yet");
-	/* obf_psk's handshake envelopes hold a 149-byte Init, not one with a
-	 * certificate in it. */
-	if (cfg->has_ca && cfg->obf)
-		return fail_at(p, p->seen[KEY_CA], "ca: not supported with obf_psk yet");
 	return 0;
 }
 
