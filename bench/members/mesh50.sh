@@ -142,11 +142,26 @@ unanswered=$(cat "$TMP"/sweep-* | awk '{ s += $1 } END { print s }')
 [ "$unanswered" -eq 0 ] || fail "$unanswered of $((N * (N - 1))) directions did not answer a ping"
 log "ping sweep: all $((N * (N - 1))) directions answered, in $(awk -v a="$t_sweep" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s ($((N * (N - 1))) ping processes)"
 
-# Memory and gossip, per daemon.
-rss=()
-for n in $NODES; do rss+=("$(awk '/^VmRSS/ { print $2 }' "/proc/$(pid_of "$n")/status")"); done
-printf '%s\n' "${rss[@]}" | sort -n | awk '{ a[NR] = $1; s += $1 } END {
-	printf "RSS per daemon: min %d KiB, median %d KiB, max %d KiB, mean %.0f KiB\n", a[1], a[int((NR + 1) / 2)], a[NR], s / NR }'
+# Memory per daemon: resident memory (VmRSS) and what loss recovery holds
+# for its peers (recovery_mem: buffers kept while a session carries data,
+# released 10 s after it goes idle), min / median / max / mean over the daemons.
+mem_report() {
+	local n rss rec
+	for n in $NODES; do
+		rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$(pid_of "$n")/status")
+		rec=$(yipctl_of "$n" show --json | python3 -c '
+import json, sys
+print(sum(p["recovery_mem"] for p in json.load(sys.stdin)["peers"]) // 1024)')
+		echo "$rss $rec"
+	done | python3 -c '
+import sys
+rows = [tuple(map(int, l.split())) for l in sys.stdin if l.strip()]
+def s(v):
+    v = sorted(v)
+    return "min %d KiB, median %d KiB, max %d KiB, mean %.0f KiB" % (v[0], v[(len(v) - 1) // 2], v[-1], sum(v) / len(v))
+print("RSS per daemon %s: %s; recovery buffers: %s" % (sys.argv[1], s([r[0] for r in rows]), s([r[1] for r in rows])))' "$1"
+}
+mem_report "after the mesh and the sweep"
 # Gossip at steady state: bytes each daemon sends in 30 s, all of them.
 gossip_tx() {
 	local n
@@ -160,6 +175,7 @@ g0=$(gossip_tx | awk '{ s += $1 } END { print s }')
 sleep 30
 g1=$(gossip_tx | awk '{ s += $1 } END { print s }')
 log "gossip at steady state: $(awk -v a="$g0" -v b="$g1" -v n="$N" 'BEGIN { printf "%.0f", (b - a) / n / 30 }') bytes/s sent per daemon (mean over 30 s)"
+mem_report "30 s later, idle"
 for n in n1 n3; do
 	yipctl_of "$n" show --json | python3 -c '
 import json, sys
