@@ -152,14 +152,17 @@ mem_report() {
 		rec=$(yipctl_of "$n" show --json | python3 -c '
 import json, sys
 print(sum(p["recovery_mem"] for p in json.load(sys.stdin)["peers"]) // 1024)')
-		echo "$rss $rec"
+		echo "$rss $rec $n"
 	done | python3 -c '
 import sys
-rows = [tuple(map(int, l.split())) for l in sys.stdin if l.strip()]
+rows = [l.split() for l in sys.stdin if l.strip()]
 def s(v):
     v = sorted(v)
     return "min %d KiB, median %d KiB, max %d KiB, mean %.0f KiB" % (v[0], v[(len(v) - 1) // 2], v[-1], sum(v) / len(v))
-print("RSS per daemon %s: %s; recovery buffers: %s" % (sys.argv[1], s([r[0] for r in rows]), s([r[1] for r in rows])))' "$1"
+top = sorted(rows, key=lambda r: -int(r[0]))[:3]
+print("RSS per daemon %s: %s (largest: %s); recovery buffers: %s" % (sys.argv[1],
+      s([int(r[0]) for r in rows]), ", ".join("%s %s KiB" % (r[2], r[0]) for r in top),
+      s([int(r[1]) for r in rows])))' "$1"
 }
 mem_report "after the mesh and the sweep"
 # Gossip at steady state: bytes each daemon sends in 30 s, all of them.
