@@ -57,9 +57,12 @@ bench-cpb: bench-deps build
 #                        docs/benchmarks/rendezvous.md. Options for build/yip-rdv-bench
 #                        (e.g. "--nodes 20000") in RDV_BENCH_ARGS=...
 # make bench-members     50 real yipd in network namespaces, a CA-gated network
-#                        with two roots and no [peer] blocks: time to a full
-#                        mesh of pings, memory per daemon, gossip bytes
-#                        (bench/members/mesh50.sh; root; MEMBERS_N=50)
+#                        with two roots and no [peer] blocks: time until every
+#                        daemon holds every record and has a session with every
+#                        other (polled with yipctl members), a ping sweep,
+#                        memory per daemon, gossip bytes (bench/members/mesh50.sh;
+#                        root; MEMBERS_N=50; raises the kernel's neighbour-table
+#                        limit for the run)
 .PHONY: bench-members
 bench-members: build
 	@./bench/members/mesh50.sh $(or $(MEMBERS_N),50)
@@ -75,11 +78,12 @@ bench-rendezvous: build
 #                    sockets: time until 99 % of nodes hold a new member's record and a
 #                    revocation, and control bytes per node per second in steady state
 #                    (bench/gossip-sim/sim.c). GOSSIP_NODES=1000 by default (about half a
-#                    minute); GOSSIP_NODES=10000 by hand (~7 GB of memory, 10-20 min).
+#                    minute); GOSSIP_NODES=10000 by hand (~7 GB of memory, 6-30 min).
+#                    Records are re-signed as yipd does (YIP_RECORD_RESIGN_S).
 #                    Writes docs/benchmarks/gossip-<nodes><GOSSIP_TAG>.{json,csv}, then
 #                    docs/benchmarks/gossip.md and gossip-convergence.svg from every such
-#                    run there. Options for build/yip-gossip-sim (e.g. "--refresh 21600",
-#                    with GOSSIP_TAG=-6h to keep the run apart) in GOSSIP_ARGS=...
+#                    run there. Options for build/yip-gossip-sim (e.g. "--refresh 3600",
+#                    with GOSSIP_TAG=-1h to keep the run apart) in GOSSIP_ARGS=...
 GOSSIP_NODES ?= 1000
 GOSSIP_TAG ?=
 .PHONY: gossip-sim

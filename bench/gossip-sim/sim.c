@@ -12,8 +12,11 @@
  *
  *   0 .. warm            the overlay forms
  *   warm .. +steady      steady state: every member re-signs its record
- *                        every --refresh seconds (random phase); control
- *                        bytes are counted per node
+ *                        every --refresh seconds (random phase; by default
+ *                        yipd's YIP_RECORD_RESIGN_S); control bytes are
+ *                        counted per node. By default the window is long
+ *                        enough for about 100 re-signed records (at least
+ *                        120 s), since the cost is per record
  *   join                 a new member starts, knowing only the roots, and
  *                        publishes its record: time until 99 % (and 100 %)
  *                        of the others hold it
@@ -51,6 +54,7 @@
 #include <time.h>
 
 #include "gossip/gossip.h"
+#include "peer/peer.h"
 #include "util/u64map.h"
 
 #define NS_PER_MS 1000000ULL
@@ -89,7 +93,7 @@ static struct {
 	const char *out, *command;
 	bool check;
 	unsigned degree;
-} opt = {1000, 1, 0.01, 3600, 100, 60, 120, 60, NULL, NULL, false, 6};
+} opt = {1000, 1, 0.01, YIP_RECORD_RESIGN_S, 100, 60, 0, 60, NULL, NULL, false, 6};
 
 /* Round trips between regions, ms: Europe, US east, US west, Asia, Oceania. */
 static const char *const region_names[5] = {"Europe", "US east", "US west", "Asia", "Oceania"};
@@ -158,6 +162,7 @@ static struct {
 	uint8_t net_id[GOSSIP_ID_LEN];
 	/* counters */
 	uint64_t lost, not_up, events, refused_hs, sessions_made;
+	uint64_t win_changes; /* records re-signed in the steady window */
 	uint64_t joiner_records, joiner_learned;
 	uint64_t win_bytes_type[8], win_msgs_type[8], win_hs_bytes;
 } S;
@@ -523,6 +528,8 @@ static void on_refresh(uint32_t i)
 	b = record_blob(i, ++n->seq);
 	if (gossip_put(n->g, S.now, b, 0) != 0)
 		die("node %u: gossip_put of its record failed", i);
+	if (S.in_window)
+		S.win_changes++;
 	gossip_blob_unref(b);
 	run_timers(i);
 	at(S.now + (uint64_t)(opt.refresh_s * NS_PER_S), EV_REFRESH, i, 0);
@@ -682,6 +689,11 @@ int main(int argc, char **argv)
 	}
 	if (opt.degree < 1 || opt.degree > 32)
 		die("--degree must be 1 to 32");
+	if (opt.steady_s == 0) { /* not given: about 100 records re-signed in the window */
+		opt.steady_s = 100 * opt.refresh_s / (double)opt.nodes;
+		if (opt.steady_s < 120)
+			opt.steady_s = 120;
+	}
 	if (opt.nodes < 10 || opt.loss >= 1 || opt.refresh_s < 1 || opt.steady_s < 1)
 		die("need --nodes >= 10, --loss < 1, --refresh >= 1, --steady >= 1");
 	clock_gettime(CLOCK_MONOTONIC, &w0);
@@ -854,9 +866,9 @@ int main(int argc, char **argv)
 	       S.joiner_learned ? (double)(S.joiner_learned - S.t_join) / NS_PER_S : -1.0);
 	printf("  revocation list:      99 %% after %.2f s, 100 %% after %.2f s\n",
 	       quantile_s(dr, kr, 0.99), quantile_s(dr, kr, 1.0));
-	printf("  steady state, control bytes per node per second: mean %.0f, median %.0f, "
-	       "p99 %.0f, max %.0f (roots %.0f)\n",
-	       mean, p50, p99, max, root_rate);
+	printf("  steady state (%.0f s, %llu records re-signed), control bytes per node per "
+	       "second: mean %.0f, median %.0f, p99 %.0f, max %.0f (roots %.0f)\n",
+	       win_s, (unsigned long long)S.win_changes, mean, p50, p99, max, root_rate);
 	printf("  by message (all nodes, B/s per node):");
 	for (unsigned t = 1; t <= 6; t++)
 		printf(" %s %.0f", type_names[t], (double)S.win_bytes_type[t] / opt.nodes / win_s);
@@ -898,17 +910,18 @@ int main(int argc, char **argv)
 			die("%s: cannot write", path);
 		fprintf(f,
 		        "{\"nodes\": %zu, \"degree\": %u, \"loss\": %.4f, \"refresh_s\": %.0f, "
-		        "\"rev_entries\": %u, "
+		        "\"steady_s\": %.0f, \"steady_changes\": %llu, \"rev_entries\": %u, "
 		        "\"rev_bytes\": %u, \"record_bytes\": %u, \"seed\": %llu,\n"
 		        " \"join_p99_s\": %.3f, \"join_p100_s\": %.3f, \"rev_p99_s\": %.3f, "
 		        "\"rev_p100_s\": %.3f,\n"
 		        " \"steady_mean_Bps\": %.1f, \"steady_p50_Bps\": %.1f, \"steady_p99_Bps\": "
 		        "%.1f, "
 		        "\"steady_max_Bps\": %.1f, \"steady_root_Bps\": %.1f,\n \"by_type_Bps\": {",
-		        opt.nodes, opt.degree, opt.loss, opt.refresh_s, opt.rev_entries,
-		        S.rev_new->len, RECORD_LEN, (unsigned long long)opt.seed,
-		        quantile_s(dj, kj, 0.99), quantile_s(dj, kj, 1.0), quantile_s(dr, kr, 0.99),
-		        quantile_s(dr, kr, 1.0), mean, p50, p99, max, root_rate);
+		        opt.nodes, opt.degree, opt.loss, opt.refresh_s, opt.steady_s,
+		        (unsigned long long)S.win_changes, opt.rev_entries, S.rev_new->len,
+		        RECORD_LEN, (unsigned long long)opt.seed, quantile_s(dj, kj, 0.99),
+		        quantile_s(dj, kj, 1.0), quantile_s(dr, kr, 0.99), quantile_s(dr, kr, 1.0),
+		        mean, p50, p99, max, root_rate);
 		for (unsigned t = 1; t <= 6; t++)
 			fprintf(f, "\"%s\": %.1f, ", type_names[t],
 			        (double)S.win_bytes_type[t] / opt.nodes / win_s);

@@ -5,6 +5,10 @@
 
 #include "wire/wire.h"
 
+/* Every handshake, certificate and all, fits an envelope with room to vary. */
+_Static_assert(WIRE_RESP_MAX <= WIRE_INIT_MAX, "the Init is the longest handshake");
+_Static_assert(WIRE_INIT_MAX + OBF_ENV_OVERHEAD < OBF_ENV_MAX, "an Init fits an envelope");
+
 #define LABEL_HP  "yip-obf-v1 hp"
 #define LABEL_TAG "yip-obf-v1 tag"
 #define LABEL_ENV "yip-obf-v1 env"
@@ -173,7 +177,7 @@ static size_t env_len(size_t len, size_t cap)
 
 size_t obf_wrap(const struct obf_keys *k, uint8_t *d, size_t len, size_t cap, bool inner_plain)
 {
-	uint8_t msg[WIRE_INIT_LEN];
+	uint8_t msg[WIRE_INIT_MAX];
 	size_t total, inner, pad;
 
 	if (len == 0)

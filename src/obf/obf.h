@@ -63,9 +63,13 @@
 #define OBF_PAD_BELOW    256 /* frames shorter than this are padded to a bucket */
 #define OBF_ENV_NONCE    24
 #define OBF_ENV_OVERHEAD (OBF_ENV_NONCE + 2 + 16) /* nonce, length, tag */
-#define OBF_ENV_MAX      1024                     /* longest envelope */
-#define OBF_JUNK_MIN     64
-#define OBF_JUNK_MAX     1024
+/* The longest envelope. A handshake with a certificate in it (an Init of
+ * up to WIRE_INIT_MAX, 917 bytes) still gets a spread of lengths, and a
+ * relayed envelope (a relay frame's 25 bytes more) fits a 1280-byte IPv6
+ * path with its IPv6 and UDP headers: 1200 + 25 + 48 = 1273. */
+#define OBF_ENV_MAX  1200
+#define OBF_JUNK_MIN 64
+#define OBF_JUNK_MAX 1024
 
 /* Bytes obf_wrap adds at most to a datagram that is not a handshake (a
  * relayed one: two trailers). Handshakes grow to at most OBF_ENV_MAX (+ a

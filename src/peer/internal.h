@@ -369,11 +369,8 @@ uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now);
 
 /* ---- records.c: member records ---------------------------------------------------- */
 
-/* How long our record is valid; it is signed again at half of that. */
-#define RECORD_LIFETIME_S 3600
-
-/* Our record, signed again if our endpoints or certificate changed or half
- * its life is gone; NULL on a node that is not CA-gated. */
+/* Our record, signed again if our endpoints or certificate changed or it
+ * is YIP_RECORD_RESIGN_S old; NULL on a node that is not CA-gated. */
 const struct member_record *records_own(struct yip_device *dev, uint64_t now);
 /* Is bytes (len) a valid record of the member with this key, at version
  * seq? Parsed into out; the verdict as member_record_check's. */

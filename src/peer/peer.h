@@ -377,6 +377,15 @@ struct yip_path {
 #define YIP_PEER_ALLOWED 8
 /* Peers a CA-gated node adds at run time, at most. */
 #define YIP_MAX_DYNAMIC_PEERS 1024
+/* How long a member's own record is valid, and the age at which it is
+ * signed again. A record is also signed again at once
+ * when its endpoints or certificate change, so this does not bound how
+ * stale endpoints are; it sets the steady cost of gossip, since every node
+ * receives every re-signed record (docs/gossip.md, "Cost": about
+ * 65 + 1 500 N / YIP_RECORD_RESIGN_S bytes a second per node for N
+ * members). bench/gossip-sim uses the same values. */
+#define YIP_RECORD_LIFETIME_S (12 * 3600)
+#define YIP_RECORD_RESIGN_S   (YIP_RECORD_LIFETIME_S / 2)
 
 struct yip_member;
 struct yip_members;

@@ -68,12 +68,12 @@ const struct member_record *records_own(struct yip_device *dev, uint64_t now)
 	       memcmp(ms->record.cert.raw, ms->cert.raw, ms->cert.len) == 0;
 	for (size_t i = 0; same && i < n; i++)
 		same = yip_sockaddr_eq(&ms->record.f.endpoints[i], &eps[i]);
-	/* Kept while it says the same and has more than half its life left. */
-	if (same && unix_now + RECORD_LIFETIME_S / 2 < ms->record.f.expires)
+	/* Kept while it says the same and is younger than YIP_RECORD_RESIGN_S. */
+	if (same && unix_now + YIP_RECORD_LIFETIME_S - YIP_RECORD_RESIGN_S < ms->record.f.expires)
 		return &ms->record;
 	member_sign_keypair(dev->private_key, spub, ssec);
 	if (member_record_sign(&ms->record, &ms->cert, frame_wall(dev) / YIP_NS_PER_MS,
-	                       unix_now + RECORD_LIFETIME_S, eps, n, ssec) != 0) {
+	                       unix_now + YIP_RECORD_LIFETIME_S, eps, n, ssec) != 0) {
 		sodium_memzero(ssec, sizeof(ssec));
 		return ms->has_record ? &ms->record : NULL;
 	}

@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		d[0] = WIRE_DATA + data[0] / 4 % 4;
 		break;
 	case 1: /* handshake */
-		if (len > WIRE_INIT_LEN || len == 0)
+		if (len > WIRE_INIT_MAX || len == 0)
 			return 0;
 		d[0] = WIRE_INIT + data[0] / 4 % 3;
 		break;

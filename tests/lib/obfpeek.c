@@ -1,12 +1,15 @@
 /*
- * yip-obfpeek PSK: for the netns tests' statistics (tests/netns/obf_dpi.sh).
- * Reads UDP payloads from standard input, one per line in hex, and prints
- * for each what a holder of the obf_psk (64 hex digits) makes of it:
- * "init", "resp", "cookie", "data", "repair", "report", "ctrl", "relay",
- * "junk" or "bad" (not authentic). A relay frame is opened as a node and
+ * yip-obfpeek [--lengths] PSK: for the netns tests' statistics
+ * (tests/netns/obf_dpi.sh, members_obf.sh). Reads UDP payloads from
+ * standard input, one per line in hex, and prints for each what a holder of
+ * the obf_psk (64 hex digits) makes of it: "init", "resp", "cookie",
+ * "data", "repair", "report", "ctrl", "relay", "junk" or "bad" (not
+ * authentic); with --lengths, each authentic datagram's plain length after
+ * its name ("init 341"). A relay frame is opened as a node and
  * as a server would, so both directions name what they carry. The capture itself cannot tell which
  * datagrams are handshakes: that is the point of obfuscation.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +30,11 @@ int main(int argc, char **argv)
 	                                    "repair", "report", "ctrl", "relay"};
 	uint8_t psk[OBF_PSK_LEN];
 	struct obf_keys k;
+	bool lengths = argc == 3 && strcmp(argv[1], "--lengths") == 0;
 
-	if (argc != 2 || sodium_init() < 0 || yip_hex_decode(psk, sizeof(psk), argv[1]) != 0) {
-		fprintf(stderr, "usage: yip-obfpeek PSK (64 hex digits) < payloads\n");
+	if (argc != 2 + lengths || sodium_init() < 0 ||
+	    yip_hex_decode(psk, sizeof(psk), argv[1 + lengths]) != 0) {
+		fprintf(stderr, "usage: yip-obfpeek [--lengths] PSK (64 hex digits) < payloads\n");
 		return 2;
 	}
 	obf_keys_init(&k, psk);
@@ -55,6 +60,8 @@ int main(int argc, char **argv)
 			puts("junk");
 		else if (r != OBF_OK || out[0] > WIRE_RELAY)
 			puts("bad");
+		else if (lengths)
+			printf("%s %zu\n", names[out[0]], len);
 		else
 			puts(names[out[0]]);
 	}

@@ -529,6 +529,7 @@ static void records(void **state)
 	const struct member_record *own;
 	struct yip_peer *p;
 	uint8_t pkt[64];
+	uint64_t seq;
 
 	(void)state;
 	keys(&A, 0);
@@ -566,6 +567,16 @@ static void records(void **state)
 	yip_device_tx(&B.n.dev, now, pkt, ip4(pkt, sizeof(pkt), 2, 1));
 	settle();
 	assert_int_equal(A.n.packets, 1);
+	/* A's record is valid YIP_RECORD_LIFETIME_S; A keeps it until it is
+	 * YIP_RECORD_RESIGN_S old and signs it again then. */
+	own = records_own(&A.n.dev, now);
+	seq = own->f.seq;
+	assert_true(own->f.expires >= A.n.wall / YIP_NS_PER_S + YIP_RECORD_LIFETIME_S - 1);
+	assert_true(own->f.expires <= A.n.wall / YIP_NS_PER_S + YIP_RECORD_LIFETIME_S + 1);
+	A.n.wall += (YIP_RECORD_RESIGN_S - 10) * YIP_NS_PER_S;
+	assert_int_equal(records_own(&A.n.dev, now)->f.seq, seq);
+	A.n.wall += 20 * YIP_NS_PER_S;
+	assert_true(records_own(&A.n.dev, now)->f.seq > seq);
 	teardown();
 }
 
@@ -659,9 +670,10 @@ static void gossip_three(void **state)
 	assert_int_equal(B.n.packets, 1);
 	assert_non_null(yip_device_peer(&A.n.dev, B.pub));
 	assert_non_null(yip_device_peer(&B.n.dev, A.pub));
-	/* Three hours later at R alone: A's and B's records have expired and
-	 * are dropped; R's own is signed again; the root set stays. */
-	R.n.wall += 3 * 3600 * YIP_NS_PER_S;
+	/* An hour past a record's lifetime, at R alone: A's and B's records
+	 * have expired and are dropped; R's own is signed again; the root set
+	 * stays. */
+	R.n.wall += (YIP_RECORD_LIFETIME_S + 3600) * YIP_NS_PER_S;
 	t += 6 * YIP_NS_PER_S;
 	yip_device_timers(&R.n.dev, t);
 	R.n.nout = 0;

@@ -125,19 +125,24 @@ static void round_trips(void **state)
 	}
 }
 
+/* Every handshake, a bare one or one carrying a certificate (up to
+ * WIRE_INIT_MAX and WIRE_RESP_MAX), opens again. */
 static void handshakes_in_envelopes(void **state)
 {
-	static const size_t lens[] = {WIRE_INIT_LEN, WIRE_RESP_LEN, WIRE_COOKIE_MSG};
-	static const uint8_t types[] = {WIRE_INIT, WIRE_RESP, WIRE_COOKIE};
+	static const size_t lens[] = {WIRE_INIT_LEN,       WIRE_RESP_LEN,       WIRE_COOKIE_MSG,
+	                              WIRE_INIT_LEN + 200, WIRE_RESP_LEN + 200, WIRE_INIT_MAX,
+	                              WIRE_RESP_MAX};
+	static const uint8_t types[] = {WIRE_INIT, WIRE_RESP, WIRE_COOKIE, WIRE_INIT,
+	                                WIRE_RESP, WIRE_INIT, WIRE_RESP};
 	uint8_t d[CAP], plain[CAP], out[CAP];
 	size_t out_len;
 
 	(void)state;
-	for (int i = 0; i < 300; i++) {
-		size_t len = lens[i % 3], n;
+	for (int i = 0; i < 700; i++) {
+		size_t len = lens[i % 7], n;
 
 		fill_random(plain, len);
-		plain[0] = types[i % 3];
+		plain[0] = types[i % 7];
 		memcpy(d, plain, len);
 		n = obf_wrap(&K, d, len, CAP, true);
 		assert_true(n >= len + OBF_ENV_OVERHEAD && n <= OBF_ENV_MAX);
@@ -145,6 +150,35 @@ static void handshakes_in_envelopes(void **state)
 		                 OBF_OK);
 		assert_int_equal(out_len, len);
 		assert_memory_equal(out, plain, len);
+	}
+	/* One byte longer than the longest Init is not a handshake we send. */
+	fill_random(d, WIRE_INIT_MAX + 1);
+	d[0] = WIRE_INIT;
+	assert_int_equal(obf_wrap(&K, d, WIRE_INIT_MAX + 1, CAP, true), 0);
+}
+
+/* Relayed through a rendezvous server, the longest Init's envelope still
+ * fits a 1280-byte IPv6 path (IPv6 and UDP headers: 48 bytes). */
+static void longest_handshake_relayed(void **state)
+{
+	uint8_t d[CAP], plain[CAP], out[CAP];
+	size_t n, out_len;
+
+	(void)state;
+	for (int i = 0; i < 200; i++) {
+		fill_random(plain + WIRE_RELAY_HDR, WIRE_INIT_MAX);
+		plain[WIRE_RELAY_HDR] = WIRE_INIT;
+		wire_relay_put(plain, WIRE_RELAY_TO_SERVER, 7, 9);
+		memcpy(d, plain, WIRE_RELAY_HDR + WIRE_INIT_MAX);
+		n = obf_wrap(&K, d, WIRE_RELAY_HDR + WIRE_INIT_MAX, CAP, true);
+		assert_true(n > 0 && n + 48 <= 1280);
+		/* The server opens its frame; the envelope inside stays closed. */
+		assert_int_equal(obf_open(&K, d, n, out, &out_len, WIRE_RELAY_TO_SERVER, false),
+		                 OBF_OK);
+		assert_int_equal(obf_open(&K, out + WIRE_RELAY_HDR, out_len - WIRE_RELAY_HDR, plain,
+		                          &n, -1, false),
+		                 OBF_OK);
+		assert_int_equal(n, WIRE_INIT_MAX);
 	}
 }
 
@@ -169,8 +203,26 @@ static void handshake_lengths_spread(void **state)
 	}
 	for (unsigned i = 0; i <= OBF_ENV_MAX; i++)
 		max = count[i] > max ? count[i] : max;
-	/* Uniform over ~900 lengths: ~22 each; no length near 1 % of them. */
+	/* Uniform over ~1 050 lengths: ~19 each; no length near 1 % of them. */
 	assert_true(max < n / 100);
+
+	/* The longest Init, certificate and all, still spreads over the
+	 * lengths from its least to OBF_ENV_MAX: each is about 1/242 of them. */
+	memset(count, 0, sizeof(count));
+	max = 0;
+	for (unsigned i = 0; i < n; i++) {
+		size_t w;
+
+		memset(d, 0, WIRE_INIT_MAX);
+		d[0] = WIRE_INIT;
+		w = obf_wrap(&K, d, WIRE_INIT_MAX, CAP, true);
+		assert_true(w >= WIRE_INIT_MAX + OBF_ENV_OVERHEAD && w <= OBF_ENV_MAX);
+		count[w]++;
+	}
+	for (unsigned i = 0; i <= OBF_ENV_MAX; i++)
+		max = count[i] > max ? count[i] : max;
+	assert_true(max < n / 100);
+	assert_true(count[WIRE_INIT_MAX + OBF_ENV_OVERHEAD] > 0 && count[OBF_ENV_MAX] > 0);
 }
 
 static void padding_buckets(void **state)
@@ -373,6 +425,7 @@ int main(void)
 	    cmocka_unit_test(frame_layout),
 	    cmocka_unit_test(round_trips),
 	    cmocka_unit_test(handshakes_in_envelopes),
+	    cmocka_unit_test(longest_handshake_relayed),
 	    cmocka_unit_test(handshake_lengths_spread),
 	    cmocka_unit_test(padding_buckets),
 	    cmocka_unit_test(frame_tamper_refused),
