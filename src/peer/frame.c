@@ -114,7 +114,7 @@ void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg,
                            int path, const union yip_sockaddr *to, int sock)
 {
 	struct yip_device *dev = p->dev;
-	struct yip_keypair *kp = &p->cur;
+	struct yip_keypair *kp = p->cur;
 	struct wire_hdr h;
 	struct out o;
 	uint8_t *d;
@@ -142,7 +142,7 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
                     const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
-	struct yip_keypair *kp = &p->cur;
+	struct yip_keypair *kp = p->cur;
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
 	uint8_t *d, *body;

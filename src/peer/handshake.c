@@ -56,7 +56,8 @@ void handshake_abandon(struct yip_peer *p)
 	if (!p->hs_pending)
 		return;
 	index_del(p->dev, p->hs_index);
-	noise_hs_wipe(&p->hs);
+	session_slot_free(p->dev, p->hs);
+	p->hs = NULL;
 	p->hs_pending = false;
 	p->hs_index = 0;
 }
@@ -148,7 +149,12 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	n = init_targets(p, now, targets);
 	if (n == 0 || index_add(dev, p, &p->hs_index) != 0)
 		return;
-	noise_hs_init(&p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
+	p->hs = session_slot_new(dev);
+	if (p->hs == NULL) {
+		index_del(dev, p->hs_index);
+		return;
+	}
+	noise_hs_init(p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
 	/* Rounded down to 2^24 ns (17 ms): a responder accepts only a newer
 	 * one, so a peer cannot make it take more than ~60 Inits a second. */
@@ -158,9 +164,10 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		memcpy(payload + WIRE_INIT_PAYLOAD, cert, clen);
 
 	msg1 = wire_init_put(d, p->hs_index);
-	if (noise_write_msg1(&p->hs, payload, plen, msg1, msg1_len) != (int)msg1_len) {
+	if (noise_write_msg1(p->hs, payload, plen, msg1, msg1_len) != (int)msg1_len) {
 		index_del(dev, p->hs_index);
-		noise_hs_wipe(&p->hs);
+		session_slot_free(dev, p->hs);
+		p->hs = NULL;
 		return;
 	}
 	wire_init_mac1_put_n(d, len, p->mac1_key);
@@ -427,10 +434,15 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	handshake_abandon(p);
 	p->hs_unanswered = 0; /* it reached us: whatever we sent will reach it too */
 
-	kp = &p->next;
-	session_clear(dev, kp);
+	session_clear(dev, &p->next);
+	kp = session_slot_new(dev);
+	if (kp == NULL) {
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
 	if (index_add(dev, p, &kp->local_index) != 0) {
 		/* No free index after many draws: the table is badly overfull. */
+		session_slot_free(dev, kp);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
@@ -447,12 +459,13 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	                     wire_resp_put(resp, kp->local_index, kp->remote_index),
 	                     msg2_len) != (int)msg2_len) {
 		index_del(dev, kp->local_index);
-		sodium_memzero(kp, sizeof(*kp));
+		session_slot_free(dev, kp);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
 	wire_mac1_put(resp, rlen, p->mac1_key);
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
+	p->next = kp;
 	session_install(p, kp, now, frame_wall(dev));
 	path_confirm(p, now, from, false);
 	/* The Resp goes back the way the Init came. */
@@ -500,6 +513,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	bool admit = false;
 	struct wire_resp m;
 	int plen;
+	struct yip_keypair *kp;
 	struct yip_peer *p;
 	struct noise_hs hs;
 	char name[9];
@@ -518,7 +532,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 		return NULL;
 	}
 	/* Work on a copy: a forged Resp must not spoil the pending handshake. */
-	hs = p->hs;
+	hs = *p->hs;
 	/* The responder must pick one of the ciphers we offered. */
 	plen = noise_read_msg2(&hs, m.msg2, m.msg2_len, payload, sizeof(payload));
 	if (plen < WIRE_RESP_PAYLOAD ||
@@ -555,16 +569,19 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	session_retire_current(p, now);
 	session_clear(dev, &p->next);
 
-	p->cur.local_index = p->hs_index; /* the index now names the session */
-	p->cur.remote_index = m.sender;
-	p->cur.initiator = true;
-	keys_split(&p->cur, &hs, (enum yip_cipher)cipher);
+	/* The handshake's slot, wiped, takes the keys it made. */
+	kp = session_slot_reuse(p->hs);
+	p->hs = NULL;
+	kp->local_index = p->hs_index; /* the index now names the session */
+	kp->remote_index = m.sender;
+	kp->initiator = true;
+	keys_split(kp, &hs, (enum yip_cipher)cipher);
 	noise_hs_wipe(&hs);
-	noise_hs_wipe(&p->hs);
 	p->hs_pending = false;
 	p->hs_index = 0;
 	p->hs_unanswered = 0;
-	session_install(p, &p->cur, now, frame_wall(dev));
+	p->cur = kp;
+	session_install(p, kp, now, frame_wall(dev));
 	if (!p->is_server)
 		path_confirm(p, now, from, false);
 	p->last_rx = now;

@@ -6,7 +6,7 @@
  *
  *   timer.c      the peers' deadlines: a heap, so a tick costs only the due peers
  *   index.c      a datagram finds its peer: session index or static key
- *   session.c    key slots (previous, current, next) and their lifetimes
+ *   session.c    key slots (previous, current, next; handshakes) and their lifetimes
  *   path.c       a peer's candidate paths and the current one
  *   icmp.c       ICMP unreachable replies (builds them; sends nothing)
  *   frame.c      seal and send, open, deliver: the engine's only yip_io calls
@@ -85,7 +85,16 @@ struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KE
 
 /* ---- session.c: key slots and their lifetimes ------------------------------ */
 
-void session_clear(struct yip_device *dev, struct yip_keypair *kp);
+/* A zeroed key slot (union yip_key_slot), or NULL: the device's key memory
+ * is used up (counted in dev->keys.refused), or the heap is. */
+void *session_slot_new(struct yip_device *dev);
+/* The slot, wiped, to hold a keypair instead (a handshake's, for its keys). */
+struct yip_keypair *session_slot_reuse(void *slot);
+/* Wipes the slot and gives it back; NULL is ignored. */
+void session_slot_free(struct yip_device *dev, void *slot);
+/* Ends the session in *kp, if any: its index goes, its slot is wiped and
+ * given back, and *kp becomes NULL. */
+void session_clear(struct yip_device *dev, struct yip_keypair **kp);
 /* Marks freshly split keys usable; wall is the time of day, for yipctl. */
 void session_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now, uint64_t wall);
 /* current -> previous (kept prev_overlap for late datagrams); current empty. */

@@ -4,10 +4,10 @@
  * Peers live on the heap, one allocation each, and dev->peers lists them:
  * the configured ones first, then the dynamic ones a CA-gated node adds at
  * run time for members it admits and roots it is told of. Adding a peer
- * allocates everything it will ever need (its queue, its loss-recovery
- * buffers, room in the index, key and timer tables), so the data path
- * never allocates; removing one wipes its keys and takes it out of every
- * table that can point at it.
+ * makes room for it in the index, key and timer tables, so the data path
+ * never allocates; its keys take key slots per handshake (session.c), its
+ * queue and loss-recovery buffers come when first used. Removing a peer
+ * wipes its keys and takes it out of every table that can point at it.
  *
  * Membership (docs/membership.md): the CA key, our certificate, the root
  * set and the revocation list, and what a peer's certificate says; the
@@ -110,9 +110,10 @@ void peer_free(struct yip_peer *p)
 	struct yip_device *dev = p->dev;
 	size_t last = dev->n_peers - 1;
 
-	noise_hs_wipe(&p->hs);
 	if (p->hs_pending)
 		index_del(dev, p->hs_index);
+	session_slot_free(dev, p->hs);
+	p->hs = NULL;
 	session_clear(dev, &p->prev);
 	session_clear(dev, &p->cur);
 	session_clear(dev, &p->next);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pair.h"
@@ -167,9 +168,9 @@ static void test_cipher_negotiation(void **state)
 		}
 		assert_int_equal(B->ndelivered, 1);
 		assert_int_equal(A->ndelivered, 1);
-		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
-		assert_int_equal(A->dev.peers[0]->cur.recv.cipher, cases[i].want);
-		assert_int_equal(B->dev.peers[0]->cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->recv.cipher, cases[i].want);
+		assert_int_equal(B->dev.peers[0]->cur->send.cipher, cases[i].want);
 		/* A rekey (A initiated, so it rekeys first) chooses the same. */
 		now += timing.rekey_after + YIP_NS_PER_S;
 		yip_device_timers(&A->dev, now);
@@ -177,7 +178,7 @@ static void test_cipher_negotiation(void **state)
 		ping(now, 99);
 		assert_int_equal(B->ndelivered, 2);
 		assert_int_equal(A->dev.peers[0]->stats.handshakes, 2);
-		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->send.cipher, cases[i].want);
 	}
 	node_ciphers[0] = node_ciphers[1] = 0;
 }
@@ -206,6 +207,82 @@ static void test_rekey_without_loss(void **state)
 	}
 	assert_int_equal(A->dev.peers[0]->stats.rx_packets, sent);
 	assert_int_equal(B->dev.peers[0]->stats.rx_packets, sent);
+}
+
+/*
+ * Key slots (struct yip_key_store). A's engine gets memory for them as
+ * yipd gives it (sized for all its peers); B takes them from the heap.
+ * 200 configured peers that never talk hold none; a session holds one and
+ * a rekey at most YIP_KEY_SLOTS_PER_PEER, taken lowest first and reused,
+ * so 20 s of rekeys every 2 s touch a few slots of A's memory. Once the
+ * keys have expired and the handshakes given up, every slot is back and
+ * A's memory is all zeros again but for the free slots' links: each slot
+ * was wiped when it was freed.
+ */
+static void test_key_slots(void **state)
+{
+	const struct pair_opts o = {.timing = &timing, .out_cap = MAXQ, .extra_peers = 200};
+	uint64_t now = YIP_NS_PER_S, end;
+	size_t len, max_held[2] = {0, 0};
+	struct pair K;
+	uint8_t *mem;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(pair_init(&K, &o, err, sizeof(err)), 0);
+	len = yip_device_key_memory_size(&K.n[0].dev);
+	assert_int_equal(len, 201 * YIP_KEY_SLOTS_PER_PEER * sizeof(union yip_key_slot));
+	mem = aligned_alloc(_Alignof(union yip_key_slot), len);
+	assert_non_null(mem);
+	memset(mem, 0, len);
+	yip_device_key_memory(&K.n[0].dev, mem, len);
+	assert_int_equal(K.n[0].dev.keys.held, 0);
+	assert_int_equal(K.n[1].dev.keys.held, 0);
+
+	for (int i = 0; i < 400; i++, now += 50 * YIP_NS_PER_MS) {
+		uint8_t pkt[64];
+
+		pair_timers(&K, now);
+		pair_settle(&K, now);
+		yip_device_tx(&K.n[0].dev, now, pkt, ip4(pkt, "10.0.0.1", "10.0.0.2", 1));
+		pair_settle(&K, now);
+		yip_device_tx(&K.n[1].dev, now, pkt, ip4(pkt, "10.0.0.2", "10.0.0.1", 2));
+		pair_settle(&K, now);
+		for (int n = 0; n < 2; n++)
+			if (K.n[n].dev.keys.held > max_held[n])
+				max_held[n] = K.n[n].dev.keys.held;
+	}
+	print_message("key slots over %llu handshakes: at most %zu and %zu held, %zu of A's %zu "
+	              "slots ever used\n",
+	              (unsigned long long)K.n[0].dev.peers[0]->stats.handshakes, max_held[0],
+	              max_held[1], K.n[0].dev.keys.used, K.n[0].dev.keys.n);
+	assert_true(K.n[0].dev.peers[0]->stats.handshakes >= 8);
+	assert_true(K.n[1].packets >= 390 && K.n[0].packets >= 390);
+	for (int n = 0; n < 2; n++) {
+		assert_true(max_held[n] >= 2); /* the old keys stay a while after a rekey */
+		assert_true(max_held[n] <= YIP_KEY_SLOTS_PER_PEER);
+	}
+	assert_true(K.n[0].dev.keys.used >= 2 && K.n[0].dev.keys.used <= YIP_KEY_SLOTS_PER_PEER);
+	assert_int_equal(K.n[0].dev.keys.refused, 0);
+
+	/* Silence: nothing arrives any more. Keys expire, handshakes give up. */
+	end = now + 2 * timing.rekey_attempt;
+	while (now < end) {
+		uint64_t next = pair_timers(&K, now);
+
+		pair_discard(&K.n[0]);
+		pair_discard(&K.n[1]);
+		now = next > now && next < end ? next : now + YIP_NS_PER_S;
+	}
+	assert_false(K.n[0].dev.peers[0]->hs_pending);
+	assert_int_equal(K.n[0].dev.keys.held, 0);
+	assert_int_equal(K.n[1].dev.keys.held, 0);
+	/* A free slot holds the link to the next free one, and nothing else. */
+	for (size_t i = 0; i < len; i++)
+		if (mem[i] != 0 && i % sizeof(union yip_key_slot) >= sizeof(void *))
+			fail_msg("byte %zu of the key memory is not wiped", i);
+	pair_free(&K);
+	free(mem);
 }
 
 static void test_replayed_init_refused(void **state)
@@ -1422,6 +1499,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handshake_and_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cipher_negotiation, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
+	    cmocka_unit_test(test_key_slots),
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cookie_answers_capped, setup, teardown),
