@@ -133,7 +133,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	}
 	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->sockbuf ||
 	    (dev->obf && !dev->obfbuf) ||
-	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0) {
+	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0 ||
+	    peers_reserve(dev, cfg->n_peers) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}

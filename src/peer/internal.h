@@ -78,6 +78,8 @@ void index_del(struct yip_device *dev, uint32_t index);
 struct yip_peer *index_find(const struct yip_device *dev, uint32_t index);
 /* Grows the session index table for n peers and servers (rehashes). 0, or -1. */
 int index_reserve(struct yip_device *dev, size_t n);
+/* Grows the key table for n peers (before they are added). 0, or -1. */
+int index_key_reserve(struct yip_device *dev, size_t n);
 /* Enters p, already in dev->peers, in the key table (grown as needed). 0, or -1. */
 int index_key_add(struct yip_device *dev, struct yip_peer *p);
 void index_key_del(struct yip_device *dev, struct yip_peer *p);
@@ -291,6 +293,9 @@ struct yip_members {
 	struct member_record scratch; /* for checking a record */
 };
 
+/* Room in every table for n peers (the configured ones, before they are
+ * added one by one), so that adding them leaves no holes in the heap. */
+int peers_reserve(struct yip_device *dev, size_t n);
 /*
  * A new peer with static key pub, appended to dev->peers with its
  * key-derived address routed to it; everything it needs is allocated here.

@@ -44,6 +44,22 @@ int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size
 	return route_add(p->dev, c, p, err, errlen);
 }
 
+int peers_reserve(struct yip_device *dev, size_t n)
+{
+	if (n > dev->cap_peers) {
+		struct yip_peer **t = realloc(dev->peers, n * sizeof(*t));
+
+		if (t == NULL)
+			return -1;
+		dev->peers = t;
+		dev->cap_peers = n;
+	}
+	if (timer_reserve(dev, n) != 0 || index_reserve(dev, n + dev->n_servers) != 0 ||
+	    index_key_reserve(dev, n) != 0)
+		return -1;
+	return 0;
+}
+
 struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
                           char *err, size_t errlen)
 {
