@@ -10,7 +10,7 @@
  * makes its next Init's mac2 with it.
  *
  *   cookie     = BLAKE2b(outlen 16, key = a secret that changes every 2 minutes,
- *                        message = source IP (4 or 16 bytes) || port (2))
+ *                        message = the Init's source (struct cookie_source))
  *   Cookie msg = XChaCha20-Poly1305(key = BLAKE2b-256("yip-cookie-v1" || responder's
  *                        static public key), nonce = 24 random bytes,
  *                        ad = the Init's mac1, plaintext = cookie)
@@ -32,6 +32,23 @@
 #define COOKIE_SECRET_AGE (120ULL * 1000000000ULL) /* the secret changes this often */
 #define COOKIE_KEEP       (110ULL * 1000000000ULL) /* an initiator uses a cookie this long */
 
+/*
+ * Who an Init came from, as a cookie binds it: its source address and port
+ * (IP, 4 or 16 bytes || port, 2), or, for an Init a rendezvous server
+ * relayed, the relay path: 'R' || the server's IP || its port || the
+ * sender's relay id there (4 bytes). The lengths differ, so the two kinds
+ * never give the same bytes.
+ */
+#define COOKIE_SOURCE_MAX 23
+struct cookie_source {
+	uint8_t b[COOKIE_SOURCE_MAX];
+	uint8_t len;
+};
+
+void cookie_source_addr(struct cookie_source *s, const union yip_sockaddr *a);
+void cookie_source_relay(struct cookie_source *s, const union yip_sockaddr *server,
+                         uint32_t relay_id);
+
 /* The responder's side. */
 struct cookie_checker {
 	uint8_t secret[32];
@@ -52,12 +69,12 @@ void cookie_checker_wipe(struct cookie_checker *c);
 bool cookie_under_load(struct cookie_checker *c, uint64_t now, unsigned threshold);
 
 /* Whether the Init d (len bytes, a valid Init's length) has a mac2 made with src's cookie. */
-bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+bool cookie_check(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len);
 
 /* Writes the Cookie message answering Init d (len bytes) from src into out
  * (WIRE_COOKIE_MSG bytes). */
-void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+void cookie_reply(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len, uint8_t out[WIRE_COOKIE_MSG]);
 
 /* The initiator's side, one per responder. */

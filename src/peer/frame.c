@@ -91,6 +91,26 @@ void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int soc
 		dev->io.udp_send(dev->io.ctx, to, len, 0);
 }
 
+void frame_send_back(struct yip_device *dev, const struct yip_from *from, const uint8_t *d,
+                     size_t len)
+{
+	const struct yip_server *s;
+	struct out o;
+
+	if (from->server < 0) {
+		frame_send_to(dev, &from->addr, from->sock, d, len);
+		return;
+	}
+	s = &dev->servers[from->server];
+	o.sock = 0;
+	o.buf = dev->io.udp_buf(dev->io.ctx);
+	o.hdr = WIRE_RELAY_HDR;
+	o.to = &s->peer.endpoint;
+	wire_relay_put(o.buf, WIRE_RELAY_TO_SERVER, s->token, from->relay_id);
+	memmove(o.buf + o.hdr, d, len);
+	out_send(dev, &o, len, 0);
+}
+
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 {
 	struct out o;

@@ -265,18 +265,30 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
 }
 
-/* The per-source budget of Inits: a token bucket per hashed address. */
-static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src)
+/*
+ * The per-source budget of Inits: a token bucket per hashed source. A
+ * direct Init's source is its address (every port of a host shares it); a
+ * relayed one's is its relay path: the server's address and port and the
+ * sender's relay id there.
+ */
+static bool source_allowed(struct yip_device *dev, uint64_t now, const struct yip_from *from)
 {
-	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	const union yip_sockaddr *a = &from->addr;
+	uint8_t src[1 + 16 + 2 + 4] = {0}, h[crypto_shorthash_BYTES];
 	uint64_t v;
 	size_t i;
 
-	if (src->sa.sa_family == AF_INET)
-		memcpy(ip, &src->in4.sin_addr, 4);
+	if (a->sa.sa_family == AF_INET)
+		memcpy(src + 1, &a->in4.sin_addr, 4);
 	else
-		memcpy(ip, &src->in6.sin6_addr, 16);
-	crypto_shorthash(h, ip, sizeof(ip), dev->hash_key);
+		memcpy(src + 1, &a->in6.sin6_addr, 16);
+	if (from->server >= 0) {
+		src[0] = 'R';
+		memcpy(src + 17, a->sa.sa_family == AF_INET ? &a->in4.sin_port : &a->in6.sin6_port,
+		       2);
+		memcpy(src + 19, &from->relay_id, 4);
+	}
+	crypto_shorthash(h, src, sizeof(src), dev->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % YIP_INIT_BUCKETS;
 	return yip_bucket_take(&dev->init_bucket[i], now, YIP_INIT_RATE, 2 * YIP_INIT_RATE);
@@ -309,6 +321,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	bool admit = false;
 	int back, plen;
 	struct wire_init_payload pl;
+	struct cookie_source csrc;
 	struct wire_init m;
 	struct noise_hs hs;
 	struct yip_keypair *kp;
@@ -325,26 +338,31 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		return;
 	}
 	/* Before any Diffie-Hellman: under load, only an Init that proves its
-	 * address with a cookie; and never more than the source's budget.
-	 * (A relayed Init comes from a server that checked its sender.) */
-	if (from->server < 0) {
-		/* With obf_psk no cookie is ever sent: it would answer replayed
-		 * Inits (docs/obfuscation.md); the budget below still holds. */
-		if (!dev->obf && cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
-		    !cookie_check(&dev->cookies, now, &from->addr, d, len)) {
-			uint8_t reply[WIRE_COOKIE_MSG];
+	 * source with a cookie; and never more than the source's budget. A
+	 * relayed Init is no exception: the token that shows a server relayed
+	 * it travels in the clear, so anyone on the path between us and the
+	 * server can forge one. Its source is the relay path (the server and
+	 * the sender's relay id there), and its Cookie goes back that way.
+	 * With obf_psk no cookie is ever sent: it would answer replayed Inits
+	 * (docs/obfuscation.md); the budget still holds. */
+	if (from->server < 0)
+		cookie_source_addr(&csrc, &from->addr);
+	else
+		cookie_source_relay(&csrc, &from->addr, from->relay_id);
+	if (!dev->obf && cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
+	    !cookie_check(&dev->cookies, now, &csrc, d, len)) {
+		uint8_t reply[WIRE_COOKIE_MSG];
 
-			if (cookie_answer_allowed(dev, now)) {
-				cookie_reply(&dev->cookies, now, &from->addr, d, len, reply);
-				frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
-			}
-			yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
-			return;
+		if (cookie_answer_allowed(dev, now)) {
+			cookie_reply(&dev->cookies, now, &csrc, d, len, reply);
+			frame_send_back(dev, from, reply, sizeof(reply));
 		}
-		if (!source_allowed(dev, now, &from->addr)) {
-			yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
-			return;
-		}
+		yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
+		return;
+	}
+	if (!source_allowed(dev, now, from)) {
+		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+		return;
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
 	              dev->public_key, NULL);

@@ -154,6 +154,11 @@ uint64_t frame_wall(struct yip_device *dev);
 /* Sends the len-byte datagram d straight to `to` from our socket sock (0: the main one). */
 void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
                    size_t len);
+/* Sends the len-byte datagram d (not sealed: a Cookie) back the way a
+ * datagram came: to its source, or through the server that relayed it to
+ * the sender's relay id there. */
+void frame_send_back(struct yip_device *dev, const struct yip_from *from, const uint8_t *d,
+                     size_t len);
 /* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
 /* Seals a control message to p (a server or a peer) and sends it on its
