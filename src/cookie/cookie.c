@@ -21,6 +21,7 @@ void cookie_checker_init(struct cookie_checker *c, const uint8_t our_pub[YIP_KEY
 {
 	memset(c, 0, sizeof(*c));
 	seal_key(c->seal_key, our_pub);
+	randombytes_buf(c->nonce_base, sizeof(c->nonce_base));
 }
 
 void cookie_checker_wipe(struct cookie_checker *c)
@@ -101,12 +102,17 @@ void cookie_reply(struct cookie_checker *c, uint64_t now, const struct cookie_so
 	uint8_t cookie[WIRE_COOKIE_LEN];
 	struct wire_init m;
 	uint8_t *nonce;
+	uint64_t n;
 
 	if (!wire_init_get(&m, d, len))
 		return;
 	cookie_of(c, now, src, cookie);
 	nonce = wire_cookie_put(out, m.sender);
-	randombytes_buf(nonce, WIRE_COOKIE_NONCE);
+	/* The base with the count added to its first 8 bytes (cookie.h). */
+	memcpy(nonce, c->nonce_base, WIRE_COOKIE_NONCE);
+	memcpy(&n, c->nonce_base, sizeof(n));
+	n += c->sealed++;
+	memcpy(nonce, &n, sizeof(n));
 	crypto_aead_xchacha20poly1305_ietf_encrypt(nonce + WIRE_COOKIE_NONCE, NULL, cookie,
 	                                           sizeof(cookie), d + len - 2 * WIRE_MAC_LEN,
 	                                           WIRE_MAC_LEN, NULL, nonce, c->seal_key);

@@ -12,11 +12,17 @@
  *   cookie     = BLAKE2b(outlen 16, key = a secret that changes every 2 minutes,
  *                        message = the Init's source (struct cookie_source))
  *   Cookie msg = XChaCha20-Poly1305(key = BLAKE2b-256("yip-cookie-v1" || responder's
- *                        static public key), nonce = 24 random bytes,
+ *                        static public key), nonce = 24 bytes, never the same twice,
  *                        ad = the Init's mac1, plaintext = cookie)
  *
  * Binding the reply to the Init's mac1 means only whoever sent that Init
- * (and anyone on its path) can open it. Pure: the caller passes the time.
+ * (and anyone on its path) can open it. The seal key lasts as long as the
+ * responder's key, so a nonce must never repeat; it need not be secret or
+ * unpredictable. Each checker draws a random 24-byte base once and adds
+ * the number of Cookies it has sealed to its first 8 bytes: unique within
+ * a run (2^64 Cookies), and across runs as unlikely to meet as random
+ * nonces, at the price of one random draw per run instead of one system
+ * call (getrandom) per Cookie. Pure: the caller passes the time.
  */
 #ifndef YIP_COOKIE_COOKIE_H
 #define YIP_COOKIE_COOKIE_H
@@ -54,6 +60,8 @@ struct cookie_checker {
 	uint8_t secret[32];
 	uint64_t secret_at; /* 0: none made yet */
 	uint8_t seal_key[YIP_KEY_LEN];
+	uint8_t nonce_base[WIRE_COOKIE_NONCE]; /* random, drawn at init */
+	uint64_t sealed;                       /* Cookies sealed so far */
 	/* Load: Inits past mac1 in the current one-second window, and in the last. */
 	uint64_t window_at;
 	unsigned count, last_count;

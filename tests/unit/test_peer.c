@@ -10,9 +10,11 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cookie/cookie.h"
 #include "pair.h"
 #include "peer/peer.h"
 #include "util/clock.h"
@@ -395,6 +397,65 @@ static void test_cookie_answers_capped(void **state)
 	flood_many(now, YIP_COOKIE_RATE);
 	sent = B->datagrams - sent;
 	assert_true(sent >= YIP_COOKIE_RATE / 2 - 1 && sent <= YIP_COOKIE_RATE / 2 + 1);
+}
+
+/*
+ * Cookie nonces: a checker seals every Cookie under one key for its whole
+ * life, so no two of its nonces may be equal (they come from a random base
+ * and a count, not a random draw each). Every Cookie opens for the Init it
+ * answers; a checker made again (a restart) starts elsewhere. A cookie
+ * binds its source: one made for a relay path (server, relay id) is no
+ * good from another relay id or from the server's address itself.
+ */
+static void test_cookie_nonces_and_sources(void **state)
+{
+	enum { N = 2000 };
+	static uint8_t nonces[N][WIRE_COOKIE_NONCE];
+	uint8_t pub[YIP_KEY_LEN], key[YIP_KEY_LEN], init[WIRE_INIT_LEN], msg[WIRE_COOKIE_MSG];
+	struct cookie_checker c, again;
+	struct cookie_source relay1, relay2, direct;
+	union yip_sockaddr server;
+	struct wire_cookie m;
+	struct cookie_jar j;
+	uint64_t now = YIP_NS_PER_S;
+
+	(void)state;
+	randombytes_buf(pub, sizeof(pub));
+	cookie_checker_init(&c, pub);
+	cookie_jar_init(&j, pub);
+	wire_mac1_key(key, pub);
+	memset(init, 0x55, sizeof(init));
+	wire_init_put(init, 77);
+	wire_init_mac1_put(init, key);
+	cookie_jar_stamp(&j, now, init, sizeof(init));
+	set_v4(&server, "198.51.100.1", 7000);
+	cookie_source_relay(&relay1, &server, 1);
+	cookie_source_relay(&relay2, &server, 2);
+	cookie_source_addr(&direct, &server);
+	for (int i = 0; i < N; i++) {
+		cookie_reply(&c, now, &relay1, init, sizeof(init), msg);
+		assert_true(wire_cookie_get(&m, msg, sizeof(msg)));
+		assert_true(cookie_jar_take(&j, now, &m));
+		memcpy(nonces[i], m.nonce, WIRE_COOKIE_NONCE);
+	}
+	for (int i = 0; i < N; i++)
+		for (int k = i + 1; k < N; k++)
+			if (memcmp(nonces[i], nonces[k], WIRE_COOKIE_NONCE) == 0)
+				fail_msg("Cookies %d and %d share a nonce", i, k);
+	cookie_checker_init(&again, pub);
+	cookie_reply(&again, now, &relay1, init, sizeof(init), msg);
+	assert_true(wire_cookie_get(&m, msg, sizeof(msg)));
+	assert_memory_not_equal(m.nonce, nonces[0], WIRE_COOKIE_NONCE);
+
+	/* The next Init carries a mac2 made with the relay path's cookie. */
+	wire_init_put(init, 78);
+	wire_init_mac1_put(init, key);
+	cookie_jar_stamp(&j, now, init, sizeof(init));
+	assert_true(cookie_check(&c, now, &relay1, init, sizeof(init)));
+	assert_false(cookie_check(&c, now, &relay2, init, sizeof(init)));
+	assert_false(cookie_check(&c, now, &direct, init, sizeof(init)));
+	cookie_checker_wipe(&c);
+	cookie_checker_wipe(&again);
 }
 
 static void test_glare(void **state)
@@ -1503,6 +1564,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cookie_answers_capped, setup, teardown),
+	    cmocka_unit_test(test_cookie_nonces_and_sources),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),
