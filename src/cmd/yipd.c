@@ -232,17 +232,28 @@ static enum yip_io_driver io_driver(const struct yip_config *cfg)
 	return cfg->io;
 }
 
+/* The engine's key memory (yip_device_key_memory), unmapped at exit. */
+struct key_memory {
+	void *mem;
+	size_t len;
+};
+
 /*
  * Keeps the engine's keys out of core dumps and swap: the device (our
- * private key; sodium_malloc already did it) and the peers and servers with
- * their session and handshake keys.
+ * private key; sodium_malloc already did it), the key slots that hold every
+ * session's keys and every handshake's state, for configured peers, members
+ * added at run time and servers alike (memory locked as it is first
+ * used), and the servers (our relay tokens).
  */
-static void protect_keys(const struct yip_device *dev)
+static void protect_keys(struct yip_device *dev, struct key_memory *km)
 {
-	/* The configured peers; those added at run time are wiped when
-	 * removed, and core dumps are off altogether (sandbox_nodump). */
-	for (size_t i = 0; i < dev->n_peers; i++)
-		sandbox_protect(dev->peers[i], sizeof(*dev->peers[i]));
+	km->len = yip_device_key_memory_size(dev);
+	km->mem = sandbox_key_memory(km->len);
+	if (km->mem != NULL)
+		yip_device_key_memory(dev, km->mem, km->len);
+	else
+		log_warn("no memory of its own for session keys; they stay on the heap, which "
+		         "may be swapped out");
 	sandbox_protect(dev->servers, dev->n_servers * sizeof(*dev->servers));
 }
 
@@ -301,6 +312,7 @@ static int run(const char *path)
 	struct sandbox sb;
 	enum yip_io_driver driver;
 	struct yip_loop *loop;
+	struct key_memory km = {NULL, 0};
 	struct yip_loop_config lc;
 	struct yip_io io;
 	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN];
@@ -367,9 +379,10 @@ static int run(const char *path)
 		yip_loop_free(loop);
 		goto fail;
 	}
-	protect_keys(dev);
+	protect_keys(dev, &km);
 	if (yip_loop_members_start(loop, dev, err, sizeof(err)) != 0) {
 		yip_device_free(dev);
+		sandbox_key_memory_free(km.mem, km.len);
 		sodium_free(dev);
 		yip_loop_free(loop);
 		goto fail;
@@ -385,6 +398,7 @@ static int run(const char *path)
 	rc = yip_loop_run(loop, dev) == 0 ? 0 : EXIT_RUNTIME;
 	yip_loop_status(loop);
 	yip_device_free(dev);
+	sandbox_key_memory_free(km.mem, km.len);
 	sodium_free(dev);
 	yip_loop_free(loop);
 	close(tun_fd);

@@ -21,6 +21,7 @@ void cookie_checker_init(struct cookie_checker *c, const uint8_t our_pub[YIP_KEY
 {
 	memset(c, 0, sizeof(*c));
 	seal_key(c->seal_key, our_pub);
+	randombytes_buf(c->nonce_base, sizeof(c->nonce_base));
 }
 
 void cookie_checker_wipe(struct cookie_checker *c)
@@ -40,30 +41,50 @@ bool cookie_under_load(struct cookie_checker *c, uint64_t now, unsigned threshol
 	return c->count > threshold || c->last_count > threshold;
 }
 
-/* The cookie for src: a MAC of its address under the current secret. */
-static void cookie_of(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
-                      uint8_t out[WIRE_COOKIE_LEN])
+/* IP || port of a, at out; its length. */
+static size_t addr_bytes(uint8_t *out, const union yip_sockaddr *a)
 {
-	uint8_t msg[18];
+	if (a->sa.sa_family == AF_INET) {
+		memcpy(out, &a->in4.sin_addr, 4);
+		memcpy(out + 4, &a->in4.sin_port, 2);
+		return 6;
+	}
+	memcpy(out, &a->in6.sin6_addr, 16);
+	memcpy(out + 16, &a->in6.sin6_port, 2);
+	return 18;
+}
+
+void cookie_source_addr(struct cookie_source *s, const union yip_sockaddr *a)
+{
+	s->len = (uint8_t)addr_bytes(s->b, a);
+}
+
+void cookie_source_relay(struct cookie_source *s, const union yip_sockaddr *server,
+                         uint32_t relay_id)
+{
 	size_t n;
 
+	s->b[0] = 'R';
+	n = 1 + addr_bytes(s->b + 1, server);
+	s->b[n] = (uint8_t)(relay_id >> 24);
+	s->b[n + 1] = (uint8_t)(relay_id >> 16);
+	s->b[n + 2] = (uint8_t)(relay_id >> 8);
+	s->b[n + 3] = (uint8_t)relay_id;
+	s->len = (uint8_t)(n + 4);
+}
+
+/* The cookie for src: a MAC of it under the current secret. */
+static void cookie_of(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
+                      uint8_t out[WIRE_COOKIE_LEN])
+{
 	if (c->secret_at == 0 || now - c->secret_at >= COOKIE_SECRET_AGE) {
 		randombytes_buf(c->secret, sizeof(c->secret));
 		c->secret_at = now;
 	}
-	if (src->sa.sa_family == AF_INET) {
-		memcpy(msg, &src->in4.sin_addr, 4);
-		memcpy(msg + 4, &src->in4.sin_port, 2);
-		n = 6;
-	} else {
-		memcpy(msg, &src->in6.sin6_addr, 16);
-		memcpy(msg + 16, &src->in6.sin6_port, 2);
-		n = 18;
-	}
-	crypto_generichash(out, WIRE_COOKIE_LEN, msg, n, c->secret, sizeof(c->secret));
+	crypto_generichash(out, WIRE_COOKIE_LEN, src->b, src->len, c->secret, sizeof(c->secret));
 }
 
-bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+bool cookie_check(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len)
 {
 	uint8_t cookie[WIRE_COOKIE_LEN];
@@ -75,18 +96,23 @@ bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockad
 	return ok;
 }
 
-void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+void cookie_reply(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len, uint8_t out[WIRE_COOKIE_MSG])
 {
 	uint8_t cookie[WIRE_COOKIE_LEN];
 	struct wire_init m;
 	uint8_t *nonce;
+	uint64_t n;
 
 	if (!wire_init_get(&m, d, len))
 		return;
 	cookie_of(c, now, src, cookie);
 	nonce = wire_cookie_put(out, m.sender);
-	randombytes_buf(nonce, WIRE_COOKIE_NONCE);
+	/* The base with the count added to its first 8 bytes (cookie.h). */
+	memcpy(nonce, c->nonce_base, WIRE_COOKIE_NONCE);
+	memcpy(&n, c->nonce_base, sizeof(n));
+	n += c->sealed++;
+	memcpy(nonce, &n, sizeof(n));
 	crypto_aead_xchacha20poly1305_ietf_encrypt(nonce + WIRE_COOKIE_NONCE, NULL, cookie,
 	                                           sizeof(cookie), d + len - 2 * WIRE_MAC_LEN,
 	                                           WIRE_MAC_LEN, NULL, nonce, c->seal_key);

@@ -10,13 +10,19 @@
  * makes its next Init's mac2 with it.
  *
  *   cookie     = BLAKE2b(outlen 16, key = a secret that changes every 2 minutes,
- *                        message = source IP (4 or 16 bytes) || port (2))
+ *                        message = the Init's source (struct cookie_source))
  *   Cookie msg = XChaCha20-Poly1305(key = BLAKE2b-256("yip-cookie-v1" || responder's
- *                        static public key), nonce = 24 random bytes,
+ *                        static public key), nonce = 24 bytes, never the same twice,
  *                        ad = the Init's mac1, plaintext = cookie)
  *
  * Binding the reply to the Init's mac1 means only whoever sent that Init
- * (and anyone on its path) can open it. Pure: the caller passes the time.
+ * (and anyone on its path) can open it. The seal key lasts as long as the
+ * responder's key, so a nonce must never repeat; it need not be secret or
+ * unpredictable. Each checker draws a random 24-byte base once and adds
+ * the number of Cookies it has sealed to its first 8 bytes: unique within
+ * a run (2^64 Cookies), and across runs as unlikely to meet as random
+ * nonces, at the price of one random draw per run instead of one system
+ * call (getrandom) per Cookie. Pure: the caller passes the time.
  */
 #ifndef YIP_COOKIE_COOKIE_H
 #define YIP_COOKIE_COOKIE_H
@@ -32,11 +38,30 @@
 #define COOKIE_SECRET_AGE (120ULL * 1000000000ULL) /* the secret changes this often */
 #define COOKIE_KEEP       (110ULL * 1000000000ULL) /* an initiator uses a cookie this long */
 
+/*
+ * Who an Init came from, as a cookie binds it: its source address and port
+ * (IP, 4 or 16 bytes || port, 2), or, for an Init a rendezvous server
+ * relayed, the relay path: 'R' || the server's IP || its port || the
+ * sender's relay id there (4 bytes). The lengths differ, so the two kinds
+ * never give the same bytes.
+ */
+#define COOKIE_SOURCE_MAX 23
+struct cookie_source {
+	uint8_t b[COOKIE_SOURCE_MAX];
+	uint8_t len;
+};
+
+void cookie_source_addr(struct cookie_source *s, const union yip_sockaddr *a);
+void cookie_source_relay(struct cookie_source *s, const union yip_sockaddr *server,
+                         uint32_t relay_id);
+
 /* The responder's side. */
 struct cookie_checker {
 	uint8_t secret[32];
 	uint64_t secret_at; /* 0: none made yet */
 	uint8_t seal_key[YIP_KEY_LEN];
+	uint8_t nonce_base[WIRE_COOKIE_NONCE]; /* random, drawn at init */
+	uint64_t sealed;                       /* Cookies sealed so far */
 	/* Load: Inits past mac1 in the current one-second window, and in the last. */
 	uint64_t window_at;
 	unsigned count, last_count;
@@ -52,12 +77,12 @@ void cookie_checker_wipe(struct cookie_checker *c);
 bool cookie_under_load(struct cookie_checker *c, uint64_t now, unsigned threshold);
 
 /* Whether the Init d (len bytes, a valid Init's length) has a mac2 made with src's cookie. */
-bool cookie_check(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+bool cookie_check(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len);
 
 /* Writes the Cookie message answering Init d (len bytes) from src into out
  * (WIRE_COOKIE_MSG bytes). */
-void cookie_reply(struct cookie_checker *c, uint64_t now, const union yip_sockaddr *src,
+void cookie_reply(struct cookie_checker *c, uint64_t now, const struct cookie_source *src,
                   const uint8_t *d, size_t len, uint8_t out[WIRE_COOKIE_MSG]);
 
 /* The initiator's side, one per responder. */

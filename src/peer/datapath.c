@@ -255,15 +255,15 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 	}
 	if (rx.h.type != WIRE_CTRL)
 		path_confirm(p, now, from, false);
-	if (rx.kp == &p->next) {
+	if (rx.kp == p->next) {
 		/* The peer used the keys we made answering its Init: they become
 		 * current. Repairs for blocks sealed under the old keys go first. */
 		protect_flush(p, now);
 		session_promote(p, now);
 		records_session(p, now);
-		rx.kp = &p->cur;
+		rx.kp = p->cur;
 		queue_flush(p, now);
-	} else if (rx.kp == &p->cur && p->cur.initiator && session_rekey_due(p, now)) {
+	} else if (rx.kp == p->cur && p->cur->initiator && session_rekey_due(p, now)) {
 		handshake_start(p, now);
 	}
 	/* Every datagram of the session takes a counter, probes too: all of them

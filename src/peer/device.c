@@ -133,7 +133,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	}
 	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->sockbuf ||
 	    (dev->obf && !dev->obfbuf) ||
-	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0) {
+	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0 ||
+	    peers_reserve(dev, cfg->n_peers) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -265,7 +266,7 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 		if (out->unanswered >= YIP_NO_ANSWER_NS)
 			out->hint = handshake_hint(p->dev);
 	}
-	out->cipher = p->cur.valid ? (int)p->cur.send.cipher : -1;
+	out->cipher = p->cur != NULL ? (int)p->cur->send.cipher : -1;
 	out->srtt = p->fec.srtt;
 	out->loss = p->fec.loss;
 	memcpy(out->fec, p->fec.params, sizeof(out->fec));
@@ -512,8 +513,8 @@ static uint64_t peer_timers(struct yip_peer *p, uint64_t now)
 	bool gave_up;
 
 	/* Rekey a session that is old and still in use. */
-	if (p->cur.valid && !p->hs_pending) {
-		uint64_t due = p->cur.created + session_rekey_age(p);
+	if (p->cur != NULL && !p->hs_pending) {
+		uint64_t due = p->cur->created + session_rekey_age(p);
 		bool active = (p->last_tx_data && now - p->last_tx_data < t->rekey_after) ||
 		              (p->last_rx_data && now - p->last_rx_data < t->rekey_after);
 
@@ -591,8 +592,8 @@ static uint64_t server_session_timers(struct yip_peer *sp, uint64_t now)
 	uint64_t next = session_timers(sp, now);
 	bool gave_up;
 
-	if (sp->cur.valid && !sp->hs_pending) {
-		uint64_t due = sp->cur.created + session_rekey_age(sp);
+	if (sp->cur != NULL && !sp->hs_pending) {
+		uint64_t due = sp->cur->created + session_rekey_age(sp);
 
 		if (now >= due)
 			handshake_start(sp, now);

@@ -91,6 +91,26 @@ void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int soc
 		dev->io.udp_send(dev->io.ctx, to, len, 0);
 }
 
+void frame_send_back(struct yip_device *dev, const struct yip_from *from, const uint8_t *d,
+                     size_t len)
+{
+	const struct yip_server *s;
+	struct out o;
+
+	if (from->server < 0) {
+		frame_send_to(dev, &from->addr, from->sock, d, len);
+		return;
+	}
+	s = &dev->servers[from->server];
+	o.sock = 0;
+	o.buf = dev->io.udp_buf(dev->io.ctx);
+	o.hdr = WIRE_RELAY_HDR;
+	o.to = &s->peer.endpoint;
+	wire_relay_put(o.buf, WIRE_RELAY_TO_SERVER, s->token, from->relay_id);
+	memmove(o.buf + o.hdr, d, len);
+	out_send(dev, &o, len, 0);
+}
+
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 {
 	struct out o;
@@ -114,7 +134,7 @@ void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg,
                            int path, const union yip_sockaddr *to, int sock)
 {
 	struct yip_device *dev = p->dev;
-	struct yip_keypair *kp = &p->cur;
+	struct yip_keypair *kp = p->cur;
 	struct wire_hdr h;
 	struct out o;
 	uint8_t *d;
@@ -142,7 +162,7 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
                     const uint8_t *pre, size_t prelen, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
-	struct yip_keypair *kp = &p->cur;
+	struct yip_keypair *kp = p->cur;
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
 	uint8_t *d, *body;

@@ -56,7 +56,8 @@ void handshake_abandon(struct yip_peer *p)
 	if (!p->hs_pending)
 		return;
 	index_del(p->dev, p->hs_index);
-	noise_hs_wipe(&p->hs);
+	session_slot_free(p->dev, p->hs);
+	p->hs = NULL;
 	p->hs_pending = false;
 	p->hs_index = 0;
 }
@@ -148,7 +149,12 @@ static void send_init(struct yip_peer *p, uint64_t now)
 	n = init_targets(p, now, targets);
 	if (n == 0 || index_add(dev, p, &p->hs_index) != 0)
 		return;
-	noise_hs_init(&p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
+	p->hs = session_slot_new(dev);
+	if (p->hs == NULL) {
+		index_del(dev, p->hs_index);
+		return;
+	}
+	noise_hs_init(p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
 	/* Rounded down to 2^24 ns (17 ms): a responder accepts only a newer
 	 * one, so a peer cannot make it take more than ~60 Inits a second. */
@@ -158,9 +164,10 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		memcpy(payload + WIRE_INIT_PAYLOAD, cert, clen);
 
 	msg1 = wire_init_put(d, p->hs_index);
-	if (noise_write_msg1(&p->hs, payload, plen, msg1, msg1_len) != (int)msg1_len) {
+	if (noise_write_msg1(p->hs, payload, plen, msg1, msg1_len) != (int)msg1_len) {
 		index_del(dev, p->hs_index);
-		noise_hs_wipe(&p->hs);
+		session_slot_free(dev, p->hs);
+		p->hs = NULL;
 		return;
 	}
 	wire_init_mac1_put_n(d, len, p->mac1_key);
@@ -258,18 +265,30 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 	return min64(p->hs_next, p->hs_first + t->rekey_attempt);
 }
 
-/* The per-source budget of Inits: a token bucket per hashed address. */
-static bool source_allowed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src)
+/*
+ * The per-source budget of Inits: a token bucket per hashed source. A
+ * direct Init's source is its address (every port of a host shares it); a
+ * relayed one's is its relay path: the server's address and port and the
+ * sender's relay id there.
+ */
+static bool source_allowed(struct yip_device *dev, uint64_t now, const struct yip_from *from)
 {
-	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	const union yip_sockaddr *a = &from->addr;
+	uint8_t src[1 + 16 + 2 + 4] = {0}, h[crypto_shorthash_BYTES];
 	uint64_t v;
 	size_t i;
 
-	if (src->sa.sa_family == AF_INET)
-		memcpy(ip, &src->in4.sin_addr, 4);
+	if (a->sa.sa_family == AF_INET)
+		memcpy(src + 1, &a->in4.sin_addr, 4);
 	else
-		memcpy(ip, &src->in6.sin6_addr, 16);
-	crypto_shorthash(h, ip, sizeof(ip), dev->hash_key);
+		memcpy(src + 1, &a->in6.sin6_addr, 16);
+	if (from->server >= 0) {
+		src[0] = 'R';
+		memcpy(src + 17, a->sa.sa_family == AF_INET ? &a->in4.sin_port : &a->in6.sin6_port,
+		       2);
+		memcpy(src + 19, &from->relay_id, 4);
+	}
+	crypto_shorthash(h, src, sizeof(src), dev->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % YIP_INIT_BUCKETS;
 	return yip_bucket_take(&dev->init_bucket[i], now, YIP_INIT_RATE, 2 * YIP_INIT_RATE);
@@ -302,6 +321,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	bool admit = false;
 	int back, plen;
 	struct wire_init_payload pl;
+	struct cookie_source csrc;
 	struct wire_init m;
 	struct noise_hs hs;
 	struct yip_keypair *kp;
@@ -318,26 +338,31 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		return;
 	}
 	/* Before any Diffie-Hellman: under load, only an Init that proves its
-	 * address with a cookie; and never more than the source's budget.
-	 * (A relayed Init comes from a server that checked its sender.) */
-	if (from->server < 0) {
-		/* With obf_psk no cookie is ever sent: it would answer replayed
-		 * Inits (docs/obfuscation.md); the budget below still holds. */
-		if (!dev->obf && cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
-		    !cookie_check(&dev->cookies, now, &from->addr, d, len)) {
-			uint8_t reply[WIRE_COOKIE_MSG];
+	 * source with a cookie; and never more than the source's budget. A
+	 * relayed Init is no exception: the token that shows a server relayed
+	 * it travels in the clear, so anyone on the path between us and the
+	 * server can forge one. Its source is the relay path (the server and
+	 * the sender's relay id there), and its Cookie goes back that way.
+	 * With obf_psk no cookie is ever sent: it would answer replayed Inits
+	 * (docs/obfuscation.md); the budget still holds. */
+	if (from->server < 0)
+		cookie_source_addr(&csrc, &from->addr);
+	else
+		cookie_source_relay(&csrc, &from->addr, from->relay_id);
+	if (!dev->obf && cookie_under_load(&dev->cookies, now, YIP_INIT_LOAD) &&
+	    !cookie_check(&dev->cookies, now, &csrc, d, len)) {
+		uint8_t reply[WIRE_COOKIE_MSG];
 
-			if (cookie_answer_allowed(dev, now)) {
-				cookie_reply(&dev->cookies, now, &from->addr, d, len, reply);
-				frame_send_to(dev, &from->addr, from->sock, reply, sizeof(reply));
-			}
-			yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
-			return;
+		if (cookie_answer_allowed(dev, now)) {
+			cookie_reply(&dev->cookies, now, &csrc, d, len, reply);
+			frame_send_back(dev, from, reply, sizeof(reply));
 		}
-		if (!source_allowed(dev, now, &from->addr)) {
-			yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
-			return;
-		}
+		yip_device_drop(dev, YIP_DROP_UNDER_LOAD);
+		return;
+	}
+	if (!source_allowed(dev, now, from)) {
+		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+		return;
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
 	              dev->public_key, NULL);
@@ -427,10 +452,15 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	handshake_abandon(p);
 	p->hs_unanswered = 0; /* it reached us: whatever we sent will reach it too */
 
-	kp = &p->next;
-	session_clear(dev, kp);
+	session_clear(dev, &p->next);
+	kp = session_slot_new(dev);
+	if (kp == NULL) {
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		goto out;
+	}
 	if (index_add(dev, p, &kp->local_index) != 0) {
 		/* No free index after many draws: the table is badly overfull. */
+		session_slot_free(dev, kp);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
@@ -447,12 +477,13 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	                     wire_resp_put(resp, kp->local_index, kp->remote_index),
 	                     msg2_len) != (int)msg2_len) {
 		index_del(dev, kp->local_index);
-		sodium_memzero(kp, sizeof(*kp));
+		session_slot_free(dev, kp);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
 	wire_mac1_put(resp, rlen, p->mac1_key);
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
+	p->next = kp;
 	session_install(p, kp, now, frame_wall(dev));
 	path_confirm(p, now, from, false);
 	/* The Resp goes back the way the Init came. */
@@ -500,6 +531,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	bool admit = false;
 	struct wire_resp m;
 	int plen;
+	struct yip_keypair *kp;
 	struct yip_peer *p;
 	struct noise_hs hs;
 	char name[9];
@@ -518,7 +550,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 		return NULL;
 	}
 	/* Work on a copy: a forged Resp must not spoil the pending handshake. */
-	hs = p->hs;
+	hs = *p->hs;
 	/* The responder must pick one of the ciphers we offered. */
 	plen = noise_read_msg2(&hs, m.msg2, m.msg2_len, payload, sizeof(payload));
 	if (plen < WIRE_RESP_PAYLOAD ||
@@ -555,16 +587,19 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	session_retire_current(p, now);
 	session_clear(dev, &p->next);
 
-	p->cur.local_index = p->hs_index; /* the index now names the session */
-	p->cur.remote_index = m.sender;
-	p->cur.initiator = true;
-	keys_split(&p->cur, &hs, (enum yip_cipher)cipher);
+	/* The handshake's slot, wiped, takes the keys it made. */
+	kp = session_slot_reuse(p->hs);
+	p->hs = NULL;
+	kp->local_index = p->hs_index; /* the index now names the session */
+	kp->remote_index = m.sender;
+	kp->initiator = true;
+	keys_split(kp, &hs, (enum yip_cipher)cipher);
 	noise_hs_wipe(&hs);
-	noise_hs_wipe(&p->hs);
 	p->hs_pending = false;
 	p->hs_index = 0;
 	p->hs_unanswered = 0;
-	session_install(p, &p->cur, now, frame_wall(dev));
+	p->cur = kp;
+	session_install(p, kp, now, frame_wall(dev));
 	if (!p->is_server)
 		path_confirm(p, now, from, false);
 	p->last_rx = now;

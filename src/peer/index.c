@@ -128,27 +128,40 @@ static void key_insert(struct yip_device *dev, struct yip_peer *p)
 	dev->keytab[b] = p;
 }
 
-int index_key_add(struct yip_device *dev, struct yip_peer *p)
+/* At least n buckets (at most one peer a bucket on average); the peers in
+ * dev->peers but skip are entered again. 0, or -1. */
+static int keytab_grow(struct yip_device *dev, size_t n, const struct yip_peer *skip)
 {
 	size_t buckets = dev->keytab ? dev->keytab_mask + 1 : 0;
+	size_t want = buckets ? 2 * buckets : 16;
+	struct yip_peer **t;
 
-	/* p is in dev->peers already: keep at most one peer a bucket on average. */
-	if (dev->n_peers > buckets) {
-		size_t want = buckets ? 2 * buckets : 16;
-		struct yip_peer **t;
+	if (n <= buckets)
+		return 0;
+	while (want < n)
+		want *= 2;
+	t = calloc(want, sizeof(*t));
+	if (t == NULL)
+		return -1;
+	free(dev->keytab);
+	dev->keytab = t;
+	dev->keytab_mask = want - 1;
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (dev->peers[i] != skip)
+			key_insert(dev, dev->peers[i]);
+	return 0;
+}
 
-		while (want < dev->n_peers)
-			want *= 2;
-		t = calloc(want, sizeof(*t));
-		if (t == NULL)
-			return -1;
-		free(dev->keytab);
-		dev->keytab = t;
-		dev->keytab_mask = want - 1;
-		for (size_t i = 0; i < dev->n_peers; i++)
-			if (dev->peers[i] != p)
-				key_insert(dev, dev->peers[i]);
-	}
+int index_key_reserve(struct yip_device *dev, size_t n)
+{
+	return keytab_grow(dev, n, NULL);
+}
+
+int index_key_add(struct yip_device *dev, struct yip_peer *p)
+{
+	/* p is in dev->peers already, not yet in the table. */
+	if (keytab_grow(dev, dev->n_peers, p) != 0)
+		return -1;
 	key_insert(dev, p);
 	return 0;
 }

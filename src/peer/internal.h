@@ -6,7 +6,7 @@
  *
  *   timer.c      the peers' deadlines: a heap, so a tick costs only the due peers
  *   index.c      a datagram finds its peer: session index or static key
- *   session.c    key slots (previous, current, next) and their lifetimes
+ *   session.c    key slots (previous, current, next; handshakes) and their lifetimes
  *   path.c       a peer's candidate paths and the current one
  *   icmp.c       ICMP unreachable replies (builds them; sends nothing)
  *   frame.c      seal and send, open, deliver: the engine's only yip_io calls
@@ -78,6 +78,8 @@ void index_del(struct yip_device *dev, uint32_t index);
 struct yip_peer *index_find(const struct yip_device *dev, uint32_t index);
 /* Grows the session index table for n peers and servers (rehashes). 0, or -1. */
 int index_reserve(struct yip_device *dev, size_t n);
+/* Grows the key table for n peers (before they are added). 0, or -1. */
+int index_key_reserve(struct yip_device *dev, size_t n);
 /* Enters p, already in dev->peers, in the key table (grown as needed). 0, or -1. */
 int index_key_add(struct yip_device *dev, struct yip_peer *p);
 void index_key_del(struct yip_device *dev, struct yip_peer *p);
@@ -85,7 +87,16 @@ struct yip_peer *index_key_find(struct yip_device *dev, const uint8_t pub[YIP_KE
 
 /* ---- session.c: key slots and their lifetimes ------------------------------ */
 
-void session_clear(struct yip_device *dev, struct yip_keypair *kp);
+/* A zeroed key slot (union yip_key_slot), or NULL: the device's key memory
+ * is used up (counted in dev->keys.refused), or the heap is. */
+void *session_slot_new(struct yip_device *dev);
+/* The slot, wiped, to hold a keypair instead (a handshake's, for its keys). */
+struct yip_keypair *session_slot_reuse(void *slot);
+/* Wipes the slot and gives it back; NULL is ignored. */
+void session_slot_free(struct yip_device *dev, void *slot);
+/* Ends the session in *kp, if any: its index goes, its slot is wiped and
+ * given back, and *kp becomes NULL. */
+void session_clear(struct yip_device *dev, struct yip_keypair **kp);
 /* Marks freshly split keys usable; wall is the time of day, for yipctl. */
 void session_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now, uint64_t wall);
 /* current -> previous (kept prev_overlap for late datagrams); current empty. */
@@ -143,6 +154,11 @@ uint64_t frame_wall(struct yip_device *dev);
 /* Sends the len-byte datagram d straight to `to` from our socket sock (0: the main one). */
 void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
                    size_t len);
+/* Sends the len-byte datagram d (not sealed: a Cookie) back the way a
+ * datagram came: to its source, or through the server that relayed it to
+ * the sender's relay id there. */
+void frame_send_back(struct yip_device *dev, const struct yip_from *from, const uint8_t *d,
+                     size_t len);
 /* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
 /* Seals a control message to p (a server or a peer) and sends it on its
@@ -291,6 +307,9 @@ struct yip_members {
 	struct member_record scratch; /* for checking a record */
 };
 
+/* Room in every table for n peers (the configured ones, before they are
+ * added one by one), so that adding them leaves no holes in the heap. */
+int peers_reserve(struct yip_device *dev, size_t n);
 /*
  * A new peer with static key pub, appended to dev->peers with its
  * key-derived address routed to it; everything it needs is allocated here.

@@ -144,8 +144,9 @@ struct yip_preopened {
 	const struct yip_cipher_key *key; /* what it was opened with */
 };
 
+/* A session's keys. They live in a key slot (struct yip_key_store) from
+ * the handshake that makes them until they are cleared. */
 struct yip_keypair {
-	bool valid;
 	bool initiator; /* we sent the Init that made these keys */
 	uint32_t local_index;
 	uint32_t remote_index;
@@ -433,9 +434,10 @@ struct yip_peer {
 	uint64_t many_next;          /* no new one before this */
 	unsigned many_tries;
 
-	/* Handshake we initiated and are waiting on. */
+	/* Handshake we initiated and are waiting on: its state in a key slot
+	 * while hs_pending, else NULL. */
 	bool hs_pending;
-	struct noise_hs hs;
+	struct noise_hs *hs;
 	uint32_t hs_index;
 	uint64_t hs_first; /* when this attempt series began */
 	uint64_t hs_next;  /* when to retransmit */
@@ -445,8 +447,9 @@ struct yip_peer {
 	struct cookie_jar cookie;            /* the cookie it gave us under load */
 
 	/* previous: receive-only after a rekey; current: send and receive;
-	 * next: made by an Init we answered, promoted on first use by the peer. */
-	struct yip_keypair prev, cur, next;
+	 * next: made by an Init we answered, promoted on first use by the peer.
+	 * Each in a key slot, NULL when there is none. */
+	struct yip_keypair *prev, *cur, *next;
 	uint64_t prev_retire;
 
 	uint64_t last_rx;          /* any authenticated datagram */
@@ -503,6 +506,33 @@ struct yip_server {
 struct yip_index_slot {
 	uint32_t index; /* 0 = empty */
 	struct yip_peer *peer;
+};
+
+/*
+ * Key slots: where session keys and the state of handshakes we initiate
+ * live (session.c). A peer holds a slot only while it has such a secret:
+ * a configured peer that never talks holds none. A peer holds at most
+ * YIP_KEY_SLOTS_PER_PEER at once (previous, current and next keys, and a
+ * pending handshake). The slots come from the memory yip_device_key_memory
+ * gave the engine (the daemon locks it in RAM and keeps it out of core
+ * dumps), handed out lowest first so that only what was used is resident;
+ * without it, each slot is allocated on the heap. Every slot is wiped when
+ * it is given back.
+ */
+union yip_key_slot {
+	struct yip_keypair kp;
+	struct noise_hs hs;
+	union yip_key_slot *free_next; /* a free slot of the given memory */
+};
+
+#define YIP_KEY_SLOTS_PER_PEER 4
+
+struct yip_key_store {
+	union yip_key_slot *mem; /* the given memory, n slots of it; NULL: none */
+	size_t n, used;          /* slots in it, and handed out at least once */
+	union yip_key_slot *free;
+	size_t held;      /* slots held now, given memory or heap */
+	uint64_t refused; /* slots asked for when the given memory was full */
 };
 
 struct yip_timing {
@@ -564,6 +594,7 @@ struct yip_device {
 
 	struct yip_index_slot *index; /* open addressing, linear probing */
 	size_t index_mask;
+	struct yip_key_store keys; /* key slots (session.c) */
 
 	uint8_t *scratch;         /* YIP_MAX_DGRAM bytes for decryption */
 	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
@@ -603,6 +634,18 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 
 /* Frees everything and wipes every key. */
 void yip_device_free(struct yip_device *dev);
+
+/*
+ * Key memory (struct yip_key_store): the bytes the engine may need for
+ * key slots at most (every peer it can have, and every rendezvous server,
+ * with all its slots full), and handing it len bytes at mem (aligned for
+ * union yip_key_slot) to take them from, before any handshake. The caller
+ * keeps the memory until yip_device_free and protects it (locked, not in
+ * core dumps); the engine wipes each slot when it gives it back. Without
+ * it the engine takes each slot from the heap.
+ */
+size_t yip_device_key_memory_size(const struct yip_device *dev);
+void yip_device_key_memory(struct yip_device *dev, void *mem, size_t len);
 
 /*
  * A datagram arrived from src. With obf_psk it is de-obfuscated first

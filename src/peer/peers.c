@@ -4,10 +4,10 @@
  * Peers live on the heap, one allocation each, and dev->peers lists them:
  * the configured ones first, then the dynamic ones a CA-gated node adds at
  * run time for members it admits and roots it is told of. Adding a peer
- * allocates everything it will ever need (its queue, its loss-recovery
- * buffers, room in the index, key and timer tables), so the data path
- * never allocates; removing one wipes its keys and takes it out of every
- * table that can point at it.
+ * makes room for it in the index, key and timer tables, so the data path
+ * never allocates; its keys take key slots per handshake (session.c), its
+ * queue and loss-recovery buffers come when first used. Removing a peer
+ * wipes its keys and takes it out of every table that can point at it.
  *
  * Membership (docs/membership.md): the CA key, our certificate, the root
  * set and the revocation list, and what a peer's certificate says; the
@@ -42,6 +42,22 @@ static int route_add(struct yip_device *dev, const struct yip_cidr *c, struct yi
 int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size_t errlen)
 {
 	return route_add(p->dev, c, p, err, errlen);
+}
+
+int peers_reserve(struct yip_device *dev, size_t n)
+{
+	if (n > dev->cap_peers) {
+		struct yip_peer **t = realloc(dev->peers, n * sizeof(*t));
+
+		if (t == NULL)
+			return -1;
+		dev->peers = t;
+		dev->cap_peers = n;
+	}
+	if (timer_reserve(dev, n) != 0 || index_reserve(dev, n + dev->n_servers) != 0 ||
+	    index_key_reserve(dev, n) != 0)
+		return -1;
+	return 0;
 }
 
 struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
@@ -110,9 +126,10 @@ void peer_free(struct yip_peer *p)
 	struct yip_device *dev = p->dev;
 	size_t last = dev->n_peers - 1;
 
-	noise_hs_wipe(&p->hs);
 	if (p->hs_pending)
 		index_del(dev, p->hs_index);
+	session_slot_free(dev, p->hs);
+	p->hs = NULL;
 	session_clear(dev, &p->prev);
 	session_clear(dev, &p->cur);
 	session_clear(dev, &p->next);

@@ -159,11 +159,11 @@ static void retx_keep(struct yip_peer *p, uint64_t now, uint64_t counter, uint64
 	p->fec.tx_active = now;
 	if (r->data == NULL && !retx_resize(p, YIP_RETX_MIN))
 		return;
-	if (r->session != p->cur.local_index) {
+	if (r->session != p->cur->local_index) {
 		/* New keys: the kept counters are another session's. */
 		r->count = r->head = r->wpos = r->bytes = 0;
 		r->evicted = 0;
-		r->session = p->cur.local_index;
+		r->session = p->cur->local_index;
 	}
 	if (len > r->cap)
 		return;
@@ -243,7 +243,7 @@ void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypa
 	/* Only counters of the session we still send under can be resent: the
 	 * resend must go under the keys of the original, whose replay window
 	 * at the peer then sees it at most once. */
-	if (kp != &p->cur || r->count == 0 || r->session != kp->local_index)
+	if (kp == NULL || kp != p->cur || r->count == 0 || r->session != kp->local_index)
 		return;
 	c = retx_find(r, counter);
 	if (c == NULL) {

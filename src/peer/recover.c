@@ -654,7 +654,7 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 {
 	struct yip_fec *f = &p->fec;
 
-	if (kp != &p->cur)
+	if (kp != p->cur)
 		return;
 	if (!f->tracking || f->track_index != kp->local_index) {
 		f->tracking = true;
@@ -720,7 +720,8 @@ unsigned recover_nacks_due(struct yip_peer *p, uint64_t now, uint64_t *out, unsi
 
 	*next = 0;
 	/* A report goes under the current keys: it can only name their counters. */
-	if (f->missing == NULL || !f->tracking || f->track_index != p->cur.local_index)
+	if (f->missing == NULL || !f->tracking || p->cur == NULL ||
+	    f->track_index != p->cur->local_index)
 		return 0;
 	for (int repeat = 0; repeat < 2; repeat++) {
 		for (unsigned i = 0; i < YIP_MISS_SLOTS; i++) {

@@ -448,10 +448,13 @@ void rendezvous_free(struct yip_device *dev)
 	for (size_t i = 0; i < dev->n_servers; i++) {
 		struct yip_peer *sp = &dev->servers[i].peer;
 
-		noise_hs_wipe(&sp->hs);
-		sodium_memzero(&sp->prev, sizeof(sp->prev));
-		sodium_memzero(&sp->cur, sizeof(sp->cur));
-		sodium_memzero(&sp->next, sizeof(sp->next));
+		if (sp->hs_pending)
+			index_del(dev, sp->hs_index);
+		session_slot_free(dev, sp->hs);
+		sp->hs = NULL;
+		session_clear(dev, &sp->prev);
+		session_clear(dev, &sp->cur);
+		session_clear(dev, &sp->next);
 	}
 	if (dev->servers != NULL)
 		sodium_memzero(dev->servers, dev->n_servers * sizeof(*dev->servers));

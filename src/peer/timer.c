@@ -59,6 +59,9 @@ int timer_reserve(struct yip_device *dev, size_t n)
 
 	if (n <= dev->heap_cap)
 		return 0;
+	/* Doubling: peers added one by one cost a few moves, not one each. */
+	if (n < 2 * dev->heap_cap)
+		n = 2 * dev->heap_cap;
 	h = realloc(dev->heap, n * sizeof(*h));
 	if (h == NULL)
 		return -1;

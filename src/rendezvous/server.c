@@ -298,6 +298,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	struct wire_init_payload pl;
 	struct wire_init m;
 	struct noise_hs hs;
+	struct cookie_source csrc;
 	struct rdv_node *n;
 	struct rdv_keys k = {0};
 	uint8_t *out;
@@ -316,9 +317,10 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	 * address with a cookie (docs/protocol.md, "Cookies"); then the budgets. */
 	/* With obf_psk no cookie is ever sent: it would answer a replayed Init
 	 * (docs/obfuscation.md); the budgets below still bound the work. */
+	cookie_source_addr(&csrc, src);
 	if (!s->cfg.obf && cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
-	    !cookie_check(&s->cookies, now, src, d, len)) {
-		cookie_reply(&s->cookies, now, src, d, len, tx_buf(s));
+	    !cookie_check(&s->cookies, now, &csrc, d, len)) {
+		cookie_reply(&s->cookies, now, &csrc, d, len, tx_buf(s));
 		tx_send(s, sock, src, WIRE_COOKIE_MSG);
 		drop(s, RDV_DROP_UNDER_LOAD);
 		return;

@@ -339,6 +339,31 @@ void sandbox_protect(const void *p, size_t len)
 	}
 }
 
+void *sandbox_key_memory(size_t len)
+{
+	void *m;
+
+	if (len == 0)
+		return NULL;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+	         0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (madvise(m, len, MADV_DONTDUMP) != 0)
+		log_warn("cannot keep key memory out of core dumps: %s", strerror(errno));
+	/* Locked as each page is first touched: only what is used is resident. */
+	if (mlock2(m, len, MLOCK_ONFAULT) != 0)
+		log_warn("cannot lock %zu bytes of key memory (%s); keys may be swapped out", len,
+		         strerror(errno));
+	return m;
+}
+
+void sandbox_key_memory_free(void *mem, size_t len)
+{
+	if (mem != NULL)
+		munmap(mem, len);
+}
+
 void sandbox_check_secret_file(const char *path)
 {
 	struct stat st;

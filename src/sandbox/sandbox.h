@@ -6,7 +6,8 @@
  * gone), sets no_new_privs, and installs a seccomp allow-list of the
  * system calls they make from then on; anything else kills the process
  * (or, with sandbox=log, is only logged by the kernel). Key material is
- * kept out of core dumps and swap (sandbox_protect, sandbox_nodump).
+ * kept out of core dumps and swap (sandbox_protect, sandbox_key_memory,
+ * sandbox_nodump).
  */
 #ifndef YIP_SANDBOX_SANDBOX_H
 #define YIP_SANDBOX_SANDBOX_H
@@ -67,6 +68,17 @@ void sandbox_nodump(void);
  * failure is logged once and the daemon goes on.
  */
 void sandbox_protect(const void *p, size_t len);
+
+/*
+ * len bytes of memory for key material that is mostly never used (the
+ * engine's key slots): out of core dumps, and locked in RAM page by page
+ * as it is first touched (mlock2 MLOCK_ONFAULT), so pages never used take
+ * no RAM. Called before sandbox_enter (locking needs the privilege or the
+ * limit then). NULL if it cannot be mapped; a failure to lock is logged
+ * once and the memory is used anyway. sandbox_key_memory_free unmaps it.
+ */
+void *sandbox_key_memory(size_t len);
+void sandbox_key_memory_free(void *mem, size_t len);
 
 /* Warns if the file at path, which holds a private key, is open to other users. */
 void sandbox_check_secret_file(const char *path);

@@ -194,13 +194,13 @@ static size_t make_packet(struct reader *rd, int from, uint8_t *out, size_t cap)
 static struct yip_keypair *forge_keys(struct reader *rd)
 {
 	struct yip_peer *a = A->dev.peers[0];
-	struct yip_keypair *kps[3] = {&a->cur, &a->prev, &a->next};
+	struct yip_keypair *kps[3] = {a->cur, a->prev, a->next};
 	uint8_t sel = next(rd);
 
 	for (int i = 0; i < 3; i++) {
 		struct yip_keypair *kp = kps[(sel + i) % 3];
 
-		if (kp->valid)
+		if (kp != NULL)
 			return kp;
 	}
 	return NULL;
@@ -349,7 +349,8 @@ static void op_repair(struct reader *rd)
 static void op_report(struct reader *rd)
 {
 	struct yip_keypair *kp = forge_keys(rd);
-	const struct yip_keypair *bkp = &B->dev.peers[0]->cur;
+	const struct yip_keypair *bkp = B->dev.peers[0]->cur;
+	uint64_t bsent = bkp != NULL ? bkp->send_counter : 0; /* B's next counter */
 	uint8_t n = next(rd), shape = next(rd);
 	uint32_t now_us = (uint32_t)(now / 1000);
 	size_t plen;
@@ -386,7 +387,7 @@ static void op_report(struct reader *rd)
 	plain[1] = n;
 	for (unsigned i = 0; i < n && WIRE_REPORT_FIXED + 8 * (i + 1) <= MAX_PLAIN; i++) {
 		uint8_t back = next(rd);
-		uint64_t c = back & 0x80 ? next64(rd) : bkp->send_counter - 1 - back;
+		uint64_t c = back & 0x80 ? next64(rd) : bsent - 1 - back;
 
 		wire_put64(plain + WIRE_REPORT_FIXED + 8 * i, c);
 	}

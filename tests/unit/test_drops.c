@@ -115,7 +115,7 @@ static void expect(int who, enum yip_drop want, uint64_t n)
 static void forge(uint8_t type, uint8_t idx, uint16_t block, const uint8_t *plain, size_t len,
                   uint8_t *keep)
 {
-	struct yip_keypair *kp = &A->dev.peers[0]->cur;
+	struct yip_keypair *kp = A->dev.peers[0]->cur;
 	uint8_t d[YIP_MAX_DGRAM];
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
 
@@ -441,7 +441,7 @@ static void replay(void **state)
 /* A Data datagram from A to B with a 64-byte packet, sealed but not sent. */
 static void sealed(uint8_t d[WIRE_DATA_MIN + 64])
 {
-	struct yip_keypair *kp = &A->dev.peers[0]->cur;
+	struct yip_keypair *kp = A->dev.peers[0]->cur;
 	struct wire_hdr h = {WIRE_DATA, WIRE_FEC_NONE, 0, kp->remote_index, kp->send_counter++};
 	uint8_t pkt[64];
 
@@ -638,7 +638,7 @@ static void fec_duplicate(void **state)
 	(void)state;
 	start(NULL);
 	up();
-	counter = A->dev.peers[0]->cur.send_counter;
+	counter = A->dev.peers[0]->cur->send_counter;
 	forge(WIRE_DATA, WIRE_FEC_NONE, 0, pkt, len, NULL);
 	assert_int_equal(B->packets, 2);
 	mark();
@@ -658,7 +658,7 @@ static void arq_duplicate(void **state)
 	(void)state;
 	start(NULL);
 	up();
-	counter = A->dev.peers[0]->cur.send_counter;
+	counter = A->dev.peers[0]->cur->send_counter;
 	forge(WIRE_DATA, WIRE_FEC_NONE, 0, pkt, len, NULL);
 	assert_int_equal(B->packets, 2);
 	wire_arq_put(plain, counter);

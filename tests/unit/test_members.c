@@ -476,7 +476,7 @@ static void revocation_tears_down(void **state)
 	A.n.nout = 0;
 	now += 20 * YIP_NS_PER_S;
 	yip_device_timers(&A.n.dev, now);
-	A.n.dev.peers[0]->cur.valid = false; /* as if its keys had expired */
+	session_clear(&A.n.dev, &A.n.dev.peers[0]->cur); /* as if its keys had expired */
 	yip_device_tx(&A.n.dev, now, pkt, ip4(pkt, sizeof(pkt), 1, 2));
 	settle();
 	assert_int_equal(B.n.dev.n_peers, 0);

@@ -10,8 +10,11 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cookie/cookie.h"
 #include "pair.h"
 #include "peer/peer.h"
 #include "peer/internal.h" /* protect_queueing */
@@ -168,9 +171,9 @@ static void test_cipher_negotiation(void **state)
 		}
 		assert_int_equal(B->ndelivered, 1);
 		assert_int_equal(A->ndelivered, 1);
-		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
-		assert_int_equal(A->dev.peers[0]->cur.recv.cipher, cases[i].want);
-		assert_int_equal(B->dev.peers[0]->cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->recv.cipher, cases[i].want);
+		assert_int_equal(B->dev.peers[0]->cur->send.cipher, cases[i].want);
 		/* A rekey (A initiated, so it rekeys first) chooses the same. */
 		now += timing.rekey_after + YIP_NS_PER_S;
 		yip_device_timers(&A->dev, now);
@@ -178,7 +181,7 @@ static void test_cipher_negotiation(void **state)
 		ping(now, 99);
 		assert_int_equal(B->ndelivered, 2);
 		assert_int_equal(A->dev.peers[0]->stats.handshakes, 2);
-		assert_int_equal(A->dev.peers[0]->cur.send.cipher, cases[i].want);
+		assert_int_equal(A->dev.peers[0]->cur->send.cipher, cases[i].want);
 	}
 	node_ciphers[0] = node_ciphers[1] = 0;
 }
@@ -207,6 +210,82 @@ static void test_rekey_without_loss(void **state)
 	}
 	assert_int_equal(A->dev.peers[0]->stats.rx_packets, sent);
 	assert_int_equal(B->dev.peers[0]->stats.rx_packets, sent);
+}
+
+/*
+ * Key slots (struct yip_key_store). A's engine gets memory for them as
+ * yipd gives it (sized for all its peers); B takes them from the heap.
+ * 200 configured peers that never talk hold none; a session holds one and
+ * a rekey at most YIP_KEY_SLOTS_PER_PEER, taken lowest first and reused,
+ * so 20 s of rekeys every 2 s touch a few slots of A's memory. Once the
+ * keys have expired and the handshakes given up, every slot is back and
+ * A's memory is all zeros again but for the free slots' links: each slot
+ * was wiped when it was freed.
+ */
+static void test_key_slots(void **state)
+{
+	const struct pair_opts o = {.timing = &timing, .out_cap = MAXQ, .extra_peers = 200};
+	uint64_t now = YIP_NS_PER_S, end;
+	size_t len, max_held[2] = {0, 0};
+	struct pair K;
+	uint8_t *mem;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(pair_init(&K, &o, err, sizeof(err)), 0);
+	len = yip_device_key_memory_size(&K.n[0].dev);
+	assert_int_equal(len, 201 * YIP_KEY_SLOTS_PER_PEER * sizeof(union yip_key_slot));
+	mem = aligned_alloc(_Alignof(union yip_key_slot), len);
+	assert_non_null(mem);
+	memset(mem, 0, len);
+	yip_device_key_memory(&K.n[0].dev, mem, len);
+	assert_int_equal(K.n[0].dev.keys.held, 0);
+	assert_int_equal(K.n[1].dev.keys.held, 0);
+
+	for (int i = 0; i < 400; i++, now += 50 * YIP_NS_PER_MS) {
+		uint8_t pkt[64];
+
+		pair_timers(&K, now);
+		pair_settle(&K, now);
+		yip_device_tx(&K.n[0].dev, now, pkt, ip4(pkt, "10.0.0.1", "10.0.0.2", 1));
+		pair_settle(&K, now);
+		yip_device_tx(&K.n[1].dev, now, pkt, ip4(pkt, "10.0.0.2", "10.0.0.1", 2));
+		pair_settle(&K, now);
+		for (int n = 0; n < 2; n++)
+			if (K.n[n].dev.keys.held > max_held[n])
+				max_held[n] = K.n[n].dev.keys.held;
+	}
+	print_message("key slots over %llu handshakes: at most %zu and %zu held, %zu of A's %zu "
+	              "slots ever used\n",
+	              (unsigned long long)K.n[0].dev.peers[0]->stats.handshakes, max_held[0],
+	              max_held[1], K.n[0].dev.keys.used, K.n[0].dev.keys.n);
+	assert_true(K.n[0].dev.peers[0]->stats.handshakes >= 8);
+	assert_true(K.n[1].packets >= 390 && K.n[0].packets >= 390);
+	for (int n = 0; n < 2; n++) {
+		assert_true(max_held[n] >= 2); /* the old keys stay a while after a rekey */
+		assert_true(max_held[n] <= YIP_KEY_SLOTS_PER_PEER);
+	}
+	assert_true(K.n[0].dev.keys.used >= 2 && K.n[0].dev.keys.used <= YIP_KEY_SLOTS_PER_PEER);
+	assert_int_equal(K.n[0].dev.keys.refused, 0);
+
+	/* Silence: nothing arrives any more. Keys expire, handshakes give up. */
+	end = now + 2 * timing.rekey_attempt;
+	while (now < end) {
+		uint64_t next = pair_timers(&K, now);
+
+		pair_discard(&K.n[0]);
+		pair_discard(&K.n[1]);
+		now = next > now && next < end ? next : now + YIP_NS_PER_S;
+	}
+	assert_false(K.n[0].dev.peers[0]->hs_pending);
+	assert_int_equal(K.n[0].dev.keys.held, 0);
+	assert_int_equal(K.n[1].dev.keys.held, 0);
+	/* A free slot holds the link to the next free one, and nothing else. */
+	for (size_t i = 0; i < len; i++)
+		if (mem[i] != 0 && i % sizeof(union yip_key_slot) >= sizeof(void *))
+			fail_msg("byte %zu of the key memory is not wiped", i);
+	pair_free(&K);
+	free(mem);
 }
 
 static void test_replayed_init_refused(void **state)
@@ -319,6 +398,65 @@ static void test_cookie_answers_capped(void **state)
 	flood_many(now, YIP_COOKIE_RATE);
 	sent = B->datagrams - sent;
 	assert_true(sent >= YIP_COOKIE_RATE / 2 - 1 && sent <= YIP_COOKIE_RATE / 2 + 1);
+}
+
+/*
+ * Cookie nonces: a checker seals every Cookie under one key for its whole
+ * life, so no two of its nonces may be equal (they come from a random base
+ * and a count, not a random draw each). Every Cookie opens for the Init it
+ * answers; a checker made again (a restart) starts elsewhere. A cookie
+ * binds its source: one made for a relay path (server, relay id) is no
+ * good from another relay id or from the server's address itself.
+ */
+static void test_cookie_nonces_and_sources(void **state)
+{
+	enum { N = 2000 };
+	static uint8_t nonces[N][WIRE_COOKIE_NONCE];
+	uint8_t pub[YIP_KEY_LEN], key[YIP_KEY_LEN], init[WIRE_INIT_LEN], msg[WIRE_COOKIE_MSG];
+	struct cookie_checker c, again;
+	struct cookie_source relay1, relay2, direct;
+	union yip_sockaddr server;
+	struct wire_cookie m;
+	struct cookie_jar j;
+	uint64_t now = YIP_NS_PER_S;
+
+	(void)state;
+	randombytes_buf(pub, sizeof(pub));
+	cookie_checker_init(&c, pub);
+	cookie_jar_init(&j, pub);
+	wire_mac1_key(key, pub);
+	memset(init, 0x55, sizeof(init));
+	wire_init_put(init, 77);
+	wire_init_mac1_put(init, key);
+	cookie_jar_stamp(&j, now, init, sizeof(init));
+	set_v4(&server, "198.51.100.1", 7000);
+	cookie_source_relay(&relay1, &server, 1);
+	cookie_source_relay(&relay2, &server, 2);
+	cookie_source_addr(&direct, &server);
+	for (int i = 0; i < N; i++) {
+		cookie_reply(&c, now, &relay1, init, sizeof(init), msg);
+		assert_true(wire_cookie_get(&m, msg, sizeof(msg)));
+		assert_true(cookie_jar_take(&j, now, &m));
+		memcpy(nonces[i], m.nonce, WIRE_COOKIE_NONCE);
+	}
+	for (int i = 0; i < N; i++)
+		for (int k = i + 1; k < N; k++)
+			if (memcmp(nonces[i], nonces[k], WIRE_COOKIE_NONCE) == 0)
+				fail_msg("Cookies %d and %d share a nonce", i, k);
+	cookie_checker_init(&again, pub);
+	cookie_reply(&again, now, &relay1, init, sizeof(init), msg);
+	assert_true(wire_cookie_get(&m, msg, sizeof(msg)));
+	assert_memory_not_equal(m.nonce, nonces[0], WIRE_COOKIE_NONCE);
+
+	/* The next Init carries a mac2 made with the relay path's cookie. */
+	wire_init_put(init, 78);
+	wire_init_mac1_put(init, key);
+	cookie_jar_stamp(&j, now, init, sizeof(init));
+	assert_true(cookie_check(&c, now, &relay1, init, sizeof(init)));
+	assert_false(cookie_check(&c, now, &relay2, init, sizeof(init)));
+	assert_false(cookie_check(&c, now, &direct, init, sizeof(init)));
+	cookie_checker_wipe(&c);
+	cookie_checker_wipe(&again);
 }
 
 static void test_glare(void **state)
@@ -1499,9 +1637,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handshake_and_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cipher_negotiation, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
+	    cmocka_unit_test(test_key_slots),
 	    cmocka_unit_test_setup_teardown(test_replayed_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cookie_answers_capped, setup, teardown),
+	    cmocka_unit_test(test_cookie_nonces_and_sources),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),

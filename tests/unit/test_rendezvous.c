@@ -514,6 +514,136 @@ static void relay_refusals(void **state)
 	assert_int_equal(di.drops[YIP_DROP_BAD_RELAY], 2);
 }
 
+/* Drops of node i's engine. */
+static uint64_t drops_of(int i, enum yip_drop d)
+{
+	return N[i].dev.drops[d];
+}
+
+/*
+ * Sends B n Inits that pass mac1 and look relayed by the server: B's
+ * relay token, which travels in the clear, in front, and the server's
+ * address as their source, as anyone on the path between B and the server
+ * can make them. Relay ids from id (each its own, or all the same). Their
+ * Noise message is garbage: each that reaches Diffie-Hellman fails there
+ * (handshake_failed), one X25519 each.
+ */
+static void forge_relayed_inits(unsigned n, uint32_t id, bool same_id)
+{
+	uint8_t d[WIRE_RELAY_HDR + WIRE_INIT_LEN], key[YIP_KEY_LEN];
+
+	wire_mac1_key(key, N[1].dev.public_key);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *init = d + WIRE_RELAY_HDR;
+
+		wire_relay_put(d, WIRE_RELAY_FROM_SERVER, N[1].dev.servers[0].token,
+		               same_id ? id : id + i);
+		memset(init, 0x77, WIRE_INIT_LEN);
+		wire_init_put(init, 5000 + i);
+		wire_init_mac1_put(init, key);
+		pair_rx(&N[1], now, &srv_addr[RDV_SOCK_MAIN], d, sizeof(d));
+	}
+}
+
+/* B's Cookies in its queue that go back through the server to relay ids
+ * id .. id + n - 1. */
+static unsigned cookies_relayed(uint32_t id, unsigned n)
+{
+	unsigned found = 0;
+
+	for (unsigned k = 0; k < N[1].nout; k++) {
+		const struct pair_dgram *o = &N[1].out[k];
+		struct wire_relay m;
+
+		if (yip_sockaddr_eq(&o->to, &srv_addr[RDV_SOCK_MAIN]) &&
+		    wire_relay_get(&m, o->buf, o->len) && m.dir == WIRE_RELAY_TO_SERVER &&
+		    m.token == N[1].dev.servers[0].token && m.relay_id - id < n &&
+		    wire_classify(m.payload, m.len) == WIRE_COOKIE)
+			found++;
+	}
+	return found;
+}
+
+/*
+ * Relayed Inits meet the same defences as direct ones. Forged relayed
+ * Inits past YIP_INIT_LOAD a second get a Cookie through the server, not
+ * Diffie-Hellman; one relay path (server and relay id) gets the budget of
+ * one source; and A, whose only way to B is the relay, completes its
+ * handshake while the flood goes on, with the Cookie that came back
+ * through the server and a mac2 bound to its relay path.
+ */
+static void relayed_init_flood(void **state)
+{
+	const unsigned extra = 300;
+	uint64_t dh, load, limited;
+	uint64_t end;
+
+	(void)state;
+	/* Both get the introduction at once and both send Inits; the smaller
+	 * key keeps the initiator role (glare). Make it A's, so that B, under
+	 * the flood, is the one that answers, with a Cookie. */
+	{
+		uint8_t pa[YIP_KEY_LEN], pb[YIP_KEY_LEN], t[YIP_KEY_LEN];
+
+		yip_key_public(pa, keys[0]);
+		yip_key_public(pb, keys[1]);
+		if (memcmp(pa, pb, YIP_KEY_LEN) > 0) {
+			memcpy(t, keys[0], YIP_KEY_LEN);
+			memcpy(keys[0], keys[1], YIP_KEY_LEN);
+			memcpy(keys[1], t, YIP_KEY_LEN);
+		}
+	}
+	cut = true; /* A's only way to B will be the relay */
+	server_start(true);
+	node_start(1, false);
+	advance(1);
+	assert_int_equal(N[1].dev.servers[0].state, YIP_SERVER_REGISTERED);
+	dh = drops_of(1, YIP_DROP_HANDSHAKE_FAILED);
+	load = drops_of(1, YIP_DROP_UNDER_LOAD);
+	forge_relayed_inits(YIP_INIT_LOAD + extra, 1000, false);
+	print_message("%u forged relayed Inits: %llu reached Diffie-Hellman, %llu answered with a "
+	              "Cookie through the server\n",
+	              YIP_INIT_LOAD + extra,
+	              (unsigned long long)(drops_of(1, YIP_DROP_HANDSHAKE_FAILED) - dh),
+	              (unsigned long long)(drops_of(1, YIP_DROP_UNDER_LOAD) - load));
+	/* Every one either cost a Diffie-Hellman, the first YIP_INIT_LOAD, or
+	 * was answered with a Cookie that goes back through the server. */
+	assert_int_equal(drops_of(1, YIP_DROP_HANDSHAKE_FAILED) - dh, YIP_INIT_LOAD);
+	assert_int_equal(drops_of(1, YIP_DROP_UNDER_LOAD) - load, extra);
+	assert_int_equal(cookies_relayed(1000, YIP_INIT_LOAD + extra), extra);
+	run_net(); /* the server drops Cookies for relay ids nobody has */
+
+	/* A comes up and calls B while the flood goes on (200 forged Inits a
+	 * second): B asks A for a cookie too, through the relay. */
+	node_start(0, false);
+	node_start(2, false);
+	end = now + 20 * YIP_NS_PER_S;
+	while (now < end && !yip_peer_established(peer_of(0, 1), now)) {
+		now += 50 * YIP_NS_PER_MS;
+		forge_relayed_inits(10, 7000, false);
+		for (int i = 0; i < NODES; i++)
+			yip_device_timers(&N[i].dev, now);
+		rdv_timers(&S, now);
+		run_net();
+		if (N[0].dev.servers[0].state == YIP_SERVER_REGISTERED &&
+		    !peer_of(0, 1)->hs_pending)
+			ping(0, 1);
+	}
+	assert_true(yip_peer_established(peer_of(0, 1), now));
+	assert_true(relayed(0, 1));
+	assert_true(peer_of(0, 1)->cookie.got != 0); /* a Cookie came, through the relay */
+	assert_int_equal(drops_of(1, YIP_DROP_HANDSHAKE_FAILED) - dh, YIP_INIT_LOAD);
+
+	/* Quiet again; then one relay path sends 60 Inits at once: its burst
+	 * of 40 reaches Diffie-Hellman, the rest is over its budget. */
+	advance(3);
+	dh = drops_of(1, YIP_DROP_HANDSHAKE_FAILED);
+	limited = drops_of(1, YIP_DROP_RATE_LIMITED);
+	forge_relayed_inits(60, 4242, true);
+	assert_int_equal(drops_of(1, YIP_DROP_HANDSHAKE_FAILED) - dh, 2 * YIP_INIT_RATE);
+	assert_int_equal(drops_of(1, YIP_DROP_RATE_LIMITED) - limited, 60 - 2 * YIP_INIT_RATE);
+}
+
 /* Registering as somebody else needs their private key: an Init built with
  * another key registers that other key, never the victim's. A replayed
  * Init is refused. */
@@ -833,6 +963,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(relay_then_direct, setup, teardown),
 	    cmocka_unit_test_setup_teardown(lookup_needs_consent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(relay_refusals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(relayed_init_flood, setup, teardown),
 	    cmocka_unit_test_setup_teardown(registration_is_authenticated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_under_load, setup, teardown),
