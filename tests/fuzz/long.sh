@@ -3,13 +3,16 @@
 # SECS seconds, whichever comes first, JOBS at a time under nice, each from
 # a copy of its seed corpus in tests/fuzz/corpus/<name>/.
 #
-#   tests/fuzz/long.sh [DIR [RUNS [SECS [JOBS [OUT]]]]]
+#   tests/fuzz/long.sh [DIR [RUNS [SECS [JOBS [OUT [NAME...]]]]]]
 #
 # Defaults: build-fuzz/fuzz, 10000000 runs, 3600 s, 1 at a time, output in
-# OUT=/tmp/yip-fuzz-long. Build the fuzzers first (make fuzz). Each target's
-# log, grown corpus and any crash input stay in OUT/<name>/; OUT/results.md
-# gets one table row per target: executions, seconds, crashes. Exits non-zero
-# if any target crashed, leaked or tripped a sanitizer. Not part of make check.
+# OUT=/tmp/yip-fuzz-long, every fuzz_* in DIR in name order; given NAMEs
+# (fuzz_wire ...), only those, in that order. Build the fuzzers first (make
+# fuzz). Each target's log, grown corpus and any crash input stay in
+# OUT/<name>/; OUT/results.md gets one table row per target run into OUT so
+# far (also by earlier calls): executions, seconds, exec/s, crashes. Exits
+# non-zero if any target crashed, leaked or tripped a sanitizer. Not part of
+# make check.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(cd "${1:-$root/build-fuzz/fuzz}" && pwd)
@@ -17,7 +20,20 @@ runs=${2:-10000000}
 secs=${3:-3600}
 jobs=${4:-1}
 out=${5:-/tmp/yip-fuzz-long}
+shift $(($# < 5 ? $# : 5))
 mkdir -p "$out"
+bins=()
+if [ $# -gt 0 ]; then
+	for name in "$@"; do
+		[ -x "$dir/$name" ] || {
+			echo "long.sh: no fuzzer $dir/$name" >&2
+			exit 2
+		}
+		bins+=("$dir/$name")
+	done
+else
+	bins=("$dir"/fuzz_*)
+fi
 
 # one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
 one() {
@@ -36,20 +52,21 @@ one() {
 	end=$(date +%s)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
 	crashes=$(find "$work/crashes" -type f | wc -l)
-	printf '| %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" "$crashes" \
-		"$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" \
+		"$([ -n "$execs" ] && echo $((execs / (end - start > 0 ? end - start : 1))) || echo '?')" \
+		"$crashes" "$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
 	cat "$work/row"
 }
 
-for bin in "$dir"/fuzz_*; do
+for bin in "${bins[@]}"; do
 	[ -x "$bin" ] || continue
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
 	one "$bin" &
 done
 wait
 {
-	echo "| fuzzer | executions | seconds | crash inputs | result |"
-	echo "|---|---:|---:|---:|---|"
+	echo "| fuzzer | executions | seconds | exec/s | crash inputs | result |"
+	echo "|---|---:|---:|---:|---:|---|"
 	cat "$out"/fuzz_*/row
 } >"$out/results.md"
 cat "$out/results.md"
