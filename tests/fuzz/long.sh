@@ -13,6 +13,11 @@
 # far (also by earlier calls): executions, seconds, exec/s, crashes. Exits
 # non-zero if any target crashed, leaked or tripped a sanitizer. Not part of
 # make check.
+#
+# With UNTIL set (seconds since the epoch) the whole run ends by then: each
+# target, as it starts, gets at most SECS and at most its share of the time
+# left (time left * JOBS / targets not yet started), so targets that reach
+# RUNS early leave more to those after them. Order the targets fastest first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(cd "${1:-$root/build-fuzz/fuzz}" && pwd)
@@ -37,16 +42,17 @@ fi
 
 # one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
 one() {
-	local bin=$1 name work seeds rc start end execs crashes
+	local bin=$1 limit=$2 name work seeds rc start end execs crashes
 	name=$(basename "$bin")
 	work="$out/$name"
 	rm -rf "$work"
 	mkdir -p "$work/corpus" "$work/crashes"
+	echo "$limit" >"$work/limit"
 	seeds="$root/tests/fuzz/corpus/${name#fuzz_}"
 	[ -d "$seeds" ] && cp -r "$seeds"/. "$work/corpus"/
 	start=$(date +%s)
 	rc=0
-	(cd "$work" && nice -n 19 "$bin" -runs="$runs" -max_total_time="$secs" -timeout=10 \
+	(cd "$work" && nice -n 19 "$bin" -runs="$runs" -max_total_time="$limit" -timeout=10 \
 		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
 		corpus >"$work/log" 2>&1) || rc=$?
 	end=$(date +%s)
@@ -58,10 +64,18 @@ one() {
 	cat "$work/row"
 }
 
+left=${#bins[@]}
 for bin in "${bins[@]}"; do
 	[ -x "$bin" ] || continue
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-	one "$bin" &
+	limit=$secs
+	if [ -n "${UNTIL:-}" ]; then
+		share=$(((UNTIL - $(date +%s)) * jobs / left))
+		[ "$share" -lt "$limit" ] && limit=$share
+		[ "$limit" -lt 1 ] && limit=1
+	fi
+	left=$((left - 1))
+	one "$bin" "$limit" &
 done
 wait
 {
