@@ -9,7 +9,10 @@
  * exactly two children. Removal restores that rule by splicing out valueless
  * nodes with fewer than two children, so a family holding n prefixes never
  * uses more than 2n - 1 nodes. A pool of 2 * max_prefixes nodes is therefore
- * always enough, and freed nodes go back to a free list for reuse.
+ * always enough, and freed nodes go back to a free list for reuse. Nodes
+ * never used yet are taken from the pool in order, so a table only writes
+ * (and makes resident) the part of its pool it has needed: a CA-gated
+ * engine sizes its pool for 1024 dynamic peers.
  *
  * Prefix lengths strictly grow going down, so no path is longer than 129
  * nodes; that bounds both the walks and the recursion in route_remove_value.
@@ -30,7 +33,8 @@ struct route_table {
 	struct node *root[2]; /* IPv4, IPv6 */
 	struct node *pool;
 	struct node *free;
-	size_t nfree;
+	size_t fresh; /* pool[fresh..] has never been used (and is on no list) */
+	size_t nfree; /* on the free list, plus never used */
 	size_t count; /* prefixes held */
 	size_t max;
 };
@@ -95,7 +99,10 @@ static struct node *node_new(struct route_table *t, const uint8_t key[16], unsig
 {
 	struct node *n = t->free;
 
-	t->free = n->child[0];
+	if (n != NULL)
+		t->free = n->child[0];
+	else
+		n = &t->pool[t->fresh++];
 	t->nfree--;
 	memset(n, 0, sizeof(*n));
 	memcpy(n->key, key, 16);
@@ -114,7 +121,7 @@ static void node_free(struct route_table *t, struct node *n)
 struct route_table *route_table_new(size_t max_prefixes)
 {
 	struct route_table *t;
-	size_t i, nodes;
+	size_t nodes;
 
 	if (max_prefixes > SIZE_MAX / 2 / sizeof(struct node))
 		return NULL;
@@ -127,8 +134,7 @@ struct route_table *route_table_new(size_t max_prefixes)
 		free(t);
 		return NULL;
 	}
-	for (i = 0; i < nodes; i++)
-		node_free(t, &t->pool[i]);
+	t->nfree = nodes;
 	t->max = max_prefixes;
 	return t;
 }

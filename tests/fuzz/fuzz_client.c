@@ -28,6 +28,7 @@
 #include "util/log.h"
 #include "wire/wire.h"
 
+#include "memo.h"
 #include "reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -256,6 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool quiet;
 	struct reader rd = {data, size};
 
+	memo_reset();
 	if (!quiet) {
 		yip_log_set_level(YIP_LOG_ERROR);
 		quiet = true;

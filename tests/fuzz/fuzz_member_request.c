@@ -1,7 +1,10 @@
 /*
  * Certificate requests: whatever the decoder accepts encodes back to the
- * same bytes and checks itself without trouble; a request made from the
- * input as a private key always verifies.
+ * same bytes and checks itself without trouble; a request made from an
+ * input of at most 32 bytes as a private key (zero-padded) always verifies.
+ * Only such short inputs make a request: making and checking one (a public
+ * key, a signature and its check) costs several times what decoding does,
+ * and a longer input, which the decoder needs, adds nothing as a key.
  */
 #include "member.h"
 
@@ -22,7 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(v == MEMBER_OK || v == MEMBER_BAD_SIGNATURE);
 		member_request_describe(&r, fuzz_emit, &total);
 	}
-	memcpy(priv, data, size < sizeof(priv) ? size : sizeof(priv));
+	if (size > sizeof(priv))
+		return 0;
+	memcpy(priv, data, size);
 	if (member_request_make(&r, priv) == 0)
 		CHECK(member_request_check(&r) == MEMBER_OK);
 	else

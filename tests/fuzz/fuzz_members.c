@@ -25,6 +25,8 @@
 #include "util/clock.h"
 #include "wire/wire.h"
 
+#include "memo.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define WALL (PAIR_WALL_START / YIP_NS_PER_S)
@@ -94,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	memo_reset();
 	init_once();
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));

@@ -15,6 +15,8 @@
 #include "crypto/crypto.h"
 #include "noise/noise.h"
 
+#include "memo.h"
+
 #define MAX_MSG 65535
 
 static const uint8_t prologue[] = "yip fuzz";
@@ -94,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
 
+	memo_reset();
 	if (!ready) {
 		setup();
 		ready = true;

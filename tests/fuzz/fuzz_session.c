@@ -38,6 +38,7 @@
 #include "util/log.h"
 #include "wire/wire.h"
 
+#include "memo.h"
 #include "reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -748,6 +749,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct reader rd = {data, size};
 	uint8_t flags;
 
+	memo_reset();
 	if (!quiet) {
 		yip_log_set_level(YIP_LOG_ERROR);
 		quiet = true;

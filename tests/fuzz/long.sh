@@ -3,13 +3,21 @@
 # SECS seconds, whichever comes first, JOBS at a time under nice, each from
 # a copy of its seed corpus in tests/fuzz/corpus/<name>/.
 #
-#   tests/fuzz/long.sh [DIR [RUNS [SECS [JOBS [OUT]]]]]
+#   tests/fuzz/long.sh [DIR [RUNS [SECS [JOBS [OUT [NAME...]]]]]]
 #
 # Defaults: build-fuzz/fuzz, 10000000 runs, 3600 s, 1 at a time, output in
-# OUT=/tmp/yip-fuzz-long. Build the fuzzers first (make fuzz). Each target's
-# log, grown corpus and any crash input stay in OUT/<name>/; OUT/results.md
-# gets one table row per target: executions, seconds, crashes. Exits non-zero
-# if any target crashed, leaked or tripped a sanitizer. Not part of make check.
+# OUT=/tmp/yip-fuzz-long, every fuzz_* in DIR in name order; given NAMEs
+# (fuzz_wire ...), only those, in that order. Build the fuzzers first (make
+# fuzz). Each target's log, grown corpus and any crash input stay in
+# OUT/<name>/; OUT/results.md gets one table row per target run into OUT so
+# far (also by earlier calls): executions, seconds, exec/s, crashes. Exits
+# non-zero if any target crashed, leaked or tripped a sanitizer. Not part of
+# make check.
+#
+# With UNTIL set (seconds since the epoch) the whole run ends by then: each
+# target, as it starts, gets at most SECS and at most its share of the time
+# left (time left * JOBS / targets not yet started), so targets that reach
+# RUNS early leave more to those after them. Order the targets fastest first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(cd "${1:-$root/build-fuzz/fuzz}" && pwd)
@@ -17,39 +25,62 @@ runs=${2:-10000000}
 secs=${3:-3600}
 jobs=${4:-1}
 out=${5:-/tmp/yip-fuzz-long}
+shift $(($# < 5 ? $# : 5))
 mkdir -p "$out"
+bins=()
+if [ $# -gt 0 ]; then
+	for name in "$@"; do
+		[ -x "$dir/$name" ] || {
+			echo "long.sh: no fuzzer $dir/$name" >&2
+			exit 2
+		}
+		bins+=("$dir/$name")
+	done
+else
+	bins=("$dir"/fuzz_*)
+fi
 
 # one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
 one() {
-	local bin=$1 name work seeds rc start end execs crashes
+	local bin=$1 limit=$2 name work seeds rc start end execs crashes
 	name=$(basename "$bin")
 	work="$out/$name"
 	rm -rf "$work"
 	mkdir -p "$work/corpus" "$work/crashes"
+	echo "$limit" >"$work/limit"
 	seeds="$root/tests/fuzz/corpus/${name#fuzz_}"
 	[ -d "$seeds" ] && cp -r "$seeds"/. "$work/corpus"/
 	start=$(date +%s)
 	rc=0
-	(cd "$work" && nice -n 19 "$bin" -runs="$runs" -max_total_time="$secs" -timeout=10 \
+	(cd "$work" && nice -n 19 "$bin" -runs="$runs" -max_total_time="$limit" -timeout=10 \
 		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/crashes/" \
 		corpus >"$work/log" 2>&1) || rc=$?
 	end=$(date +%s)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
 	crashes=$(find "$work/crashes" -type f | wc -l)
-	printf '| %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" "$crashes" \
-		"$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" \
+		"$([ -n "$execs" ] && echo $((execs / (end - start > 0 ? end - start : 1))) || echo '?')" \
+		"$crashes" "$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
 	cat "$work/row"
 }
 
-for bin in "$dir"/fuzz_*; do
+left=${#bins[@]}
+for bin in "${bins[@]}"; do
 	[ -x "$bin" ] || continue
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-	one "$bin" &
+	limit=$secs
+	if [ -n "${UNTIL:-}" ]; then
+		share=$(((UNTIL - $(date +%s)) * jobs / left))
+		[ "$share" -lt "$limit" ] && limit=$share
+		[ "$limit" -lt 1 ] && limit=1
+	fi
+	left=$((left - 1))
+	one "$bin" "$limit" &
 done
 wait
 {
-	echo "| fuzzer | executions | seconds | crash inputs | result |"
-	echo "|---|---:|---:|---:|---|"
+	echo "| fuzzer | executions | seconds | exec/s | crash inputs | result |"
+	echo "|---|---:|---:|---:|---:|---|"
 	cat "$out"/fuzz_*/row
 } >"$out/results.md"
 cat "$out/results.md"
