@@ -609,6 +609,18 @@ uint64_t yip_device_timers(struct yip_device *dev, uint64_t now)
 	size_t n;
 	uint64_t next;
 
+	/* Paths taken while the device was set up, before there was a clock,
+	 * date from the first tick (their age is shown, and a path silent for
+	 * too long counts as dead). */
+	if (!dev->clock_seen) {
+		dev->clock_seen = true;
+		for (size_t i = 0; i < dev->n_peers; i++)
+			if (dev->peers[i]->path >= 0 && dev->peers[i]->path_since == 0)
+				dev->peers[i]->path_since = now;
+		for (size_t i = 0; i < dev->n_servers; i++)
+			if (dev->servers[i].peer.path >= 0 && dev->servers[i].peer.path_since == 0)
+				dev->servers[i].peer.path_since = now;
+	}
 	/* The servers: a handful, on their own deadline. */
 	if (now >= dev->next_timer) {
 		dev->next_timer = UINT64_MAX; /* their actions may schedule() below */

@@ -569,6 +569,7 @@ struct yip_device {
 	 */
 	struct yip_peer **peers;
 	size_t n_peers, cap_peers, n_static, max_dynamic;
+	bool clock_seen;          /* the timers have run: the paths set up before know their time */
 	struct yip_peer **keytab; /* chained by key_next; keytab_mask + 1 buckets */
 	size_t keytab_mask;
 	struct yip_members *members; /* CA-gated network state (membership.c), or NULL */

@@ -43,6 +43,9 @@ grep -q "^  allowed ips: 10.77.0.2/32" <<<"$out" || fail "no allowed ips"
 echo "$out" | grep -Eq "^  latest handshake: ([0-9]+ seconds?, )*[0-9]+ seconds? ago" ||
 	fail "no recent handshake"
 grep -q "^  transfer: .* received, .* sent" <<<"$out" || fail "no transfer line"
+# The path was taken at start, a few seconds ago (not at the clock's zero).
+echo "$out" | grep -Eq "^  path: direct 198.18.0.2:51820 \(for [0-9]+ seconds?\)" ||
+	fail "the path's age is not a few seconds"
 
 # snapshot FILE: yipctl show --json into FILE, checked to parse.
 snapshot() {
