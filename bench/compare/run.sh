@@ -7,7 +7,7 @@
 #   run.sh --contenders yip,raw --conditions clean,loss5 --out DIR
 #   run.sh --conditions clean,wan --loss-at both --reps 3 --reps-others 1 --out DIR
 #
-# --conditions takes names and the sets "default", "wan" and "all".
+# --conditions takes names and the sets "default", "wan", "rate" and "all".
 # --loss-at link|hosts|both: random loss in the emulator (default), with
 #   nftables at A's and B's ingress (the emulator then only delays), or both.
 # --reps N: runs of every yip cell (default 3; 1 with --quick);
@@ -105,11 +105,18 @@ rtt100-loss5|delay=50ms,loss=5%|cubic|100 ms RTT, 5 % loss each way
 rtt100-loss5-bbr|delay=50ms,loss=5%|bbr|100 ms RTT, 5 % loss each way
 rtt20-train1|delay=10ms,train=1%|cubic|20 ms RTT, 1 % of sent packets (whole GSO trains) lost each way
 rtt20-train5|delay=10ms,train=5%|cubic|20 ms RTT, 5 % of sent packets (whole GSO trains) lost each way
+rate200|rate=200mbit,delay=10ms|cubic|200 Mbit/s, 20 ms RTT, clean
+rate200-loss1|rate=200mbit,delay=10ms,loss=1%|cubic|200 Mbit/s, 20 ms RTT, 1 % loss each way
+rate200-loss5|rate=200mbit,delay=10ms,loss=5%|cubic|200 Mbit/s, 20 ms RTT, 5 % loss each way
 "
 ALL_CONTENDERS="raw yip wireguard-go openvpn tinc n2n yggdrasil nebula"
 # Named sets for --conditions.
 SET_DEFAULT="clean loss1 loss5 loss10 loss20 burst5 reorder1 rtt20 rtt20-bbr rtt20-loss1 rtt20-loss1-bbr rtt20-loss5 rtt20-loss5-bbr"
 SET_WAN="rtt20 rtt20-loss1 rtt20-loss1-bbr rtt20-loss5 rtt20-loss5-bbr rtt50 rtt50-loss1 rtt50-loss1-bbr rtt50-loss5 rtt50-loss5-bbr rtt100 rtt100-loss1 rtt100-loss1-bbr rtt100-loss5 rtt100-loss5-bbr rtt20-train1 rtt20-train5"
+# A link slower than the CPU: the link, not the machine, bounds every
+# contender, and its queue (the emulator's 1 000 frames, 60 ms at this
+# rate) fills as a bottleneck's does.
+SET_RATE="rate200 rate200-loss1 rate200-loss5"
 SET_ALL=$(echo "$ALL_CONDITIONS" | cut -d'|' -f1 | xargs)
 
 if [ "$MODE" = quick ]; then
@@ -164,6 +171,7 @@ for word in $CONDITIONS; do
 	case "$word" in
 	default) set -- $SET_DEFAULT ;;
 	wan) set -- $SET_WAN ;;
+	rate) set -- $SET_RATE ;;
 	all) set -- $SET_ALL ;;
 	*) set -- "$word" ;;
 	esac
