@@ -122,9 +122,13 @@ static void loss_sample(struct yip_peer *p, uint64_t now, uint32_t received, uin
 	sample = f->acc_span > f->acc_received
 	             ? (double)(f->acc_span - f->acc_received) / f->acc_span
 	             : 0;
-	if (sample > f->loss && protect_queueing(p)) {
-		/* A full queue's loss: redundancy would only add to the queue. */
-		p->stats.loss_congested++;
+	if (protect_queueing(p)) {
+		/* A full queue's loss: redundancy would only add to the queue.
+		 * The estimate keeps what the link lost without a queue, in
+		 * both directions: letting only the lower samples through
+		 * would drag it below the link's own loss. */
+		if (sample > f->loss)
+			p->stats.loss_congested++;
 	} else {
 		f->loss += (sample - f->loss) * (sample > f->loss ? 0.5 : 0.2);
 	}

@@ -1530,6 +1530,18 @@ static void test_congestion_loss(void **state)
 	assert_false(protect_queueing(a));
 	assert_true(a->stats.arq_sent > 0);
 	assert_true(a->fec.loss > 0.01);
+	/* The queue builds again on this lossy link: the estimate keeps the
+	 * link's own loss (it would sink if only lower samples counted). */
+	{
+		double before = a->fec.loss;
+
+		ab.delay = 50 * YIP_NS_PER_MS;
+		run_lines(&ab, &ba, &now, 30000);
+		assert_true(protect_queueing(a));
+		print_message("lossy link behind a queue: estimate %.4f, was %.4f\n", a->fec.loss,
+		              before);
+		assert_true(a->fec.loss > before * 0.8);
+	}
 }
 
 /* Inner length of packet seq in the two byte-exact tests below. */
