@@ -208,8 +208,8 @@ static struct yip_retx *retx_find(struct yip_retx_ring *r, uint64_t counter)
  * more, and repairs and resends would crowd the queue further. So while
  * the newest RTT sample stands a quarter and 5 ms above the base RTT (the
  * least sample of the last 10-20 s), lost bulk packets are not resent and
- * the loss does not raise the redundancy (report.c); FEC still rebuilds
- * what the redundancy already sent covers. A path whose loss comes without
+ * the loss estimate stays where the link's own loss put it (report.c); FEC
+ * still rebuilds what the redundancy already sent covers. A path whose loss comes without
  * queueing (a lossy radio link, random drops) keeps every repair.
  */
 #define QUEUEING_MIN_NS (5 * YIP_NS_PER_MS)
