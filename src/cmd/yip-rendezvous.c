@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,8 @@ static void usage(FILE *f)
 	        "                       (log: only log what it would refuse; default on)\n"
 	        "  --ca KEY             admit only members certified by this CA (yip-ca pubkey)\n"
 	        "  --network NAME       ... of this network (both needed: docs/membership.md)\n"
-	        "  --revocations FILE   a revocation list of that CA (yip-ca revoke)\n"
+	        "  --revocations FILE   a revocation list of that CA (yip-ca revoke; SIGHUP:\n"
+	        "                       read it again)\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -230,12 +232,54 @@ static int load_members(const struct rdv_conf *c, struct rdv_members *m,
 	return rc;
 }
 
+static bool has_revocations(const struct rdv_conf *c)
+{
+	return c->has_ca && c->revocations_file[0] != '\0';
+}
+
+/* What SIGHUP reads again: the members-only gate and its revocation list. */
+struct gate {
+	const struct rdv_conf *conf;
+	struct member_revocations *revs;    /* in force (NULL: none) */
+	struct member_revocations *retired; /* replaced at the last reload: freed at the next */
+};
+
+/*
+ * The loop's reload (SIGHUP): the revocation list read again. A file that
+ * cannot be read or checked, or a list older than the one in force (a
+ * rollback would re-admit revoked members), leaves the gate as it is.
+ */
+static int reload_gate(void *arg, struct rdv_members *m)
+{
+	struct gate *g = arg;
+	struct member_revocations *revs;
+	char err[512];
+
+	/* The engine moved off the retired list when the last reload returned. */
+	free(g->retired);
+	g->retired = NULL;
+	if (load_members(g->conf, m, &revs, err, sizeof(err)) != 0) {
+		log_err("SIGHUP: %s; the revocation list in force stays", err);
+		return -1;
+	}
+	if (revs != NULL && g->revs != NULL && revs->f.serial < g->revs->f.serial) {
+		log_err("SIGHUP: %s has serial %" PRIu64 ", older than the %" PRIu64
+		        " in force; keeping that one",
+		        g->conf->revocations_file, revs->f.serial, g->revs->f.serial);
+		free(revs);
+		return -1;
+	}
+	g->retired = g->revs;
+	g->revs = revs;
+	return 0;
+}
+
 static int serve(const struct rdv_conf *c)
 {
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
 	struct rdv_members members;
-	struct member_revocations *revs = NULL;
+	struct gate gate = {.conf = c};
 	struct sandbox sb;
 	enum yip_sandbox_mode mode = c->sandbox;
 	const char *env = getenv("YIP_SANDBOX");
@@ -249,7 +293,10 @@ static int serve(const struct rdv_conf *c)
 		mode = c->sandbox;
 	}
 	sandbox_nodump(); /* before the key is read: no core dump will hold it */
-	if (sandbox_init(&sb, mode, c->user, SANDBOX_RENDEZVOUS, err, sizeof(err)) != 0) {
+	/* A revocation list is read again on SIGHUP, from inside the sandbox. */
+	if (sandbox_init(&sb, mode, c->user,
+	                 SANDBOX_RENDEZVOUS | (has_revocations(c) ? SANDBOX_READ : 0u), err,
+	                 sizeof(err)) != 0) {
 		fprintf(stderr, "yip-rendezvous: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -265,7 +312,7 @@ static int serve(const struct rdv_conf *c)
 		fprintf(stderr, "yip-rendezvous: %s\n", err);
 		return EXIT_USAGE;
 	}
-	if (c->has_ca && load_members(c, &members, &revs, err, sizeof(err)) != 0) {
+	if (c->has_ca && load_members(c, &members, &gate.revs, err, sizeof(err)) != 0) {
 		fprintf(stderr, "yip-rendezvous: %s\n", err);
 		sodium_memzero(&engine, sizeof(engine));
 		return EXIT_USAGE;
@@ -279,16 +326,20 @@ static int serve(const struct rdv_conf *c)
 	    /* The status socket; the loop removes it when it stops. */
 	    .ctl_dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV)),
 	    .sandbox = &sb,
+	    .reload = has_revocations(c) ? reload_gate : NULL,
+	    .reload_arg = &gate,
 	};
 	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0) {
 		log_err("%s", err);
 		sodium_memzero(&engine, sizeof(engine));
-		free(revs);
+		free(gate.revs);
+		free(gate.retired);
 		return EXIT_RUNTIME;
 	}
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
 	sodium_memzero(&engine, sizeof(engine));
-	free(revs);
+	free(gate.revs);
+	free(gate.retired);
 	for (unsigned s = 0; s < RDV_SOCKS; s++)
 		if (lc.fd[s] >= 0)
 			close(lc.fd[s]);

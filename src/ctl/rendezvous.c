@@ -140,6 +140,8 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	if (s->members_only) {
 		fprintf(f, ",\"network\":\"%s\",\"admitted\":%" PRIu64 ",\"evicted\":%" PRIu64,
 		        s->members.network, c->admitted, c->evicted);
+		if (s->members.revs != NULL)
+			fprintf(f, ",\"revocations_serial\":%" PRIu64, s->members.revs->f.serial);
 		fputs(",\"refused\":{", f);
 		for (int v = 0; v < MEMBER_VERDICT_COUNT; v++)
 			fprintf(f, "%s\"%s\":%" PRIu64, v ? "," : "",
@@ -268,8 +270,12 @@ static void show_server(FILE *out, const cJSON *r)
 
 		fputs("\n  members only: network ", out);
 		put_str(out, r, "network", "(unknown)");
-		fprintf(out, "; admitted %" PRIu64 ", evicted %" PRIu64 "; refused:",
-		        u64_field(r, "admitted"), u64_field(r, "evicted"));
+		fprintf(out, "; admitted %" PRIu64 ", evicted %" PRIu64, u64_field(r, "admitted"),
+		        u64_field(r, "evicted"));
+		if (cJSON_IsNumber(field(r, "revocations_serial")))
+			fprintf(out, "; revocation list %" PRIu64,
+			        u64_field(r, "revocations_serial"));
+		fputs("; refused:", out);
 		if (cJSON_IsObject(refused)) {
 			cJSON_ArrayForEach(d, refused)
 			{

@@ -10,6 +10,7 @@
 #include "loop/rendezvous.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
 #include "loop/daemon.h"
+#include "membership/member.h"
 #include "udp/udp.h"
 #include "util/clock.h"
 #include "util/hex.h"
@@ -42,6 +44,8 @@ struct rdv_loop {
 	bool ctl_on, stopped;
 	union yip_sockaddr listen;
 	uint16_t alt_port;
+	int (*reload)(void *arg, struct rdv_members *m);
+	void *reload_arg;
 	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
 };
 
@@ -191,10 +195,29 @@ static void status_cb(void *arg)
 	log_status(arg);
 }
 
+/* SIGHUP: the gate as its files now say, applied to every admitted node at once. */
+static void reload_cb(void *arg)
+{
+	struct rdv_loop *l = arg;
+	struct rdv_members m;
+	uint64_t before = l->srv.stats.evicted;
+
+	if (!l->srv.members_only || l->reload == NULL) {
+		log_info("SIGHUP: nothing to reload (no revocations file)");
+		return;
+	}
+	if (l->reload(l->reload_arg, &m) != 0)
+		return;
+	rdv_set_members(&l->srv, yip_now_mono(), &m);
+	log_info("SIGHUP: revocation list serial %" PRIu64 " in force; %" PRIu64
+	         " registered node(s) no longer admitted were dropped",
+	         m.revs != NULL ? m.revs->f.serial : 0, l->srv.stats.evicted - before);
+}
+
 /* Handles pending signals; false when the server should stop. */
 static bool on_signal(struct rdv_loop *l)
 {
-	return daemon_signals(l->sigfd, status_cb, NULL, l);
+	return daemon_signals(l->sigfd, status_cb, reload_cb, l);
 }
 
 /* Milliseconds until the engine's next timer or the control client's deadline. */
@@ -358,6 +381,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 	l->fd[RDV_SOCK_ALT] = c->fd[RDV_SOCK_ALT];
 	l->listen = c->listen;
 	l->alt_port = c->fd[RDV_SOCK_ALT] >= 0 ? c->alt_port : 0;
+	l->reload = c->reload;
+	l->reload_arg = c->reload_arg;
 	if (setup(l, c) == 0) {
 		char err[256];
 

@@ -4,7 +4,8 @@
  * probes, with batched receives and sends (src/udp: recvmmsg, sendmmsg,
  * UDP GSO for runs of equal-size datagrams to one node, which is what a
  * relayed flow is), epoll, a signalfd (INT and TERM stop, USR1 logs the
- * status, HUP is ignored) and the control socket <ctl_dir>/rendezvous.sock
+ * status, HUP reads the revocation list again) and the control socket
+ * <ctl_dir>/rendezvous.sock
  * (src/ctl/rendezvous.h). It calls none of the other files of src/loop.
  */
 #ifndef YIP_LOOP_RENDEZVOUS_H
@@ -25,6 +26,11 @@ struct rdv_loop_config {
 	const char *ctl_dir;               /* where the control socket goes; NULL: none */
 	const struct sandbox *sandbox;     /* entered once set up; NULL: none */
 	const struct rdv_members *members; /* members only; NULL: open to every node */
+	/* SIGHUP on a members-only server: fills *m with the gate as its files
+	 * now say (0) or logs why not (-1); the gate filled by the call before
+	 * stays valid until this one returns. NULL: nothing to reload. */
+	int (*reload)(void *arg, struct rdv_members *m);
+	void *reload_arg;
 };
 
 /*

@@ -218,10 +218,11 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
-	if (rc != 0 || !(s->uses & (SANDBOX_RESOLVE | SANDBOX_MEMBERS)))
+	if (rc != 0 || !(s->uses & (SANDBOX_RESOLVE | SANDBOX_MEMBERS | SANDBOX_READ)))
 		return rc;
 	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf; a
-	 * member's certificate, root set and revocation list (SIGHUP). */
+	 * member's certificate, root set and revocation list, the rendezvous
+	 * server's revocation list (SIGHUP). */
 	{
 		scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
 

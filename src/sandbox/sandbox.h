@@ -27,6 +27,7 @@ enum {
 	SANDBOX_RESOLVE = 1u << 2,    /* re-resolving host names (getaddrinfo) */
 	SANDBOX_RENDEZVOUS = 1u << 3, /* yip-rendezvous's loop */
 	SANDBOX_MEMBERS = 1u << 4,    /* SIGHUP reads membership files; state_dir is written */
+	SANDBOX_READ = 1u << 5,       /* SIGHUP reads files again (read-only) */
 };
 
 struct sandbox {

@@ -4,6 +4,10 @@
 # refuses c, which has no certificate. a lists b as a peer without an
 # endpoint; b lists nobody. a asks the server where b is, calls b at the
 # address it was told, and b admits a by its certificate: they ping.
+# Then the CA revokes b: on SIGHUP the server reads its revocation list
+# again (inside its sandbox, as nobody), drops b at once and refuses it as
+# revoked when it registers again, while a stays; a list older than the one
+# in force is refused.
 . "$(dirname "$0")/lib.sh"
 
 RDV=${RDV:-$ROOT/build/yip-rendezvous}
@@ -15,9 +19,15 @@ ca_nodes a b c s
 SPUB=$(sed -n 's/^public=//p' "$TMP/server.key")
 mkdir -m 0700 "$TMP/ctl-s"
 chown nobody "$TMP/ctl-s"
+"$YIPCA" revoke --ca-key "$TMP/ca.key" --network "$NET" --serial 1 --out "$TMP/revoked-1.txt" ||
+	fail "yip-ca revoke (an empty list)"
+chmod 644 "$TMP/revoked-1.txt"
+cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"
 env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" -v --key "$TMP/server.key" \
-	--listen 198.18.0.4:7000 --ca "$CA_PUB" --network "$NET" >"$TMP/rdv.log" 2>&1 &
-PIDS+=($!)
+	--listen 198.18.0.4:7000 --ca "$CA_PUB" --network "$NET" --revocations "$TMP/revoked.txt" \
+	>"$TMP/rdv.log" 2>&1 &
+RDV_PID=$!
+PIDS+=($RDV_PID)
 for _ in $(seq 1 50); do
 	grep -q "listening on" "$TMP/rdv.log" && break
 	sleep 0.1
@@ -60,4 +70,44 @@ ping_ok b 10.77.0.1 3 -i 0.05 >/dev/null
 import json, sys
 print(" ".join(m["name"] + ":" + str(m["connected"]) for m in json.load(sys.stdin)["members"]))')" = "node b:None node a:True" ] ||
 	fail "b's members: $(yipctl_of b members --json)"
-log "ok: a found b through the members-only server; b admitted a by certificate"
+log "a found b through the members-only server; b admitted a by certificate"
+
+# rdv_get KEY: one top-level value of the server's status --json.
+rdv_get() {
+	YIP_CTL_DIR="$TMP/ctl-s" "$RDV" status --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin).get(sys.argv[1]))' "$1"
+}
+[ "$(rdv_get revocations_serial)" = 1 ] || fail "server: revocation list $(rdv_get revocations_serial)"
+"$YIPCA" revoke --ca-key "$TMP/ca.key" --network "$NET" --list "$TMP/revoked-1.txt" --serial 2 \
+	--cert "$TMP/b.crt" --force --out "$TMP/revoked.new" || fail "yip-ca revoke b"
+chmod 644 "$TMP/revoked.new"
+mv "$TMP/revoked.new" "$TMP/revoked.txt"
+evicted=$(rdv_get evicted)
+kill -HUP "$RDV_PID"
+for i in $(seq 1 50); do
+	[ "$(rdv_get revocations_serial)" = 2 ] && break
+	sleep 0.1
+done
+[ "$(rdv_get revocations_serial)" = 2 ] || fail "the server did not take list 2 on SIGHUP"
+[ "$(rdv_get evicted)" -eq $((evicted + 1)) ] || fail "the server dropped $(($(rdv_get evicted) - evicted)) nodes, not b alone"
+for i in $(seq 1 100); do
+	[ "$(server_state b)" = "refused revoked" ] && break
+	sleep 0.2
+done
+[ "$(server_state b)" = "refused revoked" ] || fail "b after its revocation: $(server_state b)"
+[ "$(server_state a)" = "registered None" ] || fail "a after b's revocation: $(server_state a)"
+kill -0 "$RDV_PID" || fail "yip-rendezvous died reading its list in the sandbox"
+log "b revoked: the server dropped it on SIGHUP and refuses it; a stays registered"
+
+# A rollback to list 1 would admit b again: refused, list 2 stays.
+cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"
+kill -HUP "$RDV_PID"
+for i in $(seq 1 50); do
+	grep -q "older than the 2 in force" "$TMP/rdv.log" && break
+	sleep 0.1
+done
+grep -q "older than the 2 in force" "$TMP/rdv.log" || fail "the server did not answer the second SIGHUP"
+[ "$(rdv_get revocations_serial)" = 2 ] || fail "the server went back to list $(rdv_get revocations_serial)"
+kill -0 "$RDV_PID" || fail "yip-rendezvous died"
+log "ok: an older list is refused; list 2 stays in force"
