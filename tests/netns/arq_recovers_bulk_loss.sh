@@ -25,4 +25,7 @@ arq=$(peer_field b arq_recovered)
 lost=$(peer_field b lost)
 log "b: lost $lost on the wire, rebuilt by FEC $fec, by ARQ $arq"
 [ "${fec:-0}" -gt 0 ] || fail "FEC recovered nothing"
+# Bulk FEC aims at about 3 failed blocks in 1000 and leaves those to ARQ:
+# 6-25 packets came back by ARQ in seven runs of this test.
+[ "${arq:-0}" -gt 0 ] || fail "ARQ recovered nothing"
 log "ok"
