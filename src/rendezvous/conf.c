@@ -23,6 +23,17 @@ static const char *const key_names[] = {
 #undef X
 };
 
+/* ", listen, alt_port, ...": every key, for the unknown-key message (skip
+ * the first two characters). Built from the same list, so it cannot miss one. */
+static const char key_list[] =
+#define X(name, str) ", " str
+    RDV_CONF_KEYS(X)
+#undef X
+    ;
+
+_Static_assert(sizeof("unknown key '' (the keys are )") + 64 + sizeof(key_list) <= MAX_MSG,
+               "the unknown-key message fits its buffer");
+
 void rdv_conf_default(struct rdv_conf *c)
 {
 	struct rdv_config e;
@@ -316,10 +327,8 @@ static int conf_pair(void *arg, unsigned line, char *key, char *value, char *err
 		return fail(err, errlen, "missing key before '='");
 	k = rdv_conf_key(key);
 	if (k < 0)
-		return fail(err, errlen,
-		            "unknown key '%.64s' (the keys are listen, alt_port, key, relay, "
-		            "relay_rate, relay_burst, max_nodes, obf_psk)",
-		            key);
+		return fail(err, errlen, "unknown key '%.64s' (the keys are %s)", key,
+		            key_list + 2);
 	if (c->line[k] != 0)
 		return fail(err, errlen, "duplicate key '%s' (first set on line %u)", key,
 		            c->line[k]);

@@ -244,7 +244,8 @@ static void broken_files(void **state)
 	    {"=on\n", "r.conf:1: missing key before '='"},
 	    {"relay=\n", "r.conf:1: empty value for 'relay'"},
 	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
-	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk)"},
+	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk, user, sandbox, "
+	                   "ca, network, revocations)"},
 	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
 	    {"relay=on\nmax_nodes=\x01\n",
 	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
@@ -259,6 +260,41 @@ static void broken_files(void **state)
 		if (strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
 			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, err, cases[i].err);
 	}
+}
+
+/* The unknown-key message lists every key of RDV_CONF_KEYS, in order, and
+ * nothing else. */
+static void unknown_key_lists_every_key(void **state)
+{
+	static const char *const keys[] = {
+#define X(name, str) str,
+	    RDV_CONF_KEYS(X)
+#undef X
+	};
+	const char *prefix = "r.conf:1: unknown key 'nope' (the keys are ";
+	struct rdv_conf c;
+	char err[512], *p, *end;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(parse(&c, "nope=1\n", err, sizeof(err)), -1);
+	assert_int_equal(strncmp(err, prefix, strlen(prefix)), 0);
+	p = err + strlen(prefix);
+	end = strrchr(p, ')');
+	assert_non_null(end);
+	assert_string_equal(end, ")");
+	*end = '\0';
+	for (char *k = strtok(p, ","); k != NULL; k = strtok(NULL, ",")) {
+		if (n > 0) {
+			assert_int_equal(k[0], ' ');
+			k++;
+		}
+		assert_true(n < RDV_CONF_COUNT);
+		assert_string_equal(k, keys[n]);
+		assert_int_equal(rdv_conf_key(k), (int)n);
+		n++;
+	}
+	assert_int_equal(n, RDV_CONF_COUNT);
 }
 
 static void long_and_nul_lines(void **state)
@@ -338,7 +374,7 @@ int main(void)
 	    cmocka_unit_test(alt_port),           cmocka_unit_test(obf_psk),
 	    cmocka_unit_test(set_over_file),      cmocka_unit_test(broken_files),
 	    cmocka_unit_test(long_and_nul_lines), cmocka_unit_test(keyfile),
-	    cmocka_unit_test(broken_keyfiles),
+	    cmocka_unit_test(broken_keyfiles),    cmocka_unit_test(unknown_key_lists_every_key),
 	};
 
 	yip_crypto_init();
