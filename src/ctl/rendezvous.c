@@ -78,12 +78,18 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	        ",\"unknowns\":%" PRIu64,
 	        s->relay_in_dgrams, s->relay_in_bytes, s->relay_out_dgrams, s->relay_out_bytes,
 	        s->relay_refused, s->lookups, s->intros, s->unknowns);
-	if (st->srv->members_only)
-		fprintf(f, ",\"member\":%s,\"refused\":\"%s\"", n->member ? "true" : "false",
-		        n->member ? ""
+	if (st->srv->members_only) {
+		/* A certificate that ran out while registered: the engine refuses
+		 * the node from then on (member_until), so the status says so. */
+		bool expired = n->member && st->now_wall_s > n->member_until;
+
+		fprintf(f, ",\"member\":%s,\"refused\":\"%s\"",
+		        n->member && !expired ? "true" : "false",
+		        n->member ? (expired ? member_verdict_name(MEMBER_EXPIRED) : "")
 		        : n->refused == RDV_REFUSED_NO_CERT
 		            ? "no_certificate"
 		            : member_verdict_name((enum member_verdict)n->refused));
+	}
 	fputc('}', f);
 }
 

@@ -201,6 +201,59 @@ static const cJSON *node_of(const cJSON *root, const struct rdvc *c)
 	return NULL;
 }
 
+/* The server's record of c. */
+static struct rdv_node *record_of(const struct rdvc *c)
+{
+	for (struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (memcmp(n->key, c->pub, YIP_KEY_LEN) == 0)
+			return n;
+	fail_msg("no record for a node");
+	return NULL;
+}
+
+/*
+ * A members-only server's nodes: a member, one whose certificate ran out
+ * while registered (the engine refuses it from then on, so the status must
+ * not call it a member), and one that never showed a certificate.
+ */
+static void members_status(void **state)
+{
+	uint64_t wall = WALL0 + (now + 2 * YIP_NS_PER_S) / YIP_NS_PER_S; /* reply()'s clock */
+	struct rdv_node *n0 = record_of(&nodes[0]), *n1 = record_of(&nodes[1]);
+	struct rdv_node *n2 = record_of(&nodes[2]);
+	const cJSON *a, *b, *c;
+	size_t len;
+	char *r;
+	cJSON *root;
+
+	(void)state;
+	S.members_only = true;
+	snprintf(S.members.network, sizeof(S.members.network), "lab");
+	n0->member = true;
+	n0->member_until = wall + 100;
+	n1->member = true;
+	n1->member_until = wall - 1;
+	n2->member = false;
+	n2->refused = RDV_REFUSED_NO_CERT;
+	r = reply("show", &len);
+	root = cJSON_Parse(r);
+	assert_non_null(root);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "members_only")));
+	assert_string_equal(str(root, "network"), "lab");
+	assert_null(cJSON_GetObjectItemCaseSensitive(root, "revocations_serial")); /* no list */
+	a = node_of(root, &nodes[0]);
+	b = node_of(root, &nodes[1]);
+	c = node_of(root, &nodes[2]);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "member")));
+	assert_string_equal(str(a, "refused"), "");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(b, "member")));
+	assert_string_equal(str(b, "refused"), "expired");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c, "member")));
+	assert_string_equal(str(c, "refused"), "no_certificate");
+	cJSON_Delete(root);
+	free(r);
+}
+
 static void show(void **state)
 {
 	char hex[2 * YIP_KEY_LEN + 1];
@@ -342,9 +395,8 @@ static void render(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(show),
-	    cmocka_unit_test(one_node_and_stats),
-	    cmocka_unit_test(render),
+	    cmocka_unit_test(show), cmocka_unit_test(one_node_and_stats), cmocka_unit_test(render),
+	    cmocka_unit_test(members_status), /* last: makes the server members-only */
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
