@@ -117,7 +117,7 @@ pinger=$!
 PIDS+=("$pinger")
 ip netns exec "$(ns b)" taskset -c "$TCPUS" iperf3 -s -1 -B 10.77.0.2 >"$TMP/iperf3-server" 2>&1 &
 PIDS+=($!)
-sleep 0.3
+wait_listen b tcp 5201
 # A stalled stream can stall iperf3's control connection too: the time
 # limit ends it, and the samples tell what got through.
 in_ns a timeout $((total + 10)) taskset -c "$TCPUS" iperf3 -c 10.77.0.2 -t "$total" \
