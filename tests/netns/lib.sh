@@ -181,6 +181,19 @@ wait_listen() {
 	fail "nothing listens on $2 port $3 in $n after 10 s"
 }
 
+# poll SECONDS CONDITION: evaluates the shell condition CONDITION every 0.1 s
+# until it holds; returns 1 if SECONDS (or more, on a loaded machine) pass
+# first. For a count that a daemon updates after the test acted: the caller
+# asserts the same condition afterwards, with its own message.
+poll() {
+	local _
+	for _ in $(seq 1 $(($1 * 10))); do
+		eval "$2" && return 0
+		sleep 0.1
+	done
+	eval "$2"
+}
+
 # two_peers: namespaces a and b joined by a veth (198.18.0.1/.2), keys, and
 # configs for a tunnel 10.77.0.1 <-> 10.77.0.2. Extra config lines may be
 # appended to $TMP/a.conf and $TMP/b.conf before start_yipd.
