@@ -18,10 +18,10 @@ run_transfer() {
 	start_yipd b
 	wait_ping a 10.77.0.2
 	in_ns b iperf3 -s -1 -p 5301 >/dev/null 2>&1 &
-	sleep 0.3
+	wait_listen b tcp 5301
 	in_ns a iperf3 -c 10.77.0.2 -p 5301 -n 5M >/dev/null # let the controller settle
 	in_ns b iperf3 -s -1 -p 5302 >/dev/null 2>&1 &
-	sleep 0.3
+	wait_listen b tcp 5302
 	a0=$(wire_bytes a); b0=$(wire_bytes b)
 	ra0=$(repair_bytes a); rb0=$(repair_bytes b)
 	in_ns a iperf3 -c 10.77.0.2 -p 5302 -n 50M >/dev/null

@@ -19,7 +19,7 @@ MIN_SHARE=${MIN_SHARE:-0.80}
 stream() {
 	in_ns b iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
 	local srv=$!
-	sleep 0.3
+	wait_listen b tcp "$1"
 	in_ns a timeout $((SECS + 20)) iperf3 -c 10.77.0.2 -p "$1" -t "$SECS" -C cubic -J \
 		>"$TMP/iperf.$1.json" 2>/dev/null || true
 	wait "$srv" 2>/dev/null || true

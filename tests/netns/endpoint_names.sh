@@ -29,6 +29,9 @@ log "listen=IPv4 and a name with an IPv6 address first"
 hosts "2001:db8:77::2 dual.yip.test" "198.18.0.2 dual.yip.test"
 first=$(in_ns a getent ahosts dual.yip.test | awk 'NR == 1 {print $1}')
 log "getaddrinfo's first answer for dual.yip.test in a: $first"
+# The premise: were IPv4 first, a would end up at 198.18.0.2 whether or not
+# yipd picks the family listen= can reach, and the check below would show nothing.
+[ "$first" = 2001:db8:77::2 ] || fail "dual.yip.test does not resolve IPv6 first in a (first: '$first')"
 sed -i 's/^endpoint=.*/endpoint=dual.yip.test:51820/' "$TMP/a.conf"
 start_yipd a
 start_yipd b

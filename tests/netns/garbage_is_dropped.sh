@@ -29,7 +29,12 @@ for _ in range(50):                                   # right sizes (Init 149, R
 for n in (9100, 20000, 65000):                        # bigger than any yip datagram
     send(os.urandom(n))
 PY
-sleep 0.3
+# moved: every counter checked below has moved.
+moved() {
+	local r
+	for r in malformed truncated bad_mac1 unknown_index; do [ "$(drops b $r)" -gt 0 ] || return 1; done
+}
+poll 5 moved || true
 
 kill -0 "$(pid_of b)" 2>/dev/null || fail "yipd b died"
 for r in malformed truncated bad_mac1 unknown_index; do

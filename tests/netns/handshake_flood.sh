@@ -84,11 +84,14 @@ counters() {
 import json, sys
 print(" ".join("%s %s" % kv for kv in json.load(sys.stdin)["drops"].items()))'
 }
-# delta BEFORE AFTER NAME: how much counter NAME grew.
+# delta BEFORE AFTER NAME: how much counter NAME grew; fails if either
+# snapshot lacks it (a renamed counter would otherwise read as 0 and pass
+# the checks for none).
 delta() {
 	local a b
-	a=$(sed -n "s/.*\b$3 \([0-9]*\).*/\1/p" <<<"$1")
-	b=$(sed -n "s/.*\b$3 \([0-9]*\).*/\1/p" <<<"$2")
+	a=$(sed -n "s/.*\b$3 \([0-9][0-9]*\).*/\1/p" <<<"$1")
+	b=$(sed -n "s/.*\b$3 \([0-9][0-9]*\).*/\1/p" <<<"$2")
+	[ -n "$a" ] && [ -n "$b" ] || fail "no drop counter $3 in yipctl show --json of b"
 	echo $((b - a))
 }
 
@@ -117,7 +120,7 @@ pinger=$!
 PIDS+=("$pinger")
 ip netns exec "$(ns b)" taskset -c "$TCPUS" iperf3 -s -1 -B 10.77.0.2 >"$TMP/iperf3-server" 2>&1 &
 PIDS+=($!)
-sleep 0.3
+wait_listen b tcp 5201
 # A stalled stream can stall iperf3's control connection too: the time
 # limit ends it, and the samples tell what got through.
 in_ns a timeout $((total + 10)) taskset -c "$TCPUS" iperf3 -c 10.77.0.2 -t "$total" \

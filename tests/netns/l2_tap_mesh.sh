@@ -38,7 +38,8 @@ except socket.timeout:
 print(n)' >"$TMP/bcast.$n" &
 	LISTENERS+=($!)
 done
-sleep 0.3
+wait_listen b udp 5600
+wait_listen c udp 5600
 in_ns a python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

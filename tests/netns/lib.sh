@@ -168,6 +168,32 @@ ping_ok() {
 	echo "$out" | sed -n 's/^rtt.* = //p'
 }
 
+# wait_listen NS tcp|udp PORT: waits (up to 10 s) until a socket in
+# namespace NS listens on TCP PORT, or is bound to UDP PORT; fails after that.
+# For servers started in the background, before a client uses them.
+wait_listen() {
+	local n=$1 flag=t _
+	[ "$2" = udp ] && flag=u
+	for _ in $(seq 1 100); do
+		[ -n "$(in_ns "$n" ss -Hln$flag "sport = :$3")" ] && return 0
+		sleep 0.1
+	done
+	fail "nothing listens on $2 port $3 in $n after 10 s"
+}
+
+# poll SECONDS CONDITION: evaluates the shell condition CONDITION every 0.1 s
+# until it holds; returns 1 if SECONDS (or more, on a loaded machine) pass
+# first. For a count that a daemon updates after the test acted: the caller
+# asserts the same condition afterwards, with its own message.
+poll() {
+	local _
+	for _ in $(seq 1 $(($1 * 10))); do
+		eval "$2" && return 0
+		sleep 0.1
+	done
+	eval "$2"
+}
+
 # two_peers: namespaces a and b joined by a veth (198.18.0.1/.2), keys, and
 # configs for a tunnel 10.77.0.1 <-> 10.77.0.2. Extra config lines may be
 # appended to $TMP/a.conf and $TMP/b.conf before start_yipd.
@@ -208,12 +234,15 @@ tune_tcp() {
 tcp_copy() {
 	local from=$1 to=$2 bytes=$3
 	head -c "$bytes" /dev/urandom >"$TMP/src.bin"
-	in_ns b python3 - "$TMP/dst.bin" <<'PY' &
+	# The server gives up when no client comes, or a connection goes silent,
+	# for 30 s, so that a failed client ends the test, not run.sh's timeout.
+	ip netns exec "$(ns b)" python3 - "$TMP/dst.bin" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 5400)); s.listen(1)
+s.bind(("0.0.0.0", 5400)); s.listen(1); s.settimeout(30)
 c, _ = s.accept()
+c.settimeout(30)
 with open(sys.argv[1], "wb") as f:
     while True:
         d = c.recv(1 << 20)
@@ -221,7 +250,8 @@ with open(sys.argv[1], "wb") as f:
         f.write(d)
 PY
 	local srv=$!
-	sleep 0.3
+	PIDS+=("$srv")
+	wait_listen b tcp 5400
 	local t0 t1
 	t0=$(date +%s.%N)
 	in_ns "$from" python3 - "$to" "$TMP/src.bin" "${TCP_CC:-cubic}" <<'PY'
@@ -259,7 +289,7 @@ except socket.timeout:
 print(len(seen))
 PY
 	local rcv=$!
-	sleep 0.3
+	wait_listen b udp 5401
 	in_ns "$from" python3 - "$to" "$count" "$rate" "$size" <<'PY'
 import socket, sys, time
 to, count, rate, size = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])

@@ -96,7 +96,7 @@ print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))'
 # The older list again: refused as a rollback.
 cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"
 kill -HUP "$(pid_of r)"
-sleep 0.5
+poll 5 '[ "$(json_get r show membership.revocations_refused_older)" -eq 1 ]' || true
 [ "$(json_get r show membership.revocations_refused_older)" -eq 1 ] || fail "r took an older list"
 [ "$(json_get r show membership.revocations_serial)" -eq 2 ] || fail "r went back to list 1"
 log "ok: revoked member torn down by r in $took s and by b (gossip) in $took_b s, refused on rejoining; older list refused"

@@ -44,7 +44,7 @@ log "older serial 5 refused at restart; still on r"
 # ... and on SIGHUP.
 hs=$(peer_field a handshakes)
 kill -HUP "$(pid_of a)"
-sleep 0.5
+poll 5 '[ "$(json_get a show membership.roots_refused_older)" -eq 2 ]' || true
 [ "$(json_get a show membership.roots_refused_older)" -eq 2 ] || fail "a did not refuse serial 5 on SIGHUP"
 [ "$(json_get a show membership.roots_serial)" -eq 10 ] || fail "a adopted serial 5 on SIGHUP"
 
@@ -53,7 +53,7 @@ sleep 0.5
 ca_roots "$TMP/roots.txt" 20 r s
 ca_cert a --days 365
 kill -HUP "$(pid_of a)"
-sleep 0.5
+poll 5 '[ "$(json_get a show membership.roots_serial)" -eq 20 ]' || true
 [ "$(json_get a show membership.roots_serial)" -eq 20 ] || fail "a did not adopt serial 20"
 wait_ping a "$(addr_of s)"
 ping_ok a 10.77.0.2 3 -i 0.05 >/dev/null

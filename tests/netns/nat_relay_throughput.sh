@@ -38,7 +38,7 @@ done
 
 ip netns exec "$(ns b)" iperf3 -s -B 10.77.0.2 >"$TMP/iperf3-server.out" 2>&1 &
 PIDS+=($!)
-sleep 0.5
+wait_listen b tcp 5201
 # iperf: one TCP stream a -> b for SECS s after a second not counted;
 # prints its rate in Mbit/s.
 iperf() {

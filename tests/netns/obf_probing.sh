@@ -58,7 +58,9 @@ ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
 relayed=$(rdv_node rdv a relay_in_dgrams)
 [ "$relayed" -gt 0 ] || fail "the server relayed nothing for a"
 log "a and b through the obfuscated relay: $relayed datagrams from a relayed"
-[ "$(ny_server_state c 0)" != registered ] || fail "c, without the key, registered"
+# Assigned first: a failed query must fail the test, not pass as "not registered".
+st=$(ny_server_state c 0)
+[ "$st" != registered ] || fail "c, without the key, registered"
 
 # payloads PCAP FILTER: the UDP payloads in PCAP matching "src dst" as
 # "SRC_IP:PORT DST_IP:PORT HEX" lines.
@@ -154,10 +156,15 @@ sent=$(in_ns p python3 "$TMP/probe.py" "$S" 7000 7001 <"$TMP/to-rdv.hex")
 payloads "$TMP/rdv.pcap" | awk -v s="$S" '$1 ~ "^"s":7000" { print $3 }' | head -n 200 >"$TMP/to-a.hex"
 node0=$(drops_json a)
 sent_a=$(in_ns q python3 "$TMP/probe.py" "$A_LAN" 51820 <"$TMP/to-a.hex")
-sleep 1
-drops_diff "$srv0" "$(drops_json rdv)" >"$TMP/srv.diff"
-drops_diff "$node0" "$(drops_json a)" >"$TMP/node.diff"
 get() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+# diffs: the drops since the probes began, in $TMP/srv.diff and
+# $TMP/node.diff; true once they add up to the probes sent.
+diffs() {
+	drops_diff "$srv0" "$(drops_json rdv)" >"$TMP/srv.diff" &&
+		drops_diff "$node0" "$(drops_json a)" >"$TMP/node.diff" &&
+		[ "$(get "$TMP/srv.diff" total)" -eq "$sent" ] && [ "$(get "$TMP/node.diff" total)" -eq "$sent_a" ]
+}
+poll 5 diffs || true
 log "server: $sent probes; drops: $(tr '\n' ' ' <"$TMP/srv.diff")"
 log "node a: $sent_a probes; drops: $(tr '\n' ' ' <"$TMP/node.diff")"
 [ "$(get "$TMP/srv.diff" total)" -eq "$sent" ] || fail "the server counted $(get "$TMP/srv.diff" total) drops for $sent probes"

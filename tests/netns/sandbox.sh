@@ -92,7 +92,10 @@ PIDS+=("$RDV_PID")
 wait_sandbox rdv
 sandboxed yip-rendezvous "$RDV_PID"
 YIP_CTL_DIR="$TMP/ctl-s" "$RDV" status >/dev/null || fail "yip-rendezvous status failed"
+# It logs its status at shutdown too: the status from SIGUSR1 must come first.
+grep -q "status: " "$TMP/rdv.log" && fail "yip-rendezvous logged a status before SIGUSR1"
 kill -USR1 "$RDV_PID"
+poll 5 'grep -q "status: " "$TMP/rdv.log"' || fail "yip-rendezvous logged no status on SIGUSR1"
 kill -TERM "$RDV_PID"
 status=0
 wait "$RDV_PID" || status=$?

@@ -36,7 +36,7 @@ loss() {
 stream() {
 	in_ns b iperf3 -s -1 -p "$2" >/dev/null 2>&1 &
 	local srv=$!
-	sleep 0.3
+	wait_listen b tcp "$2"
 	in_ns a timeout $((SECS + 20)) iperf3 -c 10.77.0.2 -p "$2" -t "$SECS" -C "$1" -J \
 		>"$TMP/iperf.$2.json" 2>/dev/null || true
 	wait "$srv" 2>/dev/null || true
