@@ -85,17 +85,9 @@ chmod 644 "$TMP/revoked.new"
 mv "$TMP/revoked.new" "$TMP/revoked.txt"
 evicted=$(rdv_get evicted)
 kill -HUP "$RDV_PID"
-for i in $(seq 1 50); do
-	[ "$(rdv_get revocations_serial)" = 2 ] && break
-	sleep 0.1
-done
-[ "$(rdv_get revocations_serial)" = 2 ] || fail "the server did not take list 2 on SIGHUP"
+poll 5 '[ "$(rdv_get revocations_serial)" = 2 ]' || fail "the server did not take list 2 on SIGHUP"
 [ "$(rdv_get evicted)" -eq $((evicted + 1)) ] || fail "the server dropped $(($(rdv_get evicted) - evicted)) nodes, not b alone"
-for i in $(seq 1 100); do
-	[ "$(server_state b)" = "refused revoked" ] && break
-	sleep 0.2
-done
-[ "$(server_state b)" = "refused revoked" ] || fail "b after its revocation: $(server_state b)"
+poll 20 '[ "$(server_state b)" = "refused revoked" ]' || fail "b after its revocation: $(server_state b)"
 [ "$(server_state a)" = "registered None" ] || fail "a after b's revocation: $(server_state a)"
 kill -0 "$RDV_PID" || fail "yip-rendezvous died reading its list in the sandbox"
 log "b revoked: the server dropped it on SIGHUP and refuses it; a stays registered"
@@ -103,11 +95,8 @@ log "b revoked: the server dropped it on SIGHUP and refuses it; a stays register
 # A rollback to list 1 would admit b again: refused, list 2 stays.
 cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"
 kill -HUP "$RDV_PID"
-for i in $(seq 1 50); do
-	grep -q "older than the 2 in force" "$TMP/rdv.log" && break
-	sleep 0.1
-done
-grep -q "older than the 2 in force" "$TMP/rdv.log" || fail "the server did not answer the second SIGHUP"
+poll 5 'grep -q "older than the 2 in force" "$TMP/rdv.log"' ||
+	fail "the server did not answer the second SIGHUP"
 [ "$(rdv_get revocations_serial)" = 2 ] || fail "the server went back to list $(rdv_get revocations_serial)"
 kill -0 "$RDV_PID" || fail "yip-rendezvous died"
 log "ok: an older list is refused; list 2 stays in force"
