@@ -124,13 +124,35 @@ done
 [ -z "$late" ] || fail "no ping within $PING_WITHIN s of the start:$late"
 log "every pair pinged both ways within $PING_WITHIN s"
 
-# The symmetric nodes' extra sockets (open files beyond those at the start),
+# The symmetric nodes' extra UDP sockets (beyond those at the start),
 # sampled every 50 ms for the first 20 s: how many many-ports probing had
-# at once.
+# at once. Only UDP sockets: the path polling below connects to the
+# control socket, and that connection is an open file too.
 python3 - "$(pid_of sy1)" "$(pid_of sy2)" >"$TMP/extra_socks" <<'PY' &
 import os, sys, time
 pids = sys.argv[1:]
-count = lambda p: len(os.listdir("/proc/%s/fd" % p))
+
+def udp_inodes(p):
+    found = set()
+    for table in ("udp", "udp6"):
+        try:
+            with open("/proc/%s/net/%s" % (p, table)) as f:
+                next(f)
+                found.update(line.split()[9] for line in f)
+        except OSError:
+            pass
+    return found
+
+def count(p):
+    inodes, n = udp_inodes(p), 0
+    for fd in os.listdir("/proc/%s/fd" % p):
+        try:
+            link = os.readlink("/proc/%s/fd/%s" % (p, fd))
+        except OSError:
+            continue  # closed since the listing
+        n += link.startswith("socket:[") and link[8:-1] in inodes
+    return n
+
 base = {p: count(p) for p in pids}
 peak = dict.fromkeys(pids, 0)
 end = time.monotonic() + 20
@@ -192,9 +214,14 @@ read -r PEAK_SY1 PEAK_SY2 <"$TMP/extra_socks" || true
 declare -A PEAK=([sy1]=$PEAK_SY1 [sy2]=$PEAK_SY2)
 
 # Many-ports attempts towards several peers at once share one pool of
-# extra sockets (src/peer/punch.c): never more than 256 at a time.
+# extra sockets (src/peer/punch.c): 256 at a time. When the last attempt
+# ends, the pool closes all but the sockets a path won and still uses (at
+# most one per peer), and a later attempt opens a new pool beside those: at
+# most 256 + one per other node (258 was seen).
+bound=$((256 + ${#NODES[@]} - 1))
 for n in sy1 sy2; do
-	[ "${PEAK[$n]}" -le 256 ] || fail "$n had ${PEAK[$n]} extra sockets open at once (pool: 256)"
+	[ "${PEAK[$n]}" -le "$bound" ] ||
+		fail "$n had ${PEAK[$n]} extra sockets open at once (pool 256 + kept: $bound)"
 done
 
 # The matrix, as the closing note quotes it.
