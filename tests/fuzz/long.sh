@@ -10,9 +10,9 @@
 # (fuzz_wire ...), only those, in that order. Build the fuzzers first (make
 # fuzz). Each target's log, grown corpus and any crash input stay in
 # OUT/<name>/; OUT/results.md gets one table row per target run into OUT so
-# far (also by earlier calls): executions, seconds, exec/s, crashes. Exits
-# non-zero if any target crashed, leaked or tripped a sanitizer. Not part of
-# make check.
+# far (also by earlier calls): executions, seconds, CPU seconds, exec/s,
+# crashes. Exits non-zero if any target crashed, leaked or tripped a
+# sanitizer. Not part of make check.
 #
 # With UNTIL set (seconds since the epoch) the whole run ends by then: each
 # target, as it starts, gets at most SECS and at most its share of the time
@@ -43,7 +43,7 @@ fi
 
 # one BIN: runs the fuzzer BIN and writes OUT/<its name>/row.
 one() {
-	local bin=$1 limit=$2 name work seeds rc start end execs crashes
+	local bin=$1 limit=$2 name work seeds rc start end execs crashes cpu
 	name=$(basename "$bin")
 	work="$out/$name"
 	rm -rf "$work"
@@ -60,9 +60,16 @@ one() {
 		fuzz "$bin" -runs="$runs" -max_total_time="$limit" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/crashes/" corpus >"$work/log" 2>&1) || rc=$?
 	end=$(date +%s)
+	# CPU the fuzzer got (this subshell's children: user + system), which
+	# is less than the seconds when the machine is busy.
+	times >"$work/times" # not in a pipe: a subshell's times would be its own
+	cpu=$(sed -n 2p "$work/times" | awk '{
+		n = split($1 " " $2, t, " "); s = 0
+		for (i = 1; i <= n; i++) { split(t[i], p, "m"); s += p[1] * 60 + p[2] }
+		printf "%d", s }')
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
 	crashes=$(find "$work/crashes" -type f | wc -l)
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" \
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "${execs:-?}" "$((end - start))" "$cpu" \
 		"$([ -n "$execs" ] && echo $((execs / (end - start > 0 ? end - start : 1))) || echo '?')" \
 		"$crashes" "$([ "$rc" -eq 0 ] && echo ok || echo "exit $rc")" >"$work/row"
 	cat "$work/row"
@@ -85,8 +92,8 @@ for bin in "${bins[@]}"; do
 done
 wait
 {
-	echo "| fuzzer | executions | seconds | exec/s | crash inputs | result |"
-	echo "|---|---:|---:|---:|---:|---|"
+	echo "| fuzzer | executions | seconds | CPU s | exec/s | crash inputs | result |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
 	cat "$out"/fuzz_*/row
 } >"$out/results.md"
 cat "$out/results.md"
