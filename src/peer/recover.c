@@ -674,8 +674,11 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 				schedule_peer(p, now);
 			f->rx_loss_at = now;
 			/* A report goes out when this gap's NACK is due, not a whole
-			 * report interval later. */
-			if (f->nack_at == 0 || f->nack_at <= now) {
+			 * report interval later, nor when a repeated NACK falls due
+			 * (a round trip and a half, 100 ms while the peer has not
+			 * told us one: loss reports would stop for that long). */
+			if (f->nack_at == 0 || f->nack_at <= now ||
+			    f->nack_at > now + YIP_NACK_GRACE_NS) {
 				f->nack_at = now + YIP_NACK_GRACE_NS;
 				schedule_peer(p, f->nack_at);
 			}
