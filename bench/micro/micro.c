@@ -788,7 +788,7 @@ static void pipe_params(struct pipe *p)
 	if (c->mode == PARAMS_POLICY) {
 		f->loss = c->loss;
 		for (int cls = 0; cls < FLOW_CLASSES; cls++)
-			fec_policy((enum flow_class)cls, c->loss, 1, 0, &f->params[cls]);
+			fec_policy((enum flow_class)cls, c->loss, 1, 0, true, &f->params[cls]);
 	} else if (c->mode == PARAMS_FORCE) {
 		f->params[FLOW_BULK].k = c->k;
 		f->params[FLOW_BULK].r = c->r;

@@ -476,7 +476,8 @@ static bool add_peer(cJSON *arr, const struct yip_ctl_peer *p)
 		cJSON *kr = cJSON_AddObjectToObject(fec, flow_class_name((enum flow_class)c));
 
 		if (kr == NULL || cJSON_AddNumberToObject(kr, "k", p->fec[c].k) == NULL ||
-		    cJSON_AddNumberToObject(kr, "r", p->fec[c].r) == NULL)
+		    cJSON_AddNumberToObject(kr, "r", p->fec[c].r) == NULL ||
+		    cJSON_AddNumberToObject(kr, "lanes", p->fec[c].lanes) == NULL)
 			return false;
 	}
 	if (p->has_cert || p->root) {

@@ -347,10 +347,12 @@ static void show_peer(FILE *out, const cJSON *p, uint64_t now_s)
 		const cJSON *kr = field(fec, name);
 
 		fprintf(out, "%s %s ", c ? "," : "", name);
-		if (cJSON_IsObject(kr))
+		if (cJSON_IsObject(kr)) {
 			fprintf(out, "%" PRIu64 "/%" PRIu64, u64_field(kr, "k"),
 			        u64_field(kr, "r"));
-		else
+			if (u64_field(kr, "lanes") > 1)
+				fprintf(out, " in %" PRIu64 " lanes", u64_field(kr, "lanes"));
+		} else
 			fputs("?", out);
 	}
 	fputc('\n', out);

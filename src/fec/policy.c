@@ -93,20 +93,20 @@ double fec_block_failure(unsigned n, unsigned r, double p, double burst)
 }
 
 /* The loss to plan for, and the burst each block of the class sees. */
-static void plan(enum flow_class c, double *loss, double *burst)
+static void plan(enum flow_class c, unsigned lanes, double *loss, double *burst)
 {
 	/* Plan for a little more loss than measured: estimates lag. */
 	*loss = *loss * classes[c].scale + classes[c].add;
 	if (*loss > 0.5)
 		*loss = 0.5;
 	/* Interleaved blocks take one symbol each of a run up to the lanes long. */
-	*burst /= fec_lanes(c);
+	*burst /= lanes > 0 ? lanes : 1;
 	if (*burst < 1)
 		*burst = 1;
 }
 
 unsigned fec_repairs_for(enum flow_class c, double loss, double burst, double rtt, unsigned n,
-                         unsigned r)
+                         unsigned r, unsigned lanes)
 {
 	unsigned want;
 	double target;
@@ -115,7 +115,7 @@ unsigned fec_repairs_for(enum flow_class c, double loss, double burst, double rt
 		c = FLOW_DEFAULT;
 	if (r <= 1 || loss < FEC_CLEAN_LOSS)
 		return r;
-	plan(c, &loss, &burst);
+	plan(c, lanes, &loss, &burst);
 	target = class_target(c, rtt);
 	for (want = 1; want < r; want++)
 		if (fec_block_failure(n + want, want, loss, burst) <= target)
@@ -123,7 +123,8 @@ unsigned fec_repairs_for(enum flow_class c, double loss, double burst, double rt
 	return want;
 }
 
-void fec_policy(enum flow_class c, double loss, double burst, double rtt, struct fec_params *out)
+void fec_policy(enum flow_class c, double loss, double burst, double rtt, bool interleave,
+                struct fec_params *out)
 {
 	unsigned r;
 	double target;
@@ -132,11 +133,12 @@ void fec_policy(enum flow_class c, double loss, double burst, double rtt, struct
 		c = FLOW_DEFAULT;
 	out->k = classes[c].k;
 	out->hold_us = classes[c].hold_us;
+	out->lanes = c == FLOW_BULK && interleave ? FEC_BULK_LANES : 1;
 	if (loss < FEC_CLEAN_LOSS) {
 		out->r = classes[c].r_floor;
 		return;
 	}
-	plan(c, &loss, &burst);
+	plan(c, out->lanes, &loss, &burst);
 	target = class_target(c, rtt);
 	/* The fewest repairs that meet the target; if even the most allowed do
 	 * not, halve the block (more overhead, but recovery keeps up). Not for

@@ -227,7 +227,7 @@ static void rx_data(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 		return;
 	}
 	/* A source of an FEC block: loss recovery delivers it, in order. */
-	if (rx->h.idx < FEC_MAX_K && !p->dev->fec_off)
+	if (wire_fec_symbol(rx->h.idx) && !p->dev->fec_off)
 		recover_source(p, now, rx);
 	else
 		frame_deliver(p, now, rx->plain, rx->len);

@@ -210,7 +210,9 @@ struct yip_tx_block {
 
 /*
  * A class's blocks, filled together: packet i of the group goes to lane
- * i mod lanes (fec_lanes). The group closes when every lane has K sources
+ * i mod lanes (fec_params.lanes: 1, or FEC_BULK_LANES for bulk traffic
+ * while loss is bursty; a group of more than one lane starts at a block
+ * number that is a multiple of its lanes). The group closes when every lane has K sources
  * or its hold time is up; then the lanes' repairs go out a round at a time
  * (repair j of every lane), one round after every `lanes` later packets of
  * the class, the rest when the drain time passes.
@@ -229,6 +231,7 @@ struct yip_rx_block {
 	bool used, done;
 	bool passed; /* the order stopped waiting for its missing sources */
 	uint16_t id;
+	uint8_t lanes;      /* of its group (every symbol says) */
 	uint8_t k, r;       /* k = 0 until a repair says */
 	uint16_t len;       /* symbol length (from a repair) */
 	uint32_t kp_index;  /* keys the block's sources were sealed with */
@@ -284,6 +287,7 @@ struct yip_retx_ring {
  */
 struct yip_rx_order {
 	bool started;
+	uint8_t lanes;    /* the group's, once its first block (lane 0) was seen */
 	uint16_t group;   /* number of the group's first block (wire_block_num) */
 	uint16_t pos;     /* the source's place in the group: index x lanes + lane */
 	uint64_t stalled; /* since when the next source has been missing (0: it is not) */
@@ -303,6 +307,8 @@ struct yip_fec {
 	uint16_t next_block[FLOW_CLASSES]; /* per class (wire_block) */
 	double loss;                       /* estimated from the peer's reports */
 	double burst;
+	uint64_t bursty_at; /* when the burst estimate last reached FEC_BURSTY (0: never) */
+	uint32_t loss_runs; /* loss runs the peer's reports counted (report.c, up to a bound) */
 	uint64_t loss_seen; /* last report that showed loss */
 	uint64_t acc_start; /* reports being added up into one sample */
 	uint32_t acc_span, acc_received;

@@ -38,7 +38,7 @@ int protect_init(struct yip_peer *p)
 
 	fec_init();
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0, 1, 0, &f->params[c]);
+		fec_policy((enum flow_class)c, 0, 1, 0, true, &f->params[c]);
 	f->burst = 1;
 	return 0;
 }
@@ -278,14 +278,14 @@ void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypa
 
 /* ---- FEC groups ---------------------------------------------------------------------- */
 
-static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b)
+static void send_repair(struct yip_peer *p, uint64_t now, struct yip_tx_block *b, unsigned lanes)
 {
 	uint8_t pre[WIRE_REPAIR_PRE];
 	unsigned j = b->sent++;
 
 	wire_repair_put(pre, b->n, b->r);
-	frame_send(p, now, WIRE_REPAIR, (uint8_t)j, b->id, pre, sizeof(pre), rep_buf(p, b, j),
-	           b->len);
+	frame_send(p, now, WIRE_REPAIR, wire_fec_idx(j, lanes), b->id, pre, sizeof(pre),
+	           rep_buf(p, b, j), b->len);
 	p->stats.repair_sent++;
 	p->stats.repair_bytes += WIRE_DATA_MIN + sizeof(pre) + b->len;
 }
@@ -305,7 +305,7 @@ static void send_round(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
 {
 	for (unsigned d = 0; d < g->lanes; d++)
 		if (g->lane[d].n > 0 && g->lane[d].sent < g->lane[d].send)
-			send_repair(p, now, &g->lane[d]);
+			send_repair(p, now, &g->lane[d], g->lanes);
 }
 
 static void drain_all(struct yip_peer *p, uint64_t now, struct yip_tx_group *g)
@@ -334,11 +334,11 @@ static void close_group(struct yip_peer *p, uint64_t now, int cls)
 
 		b->sent = 0;
 		/* Closed short: a shorter block needs fewer repairs. */
-		b->send =
-		    b->n < b->k
-		        ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss, f->burst,
-		                                   (double)protect_base_rtt(p) / 1e9, b->n, b->r)
-		        : b->r;
+		b->send = b->n < b->k
+		              ? (uint8_t)fec_repairs_for((enum flow_class)cls, f->loss, f->burst,
+		                                         (double)protect_base_rtt(p) / 1e9, b->n,
+		                                         b->r, old->lanes)
+		              : b->r;
 	}
 	if (cls == FLOW_INTERACTIVE) {
 		drain_all(p, now, old); /* latency first: repairs right behind the packet */
@@ -383,7 +383,12 @@ static bool open_group(struct yip_peer *p, uint64_t now, int cls)
 	struct yip_fec *f = &p->fec;
 	struct yip_tx_group *g = &f->tx[cls][0];
 	const struct fec_params *prm = &f->params[cls];
-	unsigned lanes = fec_lanes((enum flow_class)cls);
+	unsigned lanes = prm->lanes > 1 ? prm->lanes : 1;
+
+	/* A group of lanes starts at a multiple of them (the receiver finds its
+	 * first block by the number): single blocks until then. */
+	if (f->next_block[cls] % lanes != 0)
+		lanes = 1;
 
 	if (!reps_alloc(p, cls, lanes))
 		return false;
@@ -401,7 +406,6 @@ static bool open_group(struct yip_peer *p, uint64_t now, int cls)
 		b->id = wire_block((unsigned)cls, f->next_block[cls] + d);
 		memset(b->rep, 0, (size_t)b->r * p->dev->sym_cap);
 	}
-	/* Group numbers are multiples of the lanes: the receiver finds lane 0. */
 	f->next_block[cls] = (uint16_t)(f->next_block[cls] + lanes);
 	f->tx_active = now;
 	schedule_peer(p, now + prm->hold_us * NS_PER_US);
@@ -421,7 +425,8 @@ void protect_packet(struct yip_peer *p, uint64_t now, enum flow_class cls, const
 	} else {
 		struct yip_tx_block *b = &g->lane[g->n % g->lanes];
 
-		counter = frame_send(p, now, WIRE_DATA, b->n, b->id, NULL, 0, pkt, len);
+		counter = frame_send(p, now, WIRE_DATA, wire_fec_idx(b->n, g->lanes), b->id, NULL,
+		                     0, pkt, len);
 		/* The symbol is counter | length | packet: the receiver learns from a
 		 * rebuilt symbol which counter it stands for and how long it was.
 		 * Assembled in one buffer because ISA-L folds a short vector (the

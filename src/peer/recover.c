@@ -182,7 +182,7 @@ static struct yip_rx_block *block_find(struct yip_peer *p, uint16_t id)
 
 /* The block with this id, made if need be; NULL only without memory for the
  * block table. */
-static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id,
+static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t id, unsigned lanes,
                                       uint32_t kp_index)
 {
 	struct yip_rx_block *b;
@@ -197,6 +197,7 @@ static struct yip_rx_block *block_get(struct yip_peer *p, uint64_t now, uint16_t
 	b->used = true;
 	b->id = id;
 	b->first = now;
+	b->lanes = (uint8_t)lanes;
 	b->kp_index = kp_index;
 	return b;
 }
@@ -232,7 +233,7 @@ static bool place_before(unsigned g1, unsigned pos1, unsigned g2, unsigned pos2)
 static bool order_skip(struct yip_peer *p, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
-	unsigned lanes = fec_lanes((enum flow_class)cls), bg = 0, bp = 0;
+	unsigned bg = 0, bp = 0, bl = 1;
 	bool found = false;
 
 	for (unsigned s = 0; p->fec.rx != NULL && s < YIP_RX_BLOCKS; s++) {
@@ -246,13 +247,14 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 
 			if (!(held & 1))
 				continue;
-			place_of(lanes, wire_block_num(b->id), i, &g, &pos);
+			place_of(b->lanes, wire_block_num(b->id), i, &g, &pos);
 			if (place_before(g, pos, o->group, o->pos))
 				continue; /* behind the order: it goes out as it comes */
 			if (!found || place_before(g, pos, bg, bp)) {
 				found = true;
 				bg = g;
 				bp = pos;
+				bl = b->lanes;
 			}
 			break; /* a block's later sources come later still */
 		}
@@ -261,6 +263,7 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 		return false;
 	o->group = (uint16_t)bg;
 	o->pos = (uint16_t)bp;
+	o->lanes = (uint8_t)bl;
 	return true;
 }
 
@@ -273,12 +276,21 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
-	unsigned lanes = fec_lanes((enum flow_class)cls);
 
 	while (o->started) {
-		unsigned lane = o->pos % lanes, idx = o->pos / lanes;
-		struct yip_rx_block *b = block_find(p, wire_block(cls, o->group + lane));
 		const struct yip_rx_block *first = block_find(p, wire_block(cls, o->group));
+		unsigned lanes, lane, idx;
+		struct yip_rx_block *b;
+
+		/* The group's first block tells its lanes. Without it the order
+		 * can only be at the group's start (place 0, lane 0), or past it
+		 * by order_skip, which set them. */
+		if (first != NULL)
+			o->lanes = first->lanes;
+		lanes = o->lanes ? o->lanes : 1;
+		lane = o->pos % lanes;
+		idx = o->pos / lanes;
+		b = block_find(p, wire_block(cls, o->group + lane));
 
 		/* The end of the group: the lane's block has no source this far
 		 * (its K is known), or a lane has no block at all while lane 0
@@ -324,11 +336,11 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 }
 
 /* Whether source idx of block number num comes at or after the class's order. */
-static bool order_pending(unsigned cls, const struct yip_rx_order *o, unsigned num, unsigned idx)
+static bool order_pending(const struct yip_rx_order *o, unsigned lanes, unsigned num, unsigned idx)
 {
 	unsigned g, pos;
 
-	place_of(fec_lanes((enum flow_class)cls), num, idx, &g, &pos);
+	place_of(lanes, num, idx, &g, &pos);
 	return !place_before(g, pos, o->group, o->pos);
 }
 
@@ -404,8 +416,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
 		if (!in_order || !p->fec.order[wire_block_class(b->id)].started) {
 			src_deliver(p, now, b, i); /* nothing to keep it in line with */
-		} else if (!order_pending(wire_block_class(b->id),
-		                          &p->fec.order[wire_block_class(b->id)],
+		} else if (!order_pending(&p->fec.order[wire_block_class(b->id)], b->lanes,
 		                          wire_block_num(b->id), i)) {
 			p->stats.fec_late++; /* the order stopped waiting for it */
 			src_deliver(p, now, b, i);
@@ -416,22 +427,25 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 
 void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
-	unsigned num = wire_block_num(rx->h.block);
+	unsigned idx = wire_fec_index(rx->h.idx), lanes = wire_fec_lanes(rx->h.idx);
+	unsigned cls = wire_block_class(rx->h.block), num = wire_block_num(rx->h.block);
 	struct yip_rx_order *o = &p->fec.order[cls];
-	struct yip_rx_block *b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	struct yip_rx_block *b;
 	bool in_order = ordered(cls);
 	uint8_t *s;
 	int slot;
 
-	if (b == NULL) { /* no memory for the block table: no FEC, no order */
+	/* Lanes the class does not interleave over, or a block whose symbols
+	 * disagree on them: from a misbehaving peer. Delivered as it is. */
+	if (lanes > FEC_BULK_LANES || (lanes > 1 && cls != FLOW_BULK) ||
+	    (b = block_get(p, now, rx->h.block, lanes, rx->kp->local_index)) == NULL ||
+	    b->lanes != lanes) {
 		frame_deliver(p, now, rx->plain, rx->len);
 		return;
 	}
 	if (in_order && !o->started) {
-		unsigned lanes = fec_lanes((enum flow_class)cls);
-
 		o->started = true;
+		o->lanes = (uint8_t)lanes;
 		o->group = (uint16_t)(num - num % lanes);
 		o->pos = 0;
 		o->stalled = 0;
@@ -457,7 +471,7 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
 	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
 	b->have_src |= 1ULL << idx;
-	if (!in_order || !order_pending(cls, o, num, idx))
+	if (!in_order || !order_pending(o, lanes, num, idx))
 		src_deliver(p, now, b, idx); /* no order, or it comes late */
 	block_try(p, now, b);
 	if (in_order)
@@ -466,19 +480,25 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 
 void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 {
-	unsigned idx = rx->h.idx, cls = wire_block_class(rx->h.block);
+	unsigned idx = wire_fec_index(rx->h.idx), cls = wire_block_class(rx->h.block);
+	unsigned lanes = wire_fec_lanes(rx->h.idx);
 	struct wire_repair m;
 	struct yip_rx_block *b;
 	int slot;
 
-	if (!wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
-	    m.r > FEC_MAX_R || idx >= m.r) {
+	if (!wire_fec_symbol(rx->h.idx) || lanes > FEC_BULK_LANES ||
+	    (lanes > 1 && cls != FLOW_BULK) || !wire_repair_get(&m, rx->plain, rx->len) ||
+	    m.k == 0 || m.k > FEC_MAX_K || m.r == 0 || m.r > FEC_MAX_R || idx >= m.r) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
-	b = block_get(p, now, rx->h.block, rx->kp->local_index);
+	b = block_get(p, now, rx->h.block, lanes, rx->kp->local_index);
 	if (b == NULL)
 		return; /* no memory for the block table: nothing to rebuild with */
+	if (b->lanes != lanes) {
+		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
+		return;
+	}
 	if (m.symlen > p->dev->sym_cap) {
 		/* A peer with a larger MTU: its blocks of large packets cannot be
 		 * rebuilt here. The block ends at K, and what it misses is not

@@ -18,9 +18,10 @@
  *
  * The 16-byte header of Data, Repair and Report (struct wire_hdr) is the
  * AEAD's associated data. In Data, idx is the packet's position in FEC
- * block `block`, WIRE_FEC_NONE when it is in no block, WIRE_FEC_ARQ for a
- * retransmission (whose plaintext starts with the ARQ prefix). In Repair,
- * idx is the repair symbol's index in its block. A block id is the traffic
+ * block `block` and its group's lanes (wire_fec_idx), WIRE_FEC_NONE when
+ * it is in no block, WIRE_FEC_ARQ for a retransmission (whose plaintext
+ * starts with the ARQ prefix). In Repair, idx is the repair symbol's index
+ * in its block and the lanes, the same way. A block id is the traffic
  * class of its packets (top 2 bits) and the block's number in that class's
  * sequence (14 bits, wrapping): the receiver can tell which block of a
  * class follows which.
@@ -76,6 +77,38 @@ enum wire_type {
 /* Data's idx for a packet in no FEC block, and for a retransmission. */
 #define WIRE_FEC_NONE 0xff
 #define WIRE_FEC_ARQ  0xfe
+
+/*
+ * The idx of an FEC symbol (a source in Data, a repair in Repair): its
+ * index in the block in the low 6 bits, and in the top 2 the number of
+ * lanes its group is interleaved over, as a power of two (0: 1 lane, 1: 2,
+ * 2: 4). Every block of a group says the same. A Data idx of 0xc0 or more
+ * is no source (WIRE_FEC_NONE, WIRE_FEC_ARQ).
+ */
+#define WIRE_FEC_INDEX_MASK 0x3f
+#define WIRE_FEC_MAX_LANES  4
+
+static inline bool wire_fec_symbol(uint8_t idx)
+{
+	return idx < 0xc0;
+}
+
+static inline unsigned wire_fec_index(uint8_t idx)
+{
+	return idx & WIRE_FEC_INDEX_MASK;
+}
+
+/* The lanes of a symbol's group (idx must be a symbol's: wire_fec_symbol). */
+static inline unsigned wire_fec_lanes(uint8_t idx)
+{
+	return 1u << (idx >> 6);
+}
+
+/* A symbol's idx: index < 64, lanes 1, 2 or 4. */
+static inline uint8_t wire_fec_idx(unsigned index, unsigned lanes)
+{
+	return (uint8_t)((index & WIRE_FEC_INDEX_MASK) | (lanes >= 4 ? 2u : lanes - 1) << 6);
+}
 
 /* A block id: class (0..3) and number (14 bits). */
 #define WIRE_BLOCK_BITS 14

@@ -170,7 +170,7 @@ static void make_snapshot(struct yip_ctl_snapshot *s)
 	peers[0].stats.wire_bytes = UINT64_MAX;
 	peers[0].fec[FLOW_DEFAULT] = (struct fec_params){.k = 16, .r = 2};
 	peers[0].fec[FLOW_INTERACTIVE] = (struct fec_params){.k = 1, .r = 1};
-	peers[0].fec[FLOW_BULK] = (struct fec_params){.k = 32, .r = 4};
+	peers[0].fec[FLOW_BULK] = (struct fec_params){.k = 32, .r = 4, .lanes = 4};
 	/* Relayed for now, with a direct candidate that has not answered. */
 	peers[0].has_path = true;
 	snprintf(peers[0].path, sizeof(peers[0].path), "relayed via 198.51.100.1:7000");
@@ -306,6 +306,7 @@ static void test_json_show(void **state)
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "interactive"), "r"), 1);
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "bulk"), "k"), 32);
 	assert_int_equal(num(cJSON_GetObjectItem(fec, "bulk"), "r"), 4);
+	assert_int_equal(num(cJSON_GetObjectItem(fec, "bulk"), "lanes"), 4);
 
 	/* The second peer: no endpoint, no allowed IPs, never shook hands, RTT unknown. */
 	q = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "peers"), 1);
@@ -524,7 +525,8 @@ static void test_render_views(void **state)
 	assert_non_null(
 	    strstr(out, "  loss: sending 1.23% (peer's reports), receiving 7 packets lost\n"));
 	assert_non_null(strstr(out, "fec 5 recovered, 1 unrecovered; arq 2 recovered, 3 resent"));
-	assert_non_null(strstr(out, "  fec k/r: default 16/2, interactive 1/1, bulk 32/4\n"));
+	assert_non_null(
+	    strstr(out, "  fec k/r: default 16/2, interactive 1/1, bulk 32/4 in 4 lanes\n"));
 	/* The second peer. */
 	assert_non_null(strstr(out,
 	                       "  path: relayed via 198.51.100.1:7000 (for 1 minute, 5 seconds)\n"

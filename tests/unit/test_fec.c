@@ -513,20 +513,20 @@ static void test_policy_examples(void **state)
 	struct fec_params b, d, i;
 
 	(void)state;
-	fec_policy(FLOW_BULK, 0, 1, 0.02, &b);
-	fec_policy(FLOW_DEFAULT, 0, 1, 0.02, &d);
-	fec_policy(FLOW_INTERACTIVE, 0, 1, 0.02, &i);
+	fec_policy(FLOW_BULK, 0, 1, 0.02, false, &b);
+	fec_policy(FLOW_DEFAULT, 0, 1, 0.02, false, &d);
+	fec_policy(FLOW_INTERACTIVE, 0, 1, 0.02, false, &i);
 	assert_int_equal(b.r, 0); /* a clean link: no redundancy */
 	assert_int_equal(d.r, 0);
 	assert_int_equal(i.k, 1);
 	assert_int_equal(i.r, 1); /* but interactive keeps its floor */
-	fec_policy(FLOW_BULK, 0.01, 1, 0.02, &b);
+	fec_policy(FLOW_BULK, 0.01, 1, 0.02, false, &b);
 	assert_int_equal(b.k, 64);
 	assert_int_equal(b.r, 4);
-	fec_policy(FLOW_BULK, 0.05, 1, 0.02, &b);
+	fec_policy(FLOW_BULK, 0.05, 1, 0.02, false, &b);
 	assert_int_equal(b.k, 64);
 	assert_int_equal(b.r, 11);
-	fec_policy(FLOW_DEFAULT, 0.05, 1, 0.02, &d);
+	fec_policy(FLOW_DEFAULT, 0.05, 1, 0.02, false, &d);
 	assert_int_equal(d.k, 16);
 	assert_int_equal(d.r, 7);
 }
@@ -543,29 +543,29 @@ static void test_policy_rtt(void **state)
 
 	(void)state;
 	for (double rtt = 0.005; rtt <= 0.4; rtt *= 1.5) {
-		fec_policy(FLOW_BULK, 0.01, 1, rtt, &a);
+		fec_policy(FLOW_BULK, 0.01, 1, rtt, false, &a);
 		assert_int_equal(a.k, 64);
 		assert_true(a.r >= prev); /* never fewer repairs for a longer trip */
 		prev = a.r;
 		if (rtt <= 0.025) {
-			fec_policy(FLOW_BULK, 0.01, 1, 0, &b);
+			fec_policy(FLOW_BULK, 0.01, 1, 0, false, &b);
 			assert_int_equal(a.r, b.r);
 		}
-		fec_policy(FLOW_DEFAULT, 0.01, 1, rtt, &a);
-		fec_policy(FLOW_DEFAULT, 0.01, 1, 0, &b);
+		fec_policy(FLOW_DEFAULT, 0.01, 1, rtt, false, &a);
+		fec_policy(FLOW_DEFAULT, 0.01, 1, 0, false, &b);
 		assert_int_equal(a.r, b.r);
 	}
-	fec_policy(FLOW_BULK, 0.01, 1, 0.1, &a);
-	fec_policy(FLOW_BULK, 0.01, 1, 0.02, &b);
+	fec_policy(FLOW_BULK, 0.01, 1, 0.1, false, &a);
+	fec_policy(FLOW_BULK, 0.01, 1, 0.02, false, &b);
 	assert_true(a.r >= b.r + 2);
 	/* What it chose meets the tighter target (3e-3 / 16 at 100 ms, with
 	 * the class's planning margin of 1.1 x loss + 0.2 %). */
 	assert_true(fec_block_failure(a.k + a.r, a.r, 0.013, 1) <= 3e-3 / 16);
 	/* A short block closed by its hold time follows the same target. */
-	assert_true(fec_repairs_for(FLOW_BULK, 0.01, 1, 0.1, 16, a.r) >=
-	            fec_repairs_for(FLOW_BULK, 0.01, 1, 0.02, 16, a.r));
+	assert_true(fec_repairs_for(FLOW_BULK, 0.01, 1, 0.1, 16, a.r, 1) >=
+	            fec_repairs_for(FLOW_BULK, 0.01, 1, 0.02, 16, a.r, 1));
 	/* Loss below the clean threshold stays free at any round trip. */
-	fec_policy(FLOW_BULK, 0.001, 1, 0.3, &a);
+	fec_policy(FLOW_BULK, 0.001, 1, 0.3, false, &a);
 	assert_int_equal(a.r, 0);
 }
 

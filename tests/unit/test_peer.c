@@ -752,6 +752,116 @@ static void test_burst_estimate(void **state)
 	              f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
 	assert_true(f->burst > 3 && f->burst < 5);
 	assert_true(f->params[FLOW_BULK].r >= 8);
+	assert_int_equal(f->params[FLOW_BULK].lanes, FEC_BULK_LANES);
+}
+
+/* Drops every 20th datagram (arg counts them): 5 % loss, one at a time. */
+static bool keep_single(void *arg, const struct pair_dgram *d, unsigned i)
+{
+	unsigned *sent = arg;
+
+	(void)d;
+	(void)i;
+	return ++*sent % 20 != 0;
+}
+
+/* keep_single, and the first retransmission is lost too (arg: a count, and
+ * whether that one went). */
+struct single_arq {
+	unsigned sent;
+	bool resend_lost;
+};
+
+static bool keep_single_arq(void *arg, const struct pair_dgram *d, unsigned i)
+{
+	struct single_arq *s = arg;
+
+	if (!s->resend_lost && d->buf[0] == WIRE_DATA && d->buf[1] == WIRE_FEC_ARQ) {
+		s->resend_lost = true;
+		return false;
+	}
+	return keep_single(&s->sent, d, i);
+}
+
+/* Sends one bulk packet every step ns for n steps, A to B; keep decides A's
+ * datagrams. Returns the longest A went without a report from B. */
+static uint64_t run_keep(uint64_t *now, unsigned n, uint64_t step, pair_keep_fn keep, void *arg,
+                         uint64_t *first_estimate)
+{
+	uint8_t pkt[1500];
+	const struct yip_fec *f = &A->dev.peers[0]->fec;
+	uint64_t last = *now, longest = 0;
+
+	for (unsigned i = 0; i < n; i++, *now += step) {
+		yip_device_tx(&A->dev, *now, pkt, udp4(pkt, "10.0.0.1", "10.0.0.2", 1200, i));
+		yip_device_timers(&A->dev, *now);
+		yip_device_timers(&B->dev, *now);
+		pair_pump(&P, 0, *now, keep, arg);
+		pump_lossy(1, *now, 0);
+		pair_forget(B);
+		if (first_estimate != NULL && *first_estimate == 0 && f->loss > 0)
+			*first_estimate = *now;
+		if (f->peer_ts_at > last) {
+			longest = f->peer_ts_at - last > longest ? f->peer_ts_at - last : longest;
+			last = f->peer_ts_at;
+		}
+	}
+	return longest;
+}
+
+/*
+ * Loss one datagram at a time: the receiver's reports follow it closely,
+ * also when it knows no round trip (it sends no data of its own) and a
+ * NACK of a repair, which no one can resend, is due again only 100 ms
+ * later; and once they have shown enough
+ * single losses, bulk blocks are no longer interleaved (each is rebuilt as
+ * soon as its own sources are in). Runs of 4 bring the lanes back at once,
+ * and they stay for 30 s after the runs stop.
+ */
+static void test_lanes_follow_bursts(void **state)
+{
+	uint64_t now = YIP_NS_PER_S, start, estimated = 0, quiet;
+	const struct yip_fec *f = &A->dev.peers[0]->fec;
+	struct single_arq first = {0};
+	unsigned sent = 0;
+
+	(void)state;
+	ping(now, 1);
+	start = now;
+	quiet = run_keep(&now, 2000, 100 * 1000, keep_single_arq, &first, &estimated);
+	print_message("loss estimate above 0 after %.1f ms; %.4f after 200 ms, lanes %u; longest "
+	              "without a report %.1f ms\n",
+	              (double)(estimated - start) / 1e6, f->loss, f->params[FLOW_BULK].lanes,
+	              (double)quiet / 1e6);
+	assert_true(estimated != 0 && estimated - start < 40 * YIP_NS_PER_MS);
+	assert_true(first.resend_lost);
+	assert_true(quiet < 2 * YIP_NACK_GRACE_NS);
+	/* 100 single losses so far: not yet enough to give up interleaving. */
+	assert_int_equal(f->params[FLOW_BULK].lanes, FEC_BULK_LANES);
+	quiet = run_keep(&now, 6000, 100 * 1000, keep_single, &sent, NULL);
+	print_message("after 400 single losses: burst %.2f, lanes %u; longest without a report "
+	              "%.1f ms\n",
+	              f->burst, f->params[FLOW_BULK].lanes, (double)quiet / 1e6);
+	assert_true(quiet < 2 * YIP_NACK_GRACE_NS);
+	assert_int_equal(f->params[FLOW_BULK].lanes, 1);
+	assert_true(f->params[FLOW_BULK].r > 0);
+
+	sent = 0;
+	run_keep(&now, 1000, 100 * 1000, keep_burst, &sent, NULL);
+	print_message("after runs of 4: burst %.2f, lanes %u\n", f->burst,
+	              f->params[FLOW_BULK].lanes);
+	assert_int_equal(f->params[FLOW_BULK].lanes, FEC_BULK_LANES);
+	start = now;
+	sent = 0;
+	run_keep(&now, 2500, 10 * YIP_NS_PER_MS, keep_single, &sent, NULL);
+	print_message("25 s of single losses later: burst %.2f, lanes %u\n", f->burst,
+	              f->params[FLOW_BULK].lanes);
+	assert_true(f->burst < FEC_BURSTY);
+	assert_int_equal(f->params[FLOW_BULK].lanes, FEC_BULK_LANES);
+	run_keep(&now, 1000, 10 * YIP_NS_PER_MS, keep_single, &sent, NULL);
+	print_message("35 s later: lanes %u\n", f->params[FLOW_BULK].lanes);
+	assert_true(now - start > 32 * YIP_NS_PER_S);
+	assert_int_equal(f->params[FLOW_BULK].lanes, 1);
 }
 
 /* What test_arq_timing lets through, and when it saw the loss and the resend. */
@@ -1598,7 +1708,7 @@ static void as_if_lossy(void)
 {
 	A->dev.peers[0]->fec.loss = 0.10;
 	for (int c = 0; c < FLOW_CLASSES; c++)
-		fec_policy((enum flow_class)c, 0.10, 1, 0, &A->dev.peers[0]->fec.params[c]);
+		fec_policy((enum flow_class)c, 0.10, 1, 0, false, &A->dev.peers[0]->fec.params[c]);
 }
 
 /* Packets of every size share blocks; what FEC rebuilds is byte-identical. */
@@ -1662,6 +1772,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_corrupt_repair_never_delivers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loss_estimator, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_burst_estimate, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lanes_follow_bursts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_timing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_at_most_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_arq_late_original, setup, teardown),

@@ -39,6 +39,26 @@ static void header_layout(void **state)
 	assert_int_equal(wire_plain_len(3), 0);
 }
 
+/* An FEC symbol's idx: its index and its group's lanes, apart from the
+ * Data idx values that are no symbol. */
+static void fec_idx(void **state)
+{
+	(void)state;
+	for (unsigned lanes = 1; lanes <= WIRE_FEC_MAX_LANES; lanes *= 2)
+		for (unsigned i = 0; i < 64; i++) {
+			uint8_t idx = wire_fec_idx(i, lanes);
+
+			assert_true(wire_fec_symbol(idx));
+			assert_int_equal(wire_fec_index(idx), i);
+			assert_int_equal(wire_fec_lanes(idx), lanes);
+		}
+	assert_int_equal(wire_fec_idx(5, 1), 5); /* one lane: the index alone */
+	assert_int_equal(wire_fec_idx(63, 4), 0xbf);
+	assert_false(wire_fec_symbol(0xc0));
+	assert_false(wire_fec_symbol(WIRE_FEC_ARQ));
+	assert_false(wire_fec_symbol(WIRE_FEC_NONE));
+}
+
 static void handshake_layouts(void **state)
 {
 	uint8_t d[WIRE_INIT_LEN] = {0}, pl[WIRE_INIT_PAYLOAD];
@@ -419,11 +439,12 @@ static void relay_layout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(header_layout),    cmocka_unit_test(handshake_layouts),
-	    cmocka_unit_test(recovery_layouts), cmocka_unit_test(report_layout),
-	    cmocka_unit_test(classify),         cmocka_unit_test(ctrl_layout),
-	    cmocka_unit_test(ctrl_kinds),       cmocka_unit_test(ctrl_member),
-	    cmocka_unit_test(ctrl_addresses),   cmocka_unit_test(relay_layout),
+	    cmocka_unit_test(header_layout),     cmocka_unit_test(fec_idx),
+	    cmocka_unit_test(handshake_layouts), cmocka_unit_test(recovery_layouts),
+	    cmocka_unit_test(report_layout),     cmocka_unit_test(classify),
+	    cmocka_unit_test(ctrl_layout),       cmocka_unit_test(ctrl_kinds),
+	    cmocka_unit_test(ctrl_member),       cmocka_unit_test(ctrl_addresses),
+	    cmocka_unit_test(relay_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
