@@ -529,6 +529,19 @@ static void test_policy_examples(void **state)
 	fec_policy(FLOW_DEFAULT, 0.05, 1, 0.02, false, &d);
 	assert_int_equal(d.k, 16);
 	assert_int_equal(d.r, 7);
+	/* Lanes: bulk interleaves when told loss may come in runs, no other class does. */
+	assert_int_equal(b.lanes, 1);
+	assert_int_equal(d.lanes, 1);
+	fec_policy(FLOW_BULK, 0.05, 1, 0.02, true, &b);
+	fec_policy(FLOW_DEFAULT, 0.05, 1, 0.02, true, &d);
+	assert_int_equal(b.lanes, FEC_BULK_LANES);
+	assert_int_equal(b.r, 11); /* single losses: the same repairs either way */
+	assert_int_equal(d.lanes, 1);
+	/* Runs of 4 over 4 lanes are single losses to each block, not over one. */
+	fec_policy(FLOW_BULK, 0.05, 4, 0.02, true, &b);
+	assert_int_equal(b.r, 11);
+	fec_policy(FLOW_BULK, 0.05, 4, 0.02, false, &b);
+	assert_true(b.r > 11);
 }
 
 /*
