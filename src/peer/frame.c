@@ -189,11 +189,11 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 		memcpy(body + prelen, pkt, len);
 		yip_cipher_seal(body, &kp->send, h.counter, d, WIRE_DATA_HDR, body, prelen + len);
 	}
-	/* Symbols of one block of an interleaved group share a train tag: the
-	 * I/O layer never puts two of them in one GSO train. A group of one
-	 * block (loss that is not bursty) sends its trains as they come. */
+	/* Symbols of one block share a train tag: the I/O layer never puts two
+	 * of them in one GSO train. Not bulk blocks sent one at a time (loss
+	 * that is not bursty, fec/policy.h): their trains go as they come. */
 	train = (type == WIRE_REPAIR || (type == WIRE_DATA && wire_fec_symbol(idx))) &&
-	                wire_fec_lanes(idx) > 1
+	                (wire_block_class(block) != FLOW_BULK || wire_fec_lanes(idx) > 1)
 	            ? 0x10000u | block
 	            : 0;
 	p->stats.wire_bytes += out_send(dev, &o, total, train);
