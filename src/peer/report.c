@@ -157,13 +157,13 @@ static void rtt_sample(struct yip_fec *f, uint64_t now, uint64_t rtt)
 
 /*
  * Whether bulk blocks are interleaved (fec/policy.h, FEC_BURSTY): loss
- * counts as bursty until the reports have shown
- * SINGLE_EVIDENCE loss runs whose mean is short, and for BURSTY_HOLD_NS
- * after the runs were last long: interleaving is what keeps them short (a
- * lost train costs each block one symbol), and single blocks would let the
- * next lost train take a whole run from one block. Measured: with whole
- * GSO trains lost from the start, single blocks cost the inner TCP its
- * slow start (41-60 Mbit/s at 20 ms RTT against 770-1070 interleaved).
+ * counts as bursty until the reports have shown SINGLE_EVIDENCE loss runs
+ * whose mean is short, and for BURSTY_HOLD_NS after the runs were last
+ * long: interleaving is what keeps them short (a lost train costs each
+ * block one symbol), and single blocks would let the next lost train take
+ * a whole run from one block. Measured: with whole GSO trains lost from the
+ * start, single blocks cost the inner TCP its slow start (41-60 Mbit/s at
+ * 20 ms RTT against 770-1070 interleaved).
  */
 #define BURSTY_HOLD_NS  (30 * YIP_NS_PER_S)
 #define SINGLE_EVIDENCE 256
