@@ -27,6 +27,7 @@
 #define MAX_GAP      256                /* larger jumps are not tracked counter by counter */
 
 _Static_assert(YIP_RX_SLOTS % YIP_RX_CHUNK == 0, "whole chunks");
+_Static_assert(FEC_BULK_LANES == WIRE_FEC_MAX_LANES, "the lanes an idx can carry");
 
 static void resolve(struct yip_peer *p, const struct yip_keypair *kp, uint64_t counter);
 
@@ -437,7 +438,7 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 
 	/* Lanes the class does not interleave over, or a block whose symbols
 	 * disagree on them: from a misbehaving peer. Delivered as it is. */
-	if (lanes > FEC_BULK_LANES || (lanes > 1 && cls != FLOW_BULK) ||
+	if ((lanes > 1 && cls != FLOW_BULK) ||
 	    (b = block_get(p, now, rx->h.block, lanes, rx->kp->local_index)) == NULL ||
 	    b->lanes != lanes) {
 		frame_deliver(p, now, rx->plain, rx->len);
@@ -486,9 +487,9 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	struct yip_rx_block *b;
 	int slot;
 
-	if (!wire_fec_symbol(rx->h.idx) || lanes > FEC_BULK_LANES ||
-	    (lanes > 1 && cls != FLOW_BULK) || !wire_repair_get(&m, rx->plain, rx->len) ||
-	    m.k == 0 || m.k > FEC_MAX_K || m.r == 0 || m.r > FEC_MAX_R || idx >= m.r) {
+	if (!wire_fec_symbol(rx->h.idx) || (lanes > 1 && cls != FLOW_BULK) ||
+	    !wire_repair_get(&m, rx->plain, rx->len) || m.k == 0 || m.k > FEC_MAX_K || m.r == 0 ||
+	    m.r > FEC_MAX_R || idx >= m.r) {
 		yip_device_drop(p->dev, YIP_DROP_BAD_REPAIR);
 		return;
 	}
