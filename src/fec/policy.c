@@ -47,8 +47,8 @@ static const struct {
  * of the round trip: 4 times tighter at 20 ms than at 10 ms, 100 times at
  * 100 ms. Measured: at 100 ms and 1 % loss, 64+4 left about 1 block in
  * 600 to ARQ and each was a cut of the inner TCP's window; at 20 ms and
- * 5 %, 64+12 instead of 64+11 halved what went to ARQ and moved the
- * median of 9 interleaved runs from 741 to 894 Mbit/s.
+ * 5 %, 64+12 instead of 64+11 halved what FEC could not rebuild and
+ * moved the median of 9 interleaved runs from 741 to 894 Mbit/s.
  */
 static double class_target(enum flow_class c, double rtt)
 {
