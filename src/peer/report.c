@@ -168,10 +168,8 @@ static void rtt_sample(struct yip_fec *f, uint64_t now, uint64_t rtt)
 #define BURSTY_HOLD_NS  (30 * YIP_NS_PER_S)
 #define SINGLE_EVIDENCE 256
 
-static bool interleave(struct yip_fec *f, uint64_t now)
+static bool interleave(const struct yip_fec *f, uint64_t now)
 {
-	if (f->burst >= FEC_BURSTY)
-		f->bursty_at = now;
 	return f->burst >= FEC_BURSTY || f->loss_runs < SINGLE_EVIDENCE ||
 	       (f->bursty_at != 0 && now - f->bursty_at < BURSTY_HOLD_NS);
 }
@@ -209,6 +207,8 @@ void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *
 
 		f->burst = f->burst * 0.75 + (mean < 1 ? 1 : mean) * 0.25;
 		f->loss_runs += f->loss_runs < SINGLE_EVIDENCE ? r.bursts : 0;
+		if (f->burst >= FEC_BURSTY)
+			f->bursty_at = now;
 	}
 	inter = interleave(f, now);
 	for (int c = 0; c < FLOW_CLASSES; c++)
