@@ -187,6 +187,7 @@ struct yip_peer_stats {
  * holds none of them.
  */
 #define YIP_RX_BLOCKS        64   /* FEC blocks being reassembled per peer */
+#define YIP_RX_AT_SHIFT      14   /* arrival times in a block: 16 us units, 1 s in 16 bits */
 #define YIP_RX_CHUNK         64   /* symbol buffers allocated at a time for reassembly */
 #define YIP_RX_SLOTS         1024 /* symbol buffers per peer for reassembly, at most */
 #define YIP_MISS_SLOTS       1024 /* missing counters tracked per peer for NACKs */
@@ -240,12 +241,13 @@ struct yip_rx_block {
 	uint64_t delivered; /* sources delivered (or given up), */
 	uint16_t have_rep;  /* repairs held */
 	uint16_t src_len[FEC_MAX_K];
+	uint16_t src_at[FEC_MAX_K]; /* when each source came: after first, >> YIP_RX_AT_SHIFT */
 	uint16_t slot_src[FEC_MAX_K];
 	uint16_t slot_rep[FEC_MAX_R];
 };
 
 /* The blocks being reassembled and the free symbol buffers: allocated with
- * the first block, released with the buffers when idle (23 KiB a peer that
+ * the first block, released with the buffers when idle (31 KiB a peer that
  * a configured but silent peer does not hold). */
 struct yip_rx_state {
 	struct yip_rx_block blocks[YIP_RX_BLOCKS];

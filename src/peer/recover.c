@@ -229,12 +229,27 @@ static bool place_before(unsigned g1, unsigned pos1, unsigned g2, unsigned pos2)
 	return d < 0 || (d == 0 && pos1 < pos2);
 }
 
-/* Moves a class's order to the earliest source its blocks hold back; false
- * if they hold none. */
-static bool order_skip(struct yip_peer *p, unsigned cls)
+/* When source i of a block came (arrived, or was rebuilt). */
+static uint64_t src_time(const struct yip_rx_block *b, unsigned i)
 {
-	struct yip_rx_order *o = &p->fec.order[cls];
+	return b->first + ((uint64_t)b->src_at[i] << YIP_RX_AT_SHIFT);
+}
+
+static void src_stamp(struct yip_rx_block *b, unsigned i, uint64_t now)
+{
+	uint64_t at = (now - b->first) >> YIP_RX_AT_SHIFT;
+
+	b->src_at[i] = (uint16_t)(at < UINT16_MAX ? at : UINT16_MAX);
+}
+
+/* The earliest source a class's blocks hold back at or after its order:
+ * false if they hold none. Its place and when it came. */
+static bool order_next_held(const struct yip_peer *p, unsigned cls, unsigned *group,
+                            unsigned *place, unsigned *lanes, uint64_t *at)
+{
+	const struct yip_rx_order *o = &p->fec.order[cls];
 	unsigned bg = 0, bp = 0, bl = 1;
+	uint64_t bt = 0;
 	bool found = false;
 
 	for (unsigned s = 0; p->fec.rx != NULL && s < YIP_RX_BLOCKS; s++) {
@@ -256,15 +271,31 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
 				bg = g;
 				bp = pos;
 				bl = b->lanes;
+				bt = src_time(b, i);
 			}
 			break; /* a block's later sources come later still */
 		}
 	}
-	if (!found)
+	*group = bg;
+	*place = bp;
+	*lanes = bl;
+	*at = bt;
+	return found;
+}
+
+/* Moves a class's order to the earliest source its blocks hold back; false
+ * if they hold none. */
+static bool order_skip(struct yip_peer *p, unsigned cls)
+{
+	struct yip_rx_order *o = &p->fec.order[cls];
+	unsigned g, pos, lanes;
+	uint64_t at;
+
+	if (!order_next_held(p, cls, &g, &pos, &lanes, &at))
 		return false;
-	o->group = (uint16_t)bg;
-	o->pos = (uint16_t)bp;
-	o->lanes = (uint8_t)bl;
+	o->group = (uint16_t)g;
+	o->pos = (uint16_t)pos;
+	o->lanes = (uint8_t)lanes;
 	return true;
 }
 
@@ -273,10 +304,22 @@ static bool order_skip(struct yip_peer *p, unsigned cls)
  * source holds the later ones back until it is rebuilt or, after
  * YIP_ORDER_WAIT_NS, is passed over (ARQ or the inner protocol recover it
  * later; it is delivered whenever it comes).
+ *
+ * The wait counts from when the earliest source held behind the gap came,
+ * not from when the order reached the gap: after one gap is filled or
+ * passed, what is held behind the next may have waited most of its time
+ * already. So no source is held much longer than YIP_ORDER_WAIT_NS,
+ * however many gaps (in as many lanes) lie before it, and a resend, which
+ * comes a NACK grace and a round trip after its loss, finds nothing held
+ * back that it would overtake.
  */
 static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
+	/* Whether what this run finds held may have waited: the order stood
+	 * at a gap (or a group's end) for a while, or delivered a source that
+	 * had waited. Then a new wait starts from when that came. */
+	bool waited = o->stalled != 0 && now - o->stalled >= (1ULL << YIP_RX_AT_SHIFT);
 
 	while (o->started) {
 		const struct yip_rx_block *first = block_find(p, wire_block(cls, o->group));
@@ -307,6 +350,7 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 			continue;
 		}
 		if (b != NULL && (b->have_src >> idx & 1)) {
+			waited |= src_time(b, idx) + (1ULL << YIP_RX_AT_SHIFT) <= now;
 			src_deliver(p, now, b, idx);
 			block_trim(p, b);
 			o->pos++;
@@ -322,9 +366,16 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 		}
 		/* Missing: wait for it, but not for long. */
 		if (o->stalled == 0) {
+			unsigned hg, hp, hl;
+			uint64_t at;
+
 			o->stalled = now;
-			schedule_peer(p, now + YIP_ORDER_WAIT_NS);
-			return;
+			if (waited && order_next_held(p, cls, &hg, &hp, &hl, &at) && at < now)
+				o->stalled = at;
+			if (now - o->stalled < YIP_ORDER_WAIT_NS) {
+				schedule_peer(p, o->stalled + YIP_ORDER_WAIT_NS);
+				return;
+			}
 		}
 		if (now - o->stalled < YIP_ORDER_WAIT_NS)
 			return;
@@ -414,6 +465,7 @@ static void block_try(struct yip_peer *p, uint64_t now, struct yip_rx_block *b)
 		p->stats.fec_recovered++;
 		p->fec.rep_recovered++;
 		b->src_len[i] = (uint16_t)(WIRE_SYM_HDR + sym.len);
+		src_stamp(b, i, now);
 		b->delivered &= ~(1ULL << i); /* a packet: to be delivered */
 		if (!in_order || !p->fec.order[wire_block_class(b->id)].started) {
 			src_deliver(p, now, b, i); /* nothing to keep it in line with */
@@ -471,6 +523,7 @@ void recover_source(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 	wire_sym_put(s, &(struct wire_sym){rx->h.counter, (uint16_t)rx->len});
 	memcpy(s + WIRE_SYM_HDR, rx->plain, rx->len);
 	b->src_len[idx] = (uint16_t)(WIRE_SYM_HDR + rx->len);
+	src_stamp(b, idx, now);
 	b->have_src |= 1ULL << idx;
 	if (!in_order || !order_pending(o, lanes, num, idx))
 		src_deliver(p, now, b, idx); /* no order, or it comes late */

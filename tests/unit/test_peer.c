@@ -708,12 +708,24 @@ static void test_loss_estimator(void **state)
 	uint64_t now = YIP_NS_PER_S;
 	const struct yip_fec *f = &A->dev.peers[0]->fec;
 
+	double sum = 0, low = 1, high = 0;
+
 	(void)state;
 	ping(now, 1);
-	run_stream(5000, 5, &now, false);
-	print_message("after 5 %% loss: estimate %.4f, bulk K/R %u/%u\n", f->loss,
-	              f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
-	assert_true(f->loss > 0.03 && f->loss < 0.08);
+	run_stream(2000, 5, &now, false);
+	/* One window's estimate moves with its sample (up by half of the
+	 * difference), so it is judged over 30 of them: it follows the rate,
+	 * a little above it, and never strays far. */
+	for (int i = 0; i < 30; i++) {
+		run_stream(100, 5, &now, false);
+		sum += f->loss;
+		low = f->loss < low ? f->loss : low;
+		high = f->loss > high ? f->loss : high;
+	}
+	print_message("under 5 %% loss: estimate %.4f (%.4f-%.4f), bulk K/R %u/%u\n", sum / 30, low,
+	              high, f->params[FLOW_BULK].k, f->params[FLOW_BULK].r);
+	assert_true(sum / 30 > 0.04 && sum / 30 < 0.075);
+	assert_true(low > 0.03 && high < 0.12);
 	assert_true(f->params[FLOW_BULK].r >= 6);
 	run_stream(10000, 0, &now, false);
 	print_message("after a clean stretch: estimate %.5f, bulk R %u\n", f->loss,
@@ -1305,6 +1317,10 @@ static void test_fec_delivers_in_order(void **state)
 	const struct yip_peer *b = B->dev.peers[0];
 
 	(void)state;
+	/* A pattern with gaps in several lanes of a group at once (seq 3336,
+	 * 3340, 3352, 3356 and 3360, none rebuilt), each waited for in turn
+	 * until the order counted its wait from the earliest source held. */
+	loss.state = 1;
 	ping(now, 1);
 	pair_forget(B);
 	for (uint32_t i = 0; i < TOTAL + 100; i++, now += 100 * 1000) {
@@ -1341,11 +1357,12 @@ static void test_fec_delivers_in_order(void **state)
 	    (unsigned long long)b->stats.fec_late, (unsigned long long)b->stats.fec_unrecovered,
 	    (unsigned long long)b->stats.arq_recovered, (double)worst / 1e6);
 	assert_true(b->stats.fec_recovered > 200);
-	/* Each packet FEC could not rebuild comes late, and the ones of the
-	 * stream before the loss estimate rose (no FEC yet, ARQ only), and so
-	 * does a rebuild the order stopped waiting for. */
-	assert_true(inversions <=
-	            b->stats.arq_recovered + b->stats.fec_unrecovered + b->stats.fec_late);
+	/* Only what comes after the order stopped waiting comes out of order:
+	 * a resend (of a packet FEC could not rebuild, or of one lost before
+	 * the loss estimate rose), one at a time, never overtaking what the
+	 * order holds; and a rebuild the order had passed over. Nothing is held
+	 * back much longer than the wait, however many lanes have a gap. */
+	assert_true(inversions <= b->stats.arq_recovered + b->stats.fec_late);
 	assert_true(worst <= YIP_ORDER_WAIT_NS + YIP_NS_PER_MS);
 }
 
