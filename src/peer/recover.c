@@ -242,14 +242,18 @@ static void src_stamp(struct yip_rx_block *b, unsigned i, uint64_t now)
 	b->src_at[i] = (uint16_t)(at < UINT16_MAX ? at : UINT16_MAX);
 }
 
+/* A source held back: its place in the order and when it came. */
+struct held_src {
+	unsigned group, pos, lanes;
+	uint64_t at;
+};
+
 /* The earliest source a class's blocks hold back at or after its order:
- * false if they hold none. Its place and when it came. */
-static bool order_next_held(const struct yip_peer *p, unsigned cls, unsigned *group,
-                            unsigned *place, unsigned *lanes, uint64_t *at)
+ * false if they hold none. */
+static bool order_next_held(const struct yip_peer *p, unsigned cls, struct held_src *h)
 {
 	const struct yip_rx_order *o = &p->fec.order[cls];
-	unsigned bg = 0, bp = 0, bl = 1;
-	uint64_t bt = 0;
+	struct held_src best = {0, 0, 1, 0};
 	bool found = false;
 
 	for (unsigned s = 0; p->fec.rx != NULL && s < YIP_RX_BLOCKS; s++) {
@@ -266,20 +270,14 @@ static bool order_next_held(const struct yip_peer *p, unsigned cls, unsigned *gr
 			place_of(b->lanes, wire_block_num(b->id), i, &g, &pos);
 			if (place_before(g, pos, o->group, o->pos))
 				continue; /* behind the order: it goes out as it comes */
-			if (!found || place_before(g, pos, bg, bp)) {
+			if (!found || place_before(g, pos, best.group, best.pos)) {
 				found = true;
-				bg = g;
-				bp = pos;
-				bl = b->lanes;
-				bt = src_time(b, i);
+				best = (struct held_src){g, pos, b->lanes, src_time(b, i)};
 			}
 			break; /* a block's later sources come later still */
 		}
 	}
-	*group = bg;
-	*place = bp;
-	*lanes = bl;
-	*at = bt;
+	*h = best;
 	return found;
 }
 
@@ -288,14 +286,13 @@ static bool order_next_held(const struct yip_peer *p, unsigned cls, unsigned *gr
 static bool order_skip(struct yip_peer *p, unsigned cls)
 {
 	struct yip_rx_order *o = &p->fec.order[cls];
-	unsigned g, pos, lanes;
-	uint64_t at;
+	struct held_src h;
 
-	if (!order_next_held(p, cls, &g, &pos, &lanes, &at))
+	if (!order_next_held(p, cls, &h))
 		return false;
-	o->group = (uint16_t)g;
-	o->pos = (uint16_t)pos;
-	o->lanes = (uint8_t)lanes;
+	o->group = (uint16_t)h.group;
+	o->pos = (uint16_t)h.pos;
+	o->lanes = (uint8_t)h.lanes;
 	return true;
 }
 
@@ -366,12 +363,11 @@ static void order_run(struct yip_peer *p, uint64_t now, unsigned cls)
 		}
 		/* Missing: wait for it, but not for long. */
 		if (o->stalled == 0) {
-			unsigned hg, hp, hl;
-			uint64_t at;
+			struct held_src h;
 
 			o->stalled = now;
-			if (waited && order_next_held(p, cls, &hg, &hp, &hl, &at) && at < now)
-				o->stalled = at;
+			if (waited && order_next_held(p, cls, &h) && h.at < now)
+				o->stalled = h.at;
 			if (now - o->stalled < YIP_ORDER_WAIT_NS) {
 				schedule_peer(p, o->stalled + YIP_ORDER_WAIT_NS);
 				return;
