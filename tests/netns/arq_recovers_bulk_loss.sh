@@ -37,10 +37,7 @@ rx() { in_ns b cat /sys/class/net/yip0/statistics/rx_bytes; }
 rx0=$(rx)
 tcp_copy a 10.77.0.2 $((50 << 20)) >"$TMP/copy2" &
 copy=$!
-for _ in $(seq 1000); do
-	[ $(($(rx) - rx0)) -ge $((5 << 20)) ] && break
-	sleep 0.005
-done
+poll 5 '[ $(($(rx) - rx0)) -ge $((5 << 20)) ]' 0.005 || true
 in_ns b nft -f - <<EOF
 table inet arqburst {
 	chain input {

@@ -181,15 +181,16 @@ wait_listen() {
 	fail "nothing listens on $2 port $3 in $n after 10 s"
 }
 
-# poll SECONDS CONDITION: evaluates the shell condition CONDITION every 0.1 s
-# until it holds; returns 1 if SECONDS (or more, on a loaded machine) pass
-# first. For a count that a daemon updates after the test acted: the caller
-# asserts the same condition afterwards, with its own message.
+# poll SECONDS CONDITION [STEP]: evaluates the shell condition CONDITION every
+# STEP seconds (default 0.1) until it holds; returns 1 if SECONDS (or more, on
+# a loaded machine) pass first. For a count that a daemon updates after the
+# test acted: the caller asserts the same condition afterwards, with its own
+# message.
 poll() {
-	local _
-	for _ in $(seq 1 $(($1 * 10))); do
+	local _ step=${3:-0.1}
+	for _ in $(seq 1 "$(awk -v s="$1" -v t="$step" 'BEGIN { print int(s / t + 0.5) }')"); do
 		eval "$2" && return 0
-		sleep 0.1
+		sleep "$step"
 	done
 	eval "$2"
 }
