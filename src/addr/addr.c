@@ -537,3 +537,67 @@ void yip_sockaddr_to_v6(union yip_sockaddr *a)
 	memset(a, 0, sizeof(*a));
 	a->in6 = in6;
 }
+
+/* a as IPv4 (4 bytes into ip4) if it is AF_INET or IPv4-mapped AF_INET6. */
+static bool as_v4(const union yip_sockaddr *a, uint8_t ip4[4])
+{
+	if (a->sa.sa_family == AF_INET) {
+		memcpy(ip4, &a->in4.sin_addr, 4);
+		return true;
+	}
+	if (a->sa.sa_family == AF_INET6 &&
+	    memcmp(a->in6.sin6_addr.s6_addr, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0) {
+		memcpy(ip4, a->in6.sin6_addr.s6_addr + 12, 4);
+		return true;
+	}
+	return false;
+}
+
+size_t yip_sockaddr_source(const union yip_sockaddr *a, uint8_t out[YIP_SOURCE_LEN])
+{
+	memset(out, 0, YIP_SOURCE_LEN);
+	if (as_v4(a, out + 1)) {
+		out[0] = 4;
+		return 5;
+	}
+	if (a->sa.sa_family != AF_INET6)
+		return 0;
+	out[0] = 6;
+	memcpy(out + 1, a->in6.sin6_addr.s6_addr, 8);
+	return 9;
+}
+
+enum yip_scope yip_sockaddr_scope(const union yip_sockaddr *a)
+{
+	static const uint8_t zero[16];
+	uint8_t v4[4];
+
+	if (as_v4(a, v4)) {
+		uint16_t port = a->sa.sa_family == AF_INET ? a->in4.sin_port : a->in6.sin6_port;
+		uint32_t ip = (uint32_t)v4[0] << 24 | (uint32_t)v4[1] << 16 | (uint32_t)v4[2] << 8 | v4[3];
+
+		if (port == 0 || ip >> 24 == 0 || ip == 0xffffffffu || ip >> 28 >= 0xe)
+			return YIP_SCOPE_INVALID; /* 0/8, broadcast, multicast and 240/4 */
+		if (ip >> 24 == 127)
+			return YIP_SCOPE_LOOPBACK;
+		if (ip >> 16 == 0xa9fe)
+			return YIP_SCOPE_LINK_LOCAL;
+		if (ip >> 24 == 10 || ip >> 20 == 0xac1 || ip >> 16 == 0xc0a8 || ip >> 22 == 0x191)
+			return YIP_SCOPE_PRIVATE;
+		return YIP_SCOPE_GLOBAL;
+	}
+	if (a->sa.sa_family == AF_INET6) {
+		const uint8_t *ip = a->in6.sin6_addr.s6_addr;
+
+		if (a->in6.sin6_port == 0 || ip[0] == 0xff || memcmp(ip, zero, 16) == 0)
+			return YIP_SCOPE_INVALID;
+		if (memcmp(ip, zero, 15) == 0 && ip[15] == 1)
+			return YIP_SCOPE_LOOPBACK;
+		if (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80)
+			return YIP_SCOPE_LINK_LOCAL;
+		if ((ip[0] & 0xfe) == 0xfc)
+			return YIP_SCOPE_PRIVATE;
+		return YIP_SCOPE_GLOBAL;
+	}
+	return YIP_SCOPE_INVALID;
+}

@@ -85,4 +85,24 @@ bool yip_sockaddr_eq(const union yip_sockaddr *a, const union yip_sockaddr *b);
  */
 void yip_sockaddr_to_v6(union yip_sockaddr *a);
 
+/*
+ * The part of a source address that one sender controls, for per-source
+ * budgets: an IPv4 address (also when IPv4-mapped), or the /64 of an IPv6
+ * address (every host gets a whole /64, so one attacker holds 2^64 of
+ * them). Writes a family byte (4 or 6) and 4 or 8 address bytes; returns
+ * the length (5 or 9), 0 for any other family.
+ */
+#define YIP_SOURCE_LEN 9
+size_t yip_sockaddr_source(const union yip_sockaddr *a, uint8_t out[YIP_SOURCE_LEN]);
+
+/* What an address is, for deciding whether to send to one we were told of. */
+enum yip_scope {
+	YIP_SCOPE_INVALID,    /* no port, unspecified, multicast, broadcast, other family */
+	YIP_SCOPE_LOOPBACK,   /* 127/8, ::1 */
+	YIP_SCOPE_LINK_LOCAL, /* 169.254/16, fe80::/10 */
+	YIP_SCOPE_PRIVATE,    /* 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 */
+	YIP_SCOPE_GLOBAL,
+};
+enum yip_scope yip_sockaddr_scope(const union yip_sockaddr *a);
+
 #endif

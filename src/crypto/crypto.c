@@ -246,6 +246,14 @@ void yip_tai64n(uint8_t out[YIP_TAI64N_LEN], uint64_t unix_ns)
 	put_be32(out + 8, nsec);
 }
 
+bool yip_tai64n_fresh(const uint8_t ts[YIP_TAI64N_LEN], uint64_t unix_ns, uint64_t max_age_ns)
+{
+	uint8_t oldest[YIP_TAI64N_LEN];
+
+	yip_tai64n(oldest, unix_ns > max_age_ns ? unix_ns - max_age_ns : 0);
+	return memcmp(ts, oldest, YIP_TAI64N_LEN) >= 0;
+}
+
 void yip_addr_from_public(uint8_t addr[YIP_ADDR_LEN], const uint8_t pub[YIP_KEY_LEN])
 {
 	addr[0] = 0xfd;

@@ -104,6 +104,10 @@ int yip_cipher_open(uint8_t *m, const struct yip_cipher_key *k, uint64_t nonce, 
  */
 void yip_tai64n(uint8_t out[YIP_TAI64N_LEN], uint64_t unix_ns);
 
+/* True if label ts is no older than max_age_ns before the wall-clock time
+ * unix_ns (a label from the future is fresh). */
+bool yip_tai64n_fresh(const uint8_t ts[YIP_TAI64N_LEN], uint64_t unix_ns, uint64_t max_age_ns);
+
 /*
  * Self-certifying node address in fd00::/8:
  *   addr[0]    = 0xfd

@@ -190,6 +190,12 @@ int wire_classify(const uint8_t *d, size_t len) WIRE_WUR;
 #define WIRE_INIT_LEN     (WIRE_INIT_MAC2 + WIRE_MAC_LEN)
 #define WIRE_RESP_LEN     (WIRE_RESP_MSG2 + WIRE_MSG2_LEN + WIRE_MAC_LEN)
 
+/* A responder refuses an Init whose timestamp is older than this by its
+ * own clock, whether or not it remembers the sender: a recorded Init
+ * replayed later gets no answer (docs/protocol.md, "Replayed Inits"). Two
+ * clocks may differ by up to this much. */
+#define WIRE_INIT_MAX_AGE_NS (120ULL * 1000000000ULL)
+
 /* The certificate an Init or Resp payload may carry after its fixed part
  * (src/wire/member.h's WIRE_CERT_MAX, asserted there), and the longest
  * Init and Resp that makes. */
