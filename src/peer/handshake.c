@@ -278,15 +278,21 @@ static bool source_allowed(struct yip_device *dev, uint64_t now, const struct yi
 	uint64_t v;
 	size_t i;
 
-	if (a->sa.sa_family == AF_INET)
-		memcpy(src + 1, &a->in4.sin_addr, 4);
-	else
-		memcpy(src + 1, &a->in6.sin6_addr, 16);
 	if (from->server >= 0) {
 		src[0] = 'R';
+		if (a->sa.sa_family == AF_INET)
+			memcpy(src + 1, &a->in4.sin_addr, 4);
+		else
+			memcpy(src + 1, &a->in6.sin6_addr, 16);
 		memcpy(src + 17, a->sa.sa_family == AF_INET ? &a->in4.sin_port : &a->in6.sin6_port,
 		       2);
 		memcpy(src + 19, &from->relay_id, 4);
+	} else {
+		/* An IPv4 address, or an IPv6 /64: one host holds a whole /64. */
+		uint8_t pre[YIP_SOURCE_LEN];
+
+		yip_sockaddr_source(a, pre);
+		memcpy(src + 1, pre, sizeof(pre));
 	}
 	crypto_shorthash(h, src, sizeof(src), dev->hash_key);
 	memcpy(&v, h, sizeof(v));
@@ -305,10 +311,50 @@ static bool cookie_answer_allowed(struct yip_device *dev, uint64_t now)
 }
 
 /*
+ * The timestamp of an authenticated Init from p against replays and floods:
+ * newer than the last one accepted from p, no older than
+ * WIRE_INIT_MAX_AGE_NS by our clock (a replay after p's entry was
+ * forgotten, or after a restart, is refused too), and no sooner than
+ * YIP_INIT_PEER_NS after the last accepted one. Refusing changes nothing:
+ * only an Init that passes advances p's timestamp and its limiter, so
+ * neither a forged Init (it fails to authenticate before this) nor a
+ * replayed one (it is stale) can lock p out.
+ */
+static bool init_fresh(struct yip_device *dev, struct yip_peer *p, uint64_t now,
+                       const uint8_t ts[YIP_TAI64N_LEN], const uint8_t rs[YIP_KEY_LEN])
+{
+	if (p != NULL && memcmp(ts, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+		yip_device_drop(dev, YIP_DROP_STALE_INIT);
+		return false;
+	}
+	if (!yip_tai64n_fresh(ts, frame_wall(dev), WIRE_INIT_MAX_AGE_NS)) {
+		/* Newer than any we took from it, but old by our clock: a copy
+		 * of an Init we no longer remember, or a clock that is wrong. */
+		if (p != NULL &&
+		    (p->old_init_logged == 0 || now - p->old_init_logged >= 60 * YIP_NS_PER_S)) {
+			p->old_init_logged = now;
+			log_warn("peer %02x%02x%02x%02x: refused an Init more than %llu s older "
+			         "than our "
+			         "clock (a replay, or is its clock or ours wrong?)",
+			         rs[0], rs[1], rs[2], rs[3],
+			         (unsigned long long)(WIRE_INIT_MAX_AGE_NS / YIP_NS_PER_S));
+		}
+		yip_device_drop(dev, YIP_DROP_STALE_INIT);
+		return false;
+	}
+	if (p != NULL && p->last_init_rx != 0 && now - p->last_init_rx < YIP_INIT_PEER_NS) {
+		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
+		return false;
+	}
+	return true;
+}
+
+/*
  * An Init. Order matters for cost and safety: mac1 (no DH for strangers),
- * then e/es/s to learn who it claims to be, then the configured-peer check
- * before the second DH, then the timestamp against replays. Only then does
- * any per-peer state change.
+ * the source's budget, then e/es/s to learn who it claims to be, the
+ * configured-peer check before the second DH, which authenticates it, then
+ * its timestamp (init_fresh), and only then a certificate's signature.
+ * Only an Init that passes all of them changes any per-peer state.
  */
 void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                        const uint8_t *d, size_t len)
@@ -378,26 +424,20 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_UNKNOWN_PEER);
 		goto out;
 	}
-	if (p != NULL) {
-		/* A known peer gets one costly Init at a time (the second DH). */
-		if (p->last_init_rx != 0 && now - p->last_init_rx < YIP_INIT_PEER_NS) {
-			yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
-			goto out;
-		}
-		p->last_init_rx = now;
-	}
+	/* The second DH: the payload opens only for the holder of rs. */
 	plen = noise_read_msg1_payload(&hs, m.msg1, m.msg1_len, payload, sizeof(payload));
 	if (plen < WIRE_INIT_PAYLOAD || !wire_init_payload_get(&pl, payload, WIRE_INIT_PAYLOAD)) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
+	if (!init_fresh(dev, p, now, pl.tai64n, rs))
+		goto out;
 	/* Both sides initiated at once: the smaller public key keeps the
 	 * initiator role, so exactly one of the two Inits is answered. The
 	 * refused Init's timestamp still counts as seen (after the second DH:
 	 * glare is rare), or a copy replayed later would be answered as new. */
 	if (p != NULL && p->hs_pending && memcmp(dev->public_key, p->public_key, YIP_KEY_LEN) < 0) {
-		if (memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) > 0)
-			memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+		memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
 		yip_device_drop(dev, YIP_DROP_GLARE);
 		goto out;
 	}
@@ -418,10 +458,6 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		}
 		admit = true;
 	}
-	if (p != NULL && memcmp(pl.tai64n, p->last_tai64n, YIP_TAI64N_LEN) <= 0) {
-		yip_device_drop(dev, YIP_DROP_STALE_INIT);
-		goto out;
-	}
 	cipher = cipher_choose(dev->ciphers, pl.ciphers);
 	if (cipher < 0) {
 		log_warn("peer %02x%02x%02x%02x: no data cipher in common (it offers 0x%02x, we "
@@ -439,7 +475,6 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 			yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 			goto out;
 		}
-		p->last_init_rx = now;
 		p->added = now;
 		log_info("member \"%s\" (%02x%02x%02x%02x) admitted by its certificate", mc.f.name,
 		         rs[0], rs[1], rs[2], rs[3]);
@@ -449,6 +484,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		goto out;
 	}
 	memcpy(p->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+	p->last_init_rx = now;
 	handshake_abandon(p);
 	p->hs_unanswered = 0; /* it reached us: whatever we sent will reach it too */
 

@@ -451,7 +451,8 @@ struct yip_peer {
 	uint64_t hs_next;  /* when to retransmit */
 	unsigned hs_tries;
 	uint8_t last_tai64n[YIP_TAI64N_LEN]; /* newest Init timestamp accepted */
-	uint64_t last_init_rx;               /* last Init from it that cost a DH */
+	uint64_t last_init_rx;               /* when the last Init from it was accepted */
+	uint64_t old_init_logged;            /* when an Init too old by our clock was last logged */
 	struct cookie_jar cookie;            /* the cookie it gave us under load */
 
 	/* previous: receive-only after a rekey; current: send and receive;
@@ -508,7 +509,7 @@ struct yip_server {
 #define YIP_INIT_BUCKETS 1024                 /* per-source budgets, by hashed address */
 #define YIP_INIT_RATE    20                   /* Inits a second from one address */
 #define YIP_INIT_LOAD    100                  /* Inits a second past which cookies are needed */
-#define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one costly Init per peer this often */
+#define YIP_INIT_PEER_NS (50ULL * 1000000ULL) /* one accepted Init per peer this often */
 #define YIP_COOKIE_RATE  10000                /* Cookie answers a second at most, burst as many */
 
 struct yip_index_slot {

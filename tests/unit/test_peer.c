@@ -462,6 +462,194 @@ static void test_cookie_nonces_and_sources(void **state)
 	cookie_checker_wipe(&again);
 }
 
+/*
+ * An Init that claims A's key, made without A's private key (the ss DH
+ * uses a random one), with a valid mac1 and a timestamp newer than any:
+ * what anyone who knows both public keys can send. B pays both DHs and
+ * the payload fails to open.
+ */
+static void forge_init(uint8_t d[WIRE_INIT_LEN], uint32_t sender)
+{
+	struct wire_init_payload pl = {.ciphers = 0xff};
+	uint8_t priv[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], key[YIP_KEY_LEN];
+	struct noise_hs hs;
+
+	randombytes_buf(priv, sizeof(priv));
+	noise_hs_init(&hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, priv,
+	              A->dev.public_key, B->dev.public_key);
+	yip_tai64n(pl.tai64n, B->wall + 3600 * YIP_NS_PER_S);
+	wire_init_payload_put(payload, &pl);
+	memset(d, 0, WIRE_INIT_LEN);
+	assert_int_equal(noise_write_msg1(&hs, payload, sizeof(payload), wire_init_put(d, sender),
+	                                  WIRE_MSG1_LEN),
+	                 WIRE_MSG1_LEN);
+	wire_mac1_key(key, B->dev.public_key);
+	wire_init_mac1_put(d, key);
+}
+
+/* A sends B a packet; its Init (the first datagram) is kept in init. */
+static void first_init(uint64_t now, uint8_t init[WIRE_INIT_LEN])
+{
+	uint8_t pkt[64];
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", 7);
+
+	yip_device_tx(&A->dev, now, pkt, len);
+	assert_true(A->nout >= 1);
+	assert_int_equal(A->out[0].len, WIRE_INIT_LEN);
+	memcpy(init, A->out[0].buf, WIRE_INIT_LEN);
+}
+
+/*
+ * The review's lockout: B used to renew A's one-Init-per-50-ms limiter
+ * before the Init authenticated, so an Init every 50 ms, forged (claiming
+ * A's key) or replayed (A's own, captured earlier), from one address and
+ * inside that address's budget, had every real Init of A's refused. Now
+ * only an Init that authenticated and is newer than the last one counts.
+ * A restarts (same keys, an empty table) and its Init reaches B 10 ms
+ * after an attacker's: B answers it.
+ */
+static void lockout(bool replay)
+{
+	uint8_t captured[WIRE_INIT_LEN], evil_init[WIRE_INIT_LEN], init[WIRE_INIT_LEN];
+	uint64_t now = YIP_NS_PER_S, hs;
+	union yip_sockaddr evil;
+	char err[256];
+
+	first_init(now, captured);
+	settle(now);
+	assert_true(yip_peer_established(B->dev.peers[0], now));
+	assert_int_equal(pair_node_reset(&P, 0, err, sizeof(err)), 0);
+	A->wall = B->wall + YIP_NS_PER_S; /* its clock went on while it was down */
+	set_v4(&evil, "198.51.100.7", 4444);
+	hs = B->dev.peers[0]->stats.handshakes;
+	for (unsigned i = 0; i < 10; i++) {
+		now += YIP_INIT_PEER_NS;
+		if (replay)
+			memcpy(evil_init, captured, WIRE_INIT_LEN);
+		else
+			forge_init(evil_init, 1000 + i);
+		yip_device_rx(&B->dev, now, &evil, evil_init, WIRE_INIT_LEN);
+		assert_int_equal(B->nout, 0); /* never an answer to the attacker */
+	}
+	assert_int_equal(B->dev.drops[replay ? YIP_DROP_STALE_INIT : YIP_DROP_HANDSHAKE_FAILED],
+	                 10);
+	now += YIP_INIT_PEER_NS / 5;
+	first_init(now, init);
+	pair_discard(A);
+	yip_device_rx(&B->dev, now, &A->addr, init, WIRE_INIT_LEN);
+	assert_int_equal(B->dev.drops[YIP_DROP_RATE_LIMITED], 0);
+	assert_int_equal(B->dev.peers[0]->stats.handshakes, hs + 1);
+	assert_int_equal(B->nout, 1); /* the Resp */
+	pair_pump(&P, 1, now, NULL, NULL);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+}
+
+static void test_forged_inits_do_not_lock_out(void **state)
+{
+	(void)state;
+	lockout(false);
+}
+
+static void test_replayed_inits_do_not_lock_out(void **state)
+{
+	(void)state;
+	lockout(true);
+}
+
+/*
+ * Timestamps older than WIRE_INIT_MAX_AGE_NS by the responder's clock are
+ * refused whether or not it remembers the sender: a recorded Init replayed
+ * after B restarted gets nothing back once it is that old, and an
+ * initiator whose clock is that far behind is refused (and within it, is
+ * answered).
+ */
+static void test_old_init_refused(void **state)
+{
+	uint8_t captured[WIRE_INIT_LEN], init[WIRE_INIT_LEN];
+	uint64_t now = YIP_NS_PER_S, stale;
+	union yip_sockaddr evil;
+	char err[256];
+
+	(void)state;
+	first_init(now, captured);
+	settle(now);
+	assert_true(yip_peer_established(B->dev.peers[0], now));
+	/* B restarts: it remembers no timestamp of A's. */
+	assert_int_equal(pair_node_reset(&P, 1, err, sizeof(err)), 0);
+	B->wall = PAIR_WALL_START + WIRE_INIT_MAX_AGE_NS + YIP_NS_PER_S;
+	set_v4(&evil, "198.51.100.7", 4444);
+	stale = B->dev.drops[YIP_DROP_STALE_INIT];
+	yip_device_rx(&B->dev, now, &evil, captured, WIRE_INIT_LEN);
+	assert_int_equal(B->nout, 0);
+	assert_int_equal(B->dev.drops[YIP_DROP_STALE_INIT], stale + 1);
+	assert_int_equal(B->dev.peers[0]->stats.handshakes, 0);
+
+	/* A's clock 121 s behind B's: refused; 100 s behind: answered. */
+	assert_int_equal(pair_node_reset(&P, 0, err, sizeof(err)), 0);
+	A->wall = B->wall - WIRE_INIT_MAX_AGE_NS - YIP_NS_PER_S;
+	now += YIP_NS_PER_S;
+	first_init(now, init);
+	pair_discard(A);
+	yip_device_rx(&B->dev, now, &A->addr, init, WIRE_INIT_LEN);
+	assert_int_equal(B->nout, 0);
+	assert_int_equal(B->dev.drops[YIP_DROP_STALE_INIT], stale + 2);
+	assert_int_equal(pair_node_reset(&P, 0, err, sizeof(err)), 0);
+	A->wall = B->wall - 100 * YIP_NS_PER_S;
+	now += YIP_NS_PER_S;
+	first_init(now, init);
+	pair_discard(A);
+	yip_device_rx(&B->dev, now, &A->addr, init, WIRE_INIT_LEN);
+	assert_int_equal(B->nout, 1);
+	assert_int_equal(B->dev.peers[0]->stats.handshakes, 1);
+}
+
+/*
+ * Per-source budgets: an IPv6 sender holds a whole /64, so every address
+ * in one /64 shares one budget (2 x YIP_INIT_RATE at once); IPv4 senders,
+ * also as IPv4-mapped IPv6 from a dual-stack socket, have one each. The
+ * Inits are garbage past a valid mac1: each one that passes the budget
+ * costs B one DH and fails (handshake_failed).
+ */
+static unsigned budget_passed(uint64_t now, int family, bool mapped)
+{
+	uint8_t d[WIRE_INIT_LEN], key[YIP_KEY_LEN];
+	uint64_t failed = B->dev.drops[YIP_DROP_HANDSHAKE_FAILED];
+	union yip_sockaddr src;
+
+	wire_mac1_key(key, B->dev.public_key);
+	for (unsigned i = 0; i < 80; i++) { /* under YIP_INIT_LOAD: no cookies */
+		memset(d, 0x77, sizeof(d));
+		wire_init_put(d, i);
+		wire_init_mac1_put(d, key);
+		memset(&src, 0, sizeof(src));
+		if (family == AF_INET) {
+			set_v4(&src, "198.51.100.1", 4000);
+			src.in4.sin_addr.s_addr = htonl(0xc6336400 | i); /* 198.51.100.i */
+			if (mapped)
+				yip_sockaddr_to_v6(&src);
+		} else {
+			src.in6.sin6_family = AF_INET6;
+			src.in6.sin6_port = htons(4000);
+			inet_pton(AF_INET6, "2001:db8:1:2::", &src.in6.sin6_addr);
+			src.in6.sin6_addr.s6_addr[8] = (uint8_t)i; /* another host of the /64 */
+			src.in6.sin6_addr.s6_addr[15] = (uint8_t)(i * 7 + 1);
+		}
+		yip_device_rx(&B->dev, now, &src, d, sizeof(d));
+	}
+	pair_discard(B);
+	return (unsigned)(B->dev.drops[YIP_DROP_HANDSHAKE_FAILED] - failed);
+}
+
+static void test_init_budget_per_source(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+
+	(void)state;
+	assert_int_equal(budget_passed(now, AF_INET6, false), 2 * YIP_INIT_RATE);
+	assert_int_equal(budget_passed(now + 2 * YIP_NS_PER_S, AF_INET, false), 80);
+	assert_int_equal(budget_passed(now + 4 * YIP_NS_PER_S, AF_INET, true), 80);
+}
+
 static void test_glare(void **state)
 {
 	uint64_t now = YIP_NS_PER_S;
@@ -1787,6 +1975,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handshake_under_load, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cookie_answers_capped, setup, teardown),
 	    cmocka_unit_test(test_cookie_nonces_and_sources),
+	    cmocka_unit_test_setup_teardown(test_forged_inits_do_not_lock_out, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replayed_inits_do_not_lock_out, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_old_init_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_init_budget_per_source, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_data_and_garbage, setup, teardown),
