@@ -181,6 +181,9 @@ static void snapshot_members(struct yip_ctl_membership *m, const struct yip_devi
 	memcpy(m->refused, mi.refused, sizeof(m->refused));
 	m->admitted = mi.admitted;
 	m->removed = mi.removed;
+	m->intros_held = mi.intros_held;
+	m->intros_used = mi.intros_used;
+	m->asks_refused = mi.asks_refused;
 	m->roots_older = mi.roots_older;
 	m->revocations_older = mi.revocations_older;
 	m->gossip = mi.gossip;
@@ -394,7 +397,8 @@ static bool add_rendezvous(cJSON *o, const struct yip_ctl_snapshot *s)
 		    cJSON_AddBoolToObject(c, "relay", r->relay) == NULL ||
 		    !add_u64(c, "registered_age", r->registered_age / 1000000000ULL) ||
 		    !add_u64(c, "lookups", r->lookups) || !add_u64(c, "intros", r->intros) ||
-		    !add_u64(c, "unknowns", r->unknowns) || !add_u64(c, "asks", r->asks))
+		    !add_u64(c, "unknowns", r->unknowns) || !add_u64(c, "asks", r->asks) ||
+		    !add_u64(c, "cands_refused", r->cands_refused))
 			return false;
 	}
 	return true;
@@ -576,7 +580,9 @@ static bool add_membership(cJSON *o, const struct yip_ctl_membership *m)
 	    (m->has_revocations ? !add_u64(j, "revocations_serial", m->revocations_serial)
 	                        : cJSON_AddNullToObject(j, "revocations_serial") == NULL) ||
 	    !add_u64(j, "revoked_entries", m->n_revoked) || !add_u64(j, "admitted", m->admitted) ||
-	    !add_u64(j, "removed", m->removed) ||
+	    !add_u64(j, "removed", m->removed) || !add_u64(j, "intros_held", m->intros_held) ||
+	    !add_u64(j, "intros_used", m->intros_used) ||
+	    !add_u64(j, "asks_refused", m->asks_refused) ||
 	    !add_u64(j, "roots_refused_older", m->roots_older) ||
 	    !add_u64(j, "revocations_refused_older", m->revocations_older))
 		return false;

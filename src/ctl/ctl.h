@@ -123,6 +123,7 @@ struct yip_ctl_membership {
 	bool has_roots, has_revocations;
 	uint64_t roots_serial, revocations_serial, n_revoked;
 	uint64_t no_cert, refused[MEMBER_VERDICT_COUNT], admitted, removed;
+	uint64_t intros_held, intros_used, asks_refused;
 	uint64_t roots_older, revocations_older;
 	bool gossip;
 	uint64_t gossip_items, gossip_neighbours, gossip_active;

@@ -200,8 +200,12 @@ static void put_membership(FILE *out, const cJSON *root)
 	}
 	fprintf(out, "\n  roots serial: %" PRIu64 ", revocations serial: %" PRIu64,
 	        u64_field(m, "roots_serial"), u64_field(m, "revocations_serial"));
-	fprintf(out, "\n  members admitted: %" PRIu64 ", removed: %" PRIu64,
-	        u64_field(m, "admitted"), u64_field(m, "removed"));
+	fprintf(out,
+	        "\n  members admitted: %" PRIu64 ", removed: %" PRIu64
+	        "; introductions of unknown keys held: %" PRIu64 ", used: %" PRIu64
+	        ", asks refused: %" PRIu64,
+	        u64_field(m, "admitted"), u64_field(m, "removed"), u64_field(m, "intros_held"),
+	        u64_field(m, "intros_used"), u64_field(m, "asks_refused"));
 	e = field(m, "gossip");
 	if (cJSON_IsObject(e))
 		fprintf(out,

@@ -323,6 +323,7 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 	out->intros = s->intros;
 	out->unknowns = s->unknowns;
 	out->asks = s->asks;
+	out->cands_refused = s->cands_refused;
 	return true;
 }
 
@@ -977,6 +978,9 @@ bool yip_device_members_info(const struct yip_device *dev, struct yip_members_in
 	memcpy(out->refused, ms->refused, sizeof(out->refused));
 	out->admitted = ms->admitted;
 	out->removed = ms->removed;
+	out->intros_held = ms->intros_held;
+	out->intros_used = ms->intros_used;
+	out->asks_refused = ms->asks_refused;
 	out->roots_older = ms->roots_older;
 	out->revocations_older = ms->revs_older;
 	if (ms->gossip != NULL) {

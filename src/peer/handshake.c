@@ -89,9 +89,16 @@ static unsigned init_targets(const struct yip_peer *p, uint64_t now, int *out)
 		out[0] = p->path;
 		return 1;
 	}
-	for (unsigned i = 0; i < p->n_paths; i++)
+	for (unsigned i = 0; i < p->n_paths; i++) {
+		const struct yip_path *t = &p->paths[i];
+
+		/* An address we were told of gets a few Inits until it answers. */
+		if (t->kind == YIP_PATH_DIRECT && t->origin == YIP_ORIGIN_SERVER && !t->validated &&
+		    t->inits >= YIP_UNVALIDATED_INITS)
+			continue;
 		if (path_sendable(p, (int)i))
 			out[n++] = (int)i;
+	}
 	return n;
 }
 
@@ -176,6 +183,7 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		if (!session_usable(p, now)) /* not a rekey: the flow is new, or back */
 			send_junk(p, targets[i]);
 		frame_send_path(p, targets[i], d, len);
+		p->paths[targets[i]].inits++;
 	}
 	if (p->hs_unanswered == 0) {
 		p->hs_unanswered = now;
@@ -195,6 +203,8 @@ void handshake_start(struct yip_peer *p, uint64_t now)
 		return;
 	p->hs_first = now;
 	p->hs_tries = 0;
+	for (unsigned i = 0; i < p->n_paths; i++)
+		p->paths[i].inits = 0;
 	send_init(p, now);
 	schedule_peer(p, now + p->dev->t.rekey_attempt);
 }
@@ -476,6 +486,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 			goto out;
 		}
 		p->added = now;
+		members_intro_take(p, now);
 		log_info("member \"%s\" (%02x%02x%02x%02x) admitted by its certificate", mc.f.name,
 		         rs[0], rs[1], rs[2], rs[3]);
 	}

@@ -273,6 +273,28 @@ struct yip_member {
 
 #define RECORDS_WANT_QUEUE 64 /* members gossip wants us to call, waiting */
 
+/*
+ * An introduction to a member we hold nothing of (no peer, no record): a
+ * rendezvous server told us where it is after it asked for us. It creates
+ * no peer and makes us send nothing: anyone can ask a server about us. It
+ * waits here for the member's own Init, which carries its certificate;
+ * once that admits it, the new peer takes these paths (peer_new). The
+ * table is small and the oldest entry makes room.
+ */
+#define MEMBERS_INTROS    32
+#define MEMBERS_INTRO_NS  (30 * YIP_NS_PER_S) /* an introduction waits this long */
+#define MEMBERS_ASK_RATE  10                  /* asks about unknown keys accepted a second */
+#define MEMBERS_ASK_BURST 20
+struct yip_intro {
+	uint8_t key[YIP_KEY_LEN];
+	uint64_t at; /* 0: a free entry */
+	uint8_t n_cands;
+	union yip_sockaddr cands[WIRE_MAX_CANDS];
+	int server;        /* the server that introduced it, for a relay path; -1: none */
+	uint32_t relay_id; /* its relay id there */
+	uint8_t nat;
+};
+
 struct gossip;
 
 /* A CA-gated node's membership state (docs/membership.md). */
@@ -305,6 +327,9 @@ struct yip_members {
 	uint64_t lookup_window;         /* lookups of unknown addresses: this second's */
 	unsigned lookups;
 	struct member_record scratch; /* for checking a record */
+	struct yip_intro *intros;     /* MEMBERS_INTROS of them, allocated when first needed */
+	struct yip_bucket ask_bucket; /* asks about unknown keys we accept */
+	uint64_t intros_held, intros_used, asks_refused;
 };
 
 /* Room in every table for n peers (the configured ones, before they are
@@ -318,6 +343,16 @@ int peers_reserve(struct yip_device *dev, size_t n);
  */
 struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
                           char *err, size_t errlen);
+/* Keeps the server's introduction of a member we hold nothing of (see
+ * struct yip_intro); server -1 for no relay path. */
+void members_intro_hold(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN],
+                        const union yip_sockaddr *cands, unsigned n, int server, uint32_t relay_id,
+                        uint8_t nat);
+/* A member just admitted, or named by a record, takes the paths its
+ * introduction gave, if one waits. */
+void members_intro_take(struct yip_peer *p, uint64_t now);
+/* May we accept one more ask about a key we do not know (MEMBERS_ASK_RATE)? */
+bool members_ask_allowed(struct yip_device *dev, uint64_t now);
 /* Routes prefix c to p (a configured allowed_ips entry). 0, or -1 with err. */
 int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size_t errlen);
 /* Takes p out of every table, wipes its keys and frees it. Its many-ports
@@ -402,6 +437,9 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
                                  const struct member_record *r, bool call);
 /* Starts the gossip engine (our record, root set and revocation list as
  * items; the roots as first neighbours). 0, or -1. */
+/* The peer for a member whose valid record we hold (made if need be, not
+ * called), or NULL: we hold none. */
+struct yip_peer *records_peer(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN]);
 int records_gossip_start(struct yip_device *dev, uint64_t now);
 /* A gossip message from peer p. */
 void records_gossip_rx(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len);

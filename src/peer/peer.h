@@ -378,7 +378,13 @@ struct yip_path {
 	uint64_t probe_at; /* when the last probe went out on it */
 	uint64_t probe_nonce;
 	unsigned unanswered; /* probes since the last answer */
+	unsigned inits;      /* Inits sent on it in this handshake attempt series */
 };
+
+/* Inits a direct path a server or record told us of gets in one series of
+ * handshake attempts until it answers (the series lasts rekey_attempt): an
+ * address we were only told of has not said it wants anything from us. */
+#define YIP_UNVALIDATED_INITS 3
 
 #define YIP_MAX_PATHS 12
 
@@ -503,6 +509,7 @@ struct yip_server {
 	bool member_sent;                        /* our certificate, this session */
 	uint8_t refused;                         /* REFUSED's reason (YIP_SERVER_REFUSED) */
 	uint64_t lookups, intros, unknowns, asks;
+	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
 };
 
 /* Handshake budgets (docs/protocol.md, "Cookies"). */
@@ -756,6 +763,7 @@ struct yip_server_info {
 	bool relay;
 	uint64_t registered_age; /* ns since it first accepted us, 0 = not registered */
 	uint64_t lookups, intros, unknowns, asks;
+	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
 };
 
 /*
@@ -891,6 +899,8 @@ struct yip_members_info {
 	uint64_t no_cert;                        /* handshakes refused: no certificate */
 	uint64_t refused[MEMBER_VERDICT_COUNT];  /* ... by the certificate's verdict */
 	uint64_t admitted, removed;              /* members added, and removed (revoked, expired) */
+	uint64_t intros_held, intros_used;       /* introductions to unknown keys, used by one */
+	uint64_t asks_refused;                   /* asks about unknown keys over the rate */
 	uint64_t roots_older, revocations_older; /* sets and lists refused as rollbacks */
 	bool gossip;                             /* the engine runs; then: */
 	uint64_t gossip_items, gossip_neighbours, gossip_active;

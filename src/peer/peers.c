@@ -60,6 +60,80 @@ int peers_reserve(struct yip_device *dev, size_t n)
 	return 0;
 }
 
+/* ---- introductions waiting for a certificate -------------------------------------- */
+
+static struct yip_intro *intro_find(struct yip_members *ms, const uint8_t key[YIP_KEY_LEN],
+                                    uint64_t now)
+{
+	for (unsigned i = 0; ms->intros != NULL && i < MEMBERS_INTROS; i++) {
+		struct yip_intro *in = &ms->intros[i];
+
+		if (in->at != 0 && now - in->at < MEMBERS_INTRO_NS &&
+		    memcmp(in->key, key, YIP_KEY_LEN) == 0)
+			return in;
+	}
+	return NULL;
+}
+
+bool members_ask_allowed(struct yip_device *dev, uint64_t now)
+{
+	struct yip_members *ms = dev->members;
+
+	if (yip_bucket_take(&ms->ask_bucket, now, MEMBERS_ASK_RATE, MEMBERS_ASK_BURST))
+		return true;
+	ms->asks_refused++;
+	return false;
+}
+
+void members_intro_hold(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN],
+                        const union yip_sockaddr *cands, unsigned n, int server, uint32_t relay_id,
+                        uint8_t nat)
+{
+	struct yip_members *ms = dev->members;
+	struct yip_intro *in;
+
+	if (ms->intros == NULL && (ms->intros = calloc(MEMBERS_INTROS, sizeof(*in))) == NULL)
+		return;
+	/* The member's own entry, else the oldest (a free one is oldest: at 0). */
+	in = intro_find(ms, key, now);
+	if (in == NULL) {
+		in = &ms->intros[0];
+		for (unsigned i = 1; i < MEMBERS_INTROS; i++)
+			if (ms->intros[i].at < in->at)
+				in = &ms->intros[i];
+	}
+	memset(in, 0, sizeof(*in));
+	memcpy(in->key, key, YIP_KEY_LEN);
+	in->at = now != 0 ? now : 1;
+	in->n_cands = (uint8_t)(n < WIRE_MAX_CANDS ? n : WIRE_MAX_CANDS);
+	memcpy(in->cands, cands, in->n_cands * sizeof(*cands));
+	in->server = server;
+	in->relay_id = relay_id;
+	in->nat = nat;
+	ms->intros_held++;
+}
+
+void members_intro_take(struct yip_peer *p, uint64_t now)
+{
+	struct yip_members *ms = p->dev->members;
+	struct yip_intro *in;
+
+	if (ms == NULL || (in = intro_find(ms, p->public_key, now)) == NULL)
+		return;
+	p->intro_at = now;
+	p->nat = in->nat;
+	if (in->n_cands > 0) {
+		p->reflexive = in->cands[0];
+		p->has_reflexive = true;
+	}
+	for (unsigned i = 0; i < in->n_cands; i++)
+		path_add(p, now, YIP_PATH_DIRECT, &in->cands[i], -1, 0, YIP_ORIGIN_SERVER);
+	if (in->server >= 0)
+		path_add(p, now, YIP_PATH_RELAY, NULL, in->server, in->relay_id, YIP_ORIGIN_RELAY);
+	memset(in, 0, sizeof(*in));
+	ms->intros_used++;
+}
+
 struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
                           char *err, size_t errlen)
 {
@@ -235,6 +309,9 @@ void members_release(struct yip_device *dev)
 	if (ms->gossip != NULL)
 		gossip_free(ms->gossip);
 	free(ms->revs);
+	if (ms->intros != NULL)
+		sodium_memzero(ms->intros, MEMBERS_INTROS * sizeof(*ms->intros));
+	free(ms->intros);
 	sodium_memzero(ms, sizeof(*ms));
 	free(ms);
 	dev->members = NULL;

@@ -118,6 +118,7 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 			return NULL;
 		}
 		p->added = now;
+		members_intro_take(p, now);
 	}
 	if (p->dynamic && peer_set_member(p, &r->cert) != 0)
 		return p;
@@ -126,6 +127,18 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 	if (call && !session_usable(p, now))
 		handshake_start(p, now);
 	return p;
+}
+
+struct yip_peer *records_peer(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN])
+{
+	struct yip_members *ms = dev->members;
+	const struct gossip_blob *b;
+
+	if (ms == NULL || ms->gossip == NULL ||
+	    (b = gossip_get(ms->gossip, WIRE_OBJ_RECORD, key)) == NULL ||
+	    records_check(dev, b->bytes, b->len, b->id, b->version, &ms->scratch) != MEMBER_OK)
+		return NULL;
+	return records_connect(dev, now, &ms->scratch, false);
 }
 
 /* ---- gossip (docs/gossip.md, "Using the engine") ------------------------------------ */

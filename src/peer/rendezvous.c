@@ -257,24 +257,74 @@ static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c
 	s->asks++;
 	memcpy(a.key, c->key, YIP_KEY_LEN);
 	/* Only our own peers may learn where we are; on a CA-gated node, any
-	 * member may (its handshake must carry a certificate to get further). */
-	if (index_key_find(dev, c->key) != NULL || members_on(dev))
+	 * member may (its handshake must carry a certificate to get further),
+	 * but we cannot tell a member from anyone else by its key: a key we
+	 * know nothing of is accepted at most MEMBERS_ASK_RATE times a second. */
+	if (index_key_find(dev, c->key) != NULL ||
+	    (members_on(dev) && members_ask_allowed(dev, now)))
 		a.flags = WIRE_CTRL_ACCEPT;
 	frame_send_ctrl(&s->peer, now, &a, -1, NULL, 0);
+}
+
+/* True if a is one of our own addresses' link (169.254/16: we have one there). */
+static bool on_link(struct yip_device *dev, const union yip_sockaddr *a)
+{
+	union yip_sockaddr local[WIRE_MAX_CANDS];
+	size_t n =
+	    dev->io.local_addrs ? dev->io.local_addrs(dev->io.ctx, local, WIRE_MAX_CANDS) : 0;
+
+	/* An IPv6 link-local address names no link without a scope, which a
+	 * server cannot give: never one of those. */
+	if (a->sa.sa_family != AF_INET)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (yip_sockaddr_scope(&local[i]) == YIP_SCOPE_LINK_LOCAL &&
+		    local[i].sa.sa_family == AF_INET)
+			return true;
+	return false;
+}
+
+/*
+ * The candidates of an introduction that we may send to: the first (what
+ * the server saw) and the peer's own addresses, but never loopback,
+ * multicast, broadcast or unspecified ones, and link-local ones only on a
+ * link we are on. Returns how many of c's are left in out (first first).
+ */
+static unsigned cands_filter(struct yip_server *s, const struct wire_ctrl *c,
+                             union yip_sockaddr *out)
+{
+	struct yip_device *dev = s->peer.dev;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->n_cands; i++) {
+		enum yip_scope sc = yip_sockaddr_scope(&c->cands[i]);
+
+		if (sc == YIP_SCOPE_INVALID || sc == YIP_SCOPE_LOOPBACK ||
+		    (sc == YIP_SCOPE_LINK_LOCAL && !on_link(dev, &c->cands[i]))) {
+			s->cands_refused++;
+			continue;
+		}
+		out[n++] = c->cands[i];
+	}
+	return n;
 }
 
 static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
 {
 	struct yip_device *dev = s->peer.dev;
 	struct yip_peer *p = index_key_find(dev, c->key);
-	char err[96];
+	union yip_sockaddr cands[WIRE_MAX_CANDS];
+	unsigned n = cands_filter(s, c, cands);
+	bool relay = s->relay && !dev->relay_off;
 
-	/* A member that asked for us (we accepted, on_ask): it becomes a peer,
-	 * known by its key only until its handshake shows its certificate. */
+	/* A member we hold nothing of, that asked for us (we accepted,
+	 * on_ask): no peer and nothing sent until its own Init shows a
+	 * certificate; its introduction waits for that (struct yip_intro). */
 	if (p == NULL && members_on(dev)) {
-		p = peer_new(dev, c->key, true, err, sizeof(err));
-		if (p != NULL)
-			p->added = now;
+		s->intros++;
+		members_intro_hold(dev, now, c->key, cands, n, relay ? server_index(dev, s) : -1,
+		                   c->relay_id, c->nat);
+		return;
 	}
 	if (p == NULL) {
 		yip_device_drop(dev, YIP_DROP_BAD_CTRL); /* not a peer of ours */
@@ -284,14 +334,14 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 	p->intro_at = now;
 	p->lookup_wait = 0;
 	p->nat = c->nat;
-	if (c->n_cands > 0) {
+	if (n > 0 && yip_sockaddr_eq(&cands[0], &c->cands[0])) {
 		/* The first address is what the server saw: the peer's NAT mapping. */
-		p->reflexive = c->cands[0];
+		p->reflexive = cands[0];
 		p->has_reflexive = true;
 	}
-	for (unsigned i = 0; i < c->n_cands; i++)
-		path_add(p, now, YIP_PATH_DIRECT, &c->cands[i], -1, 0, YIP_ORIGIN_SERVER);
-	if (s->relay && !dev->relay_off)
+	for (unsigned i = 0; i < n; i++)
+		path_add(p, now, YIP_PATH_DIRECT, &cands[i], -1, 0, YIP_ORIGIN_SERVER);
+	if (relay)
 		path_add(p, now, YIP_PATH_RELAY, NULL, server_index(dev, s), c->relay_id,
 		         YIP_ORIGIN_RELAY);
 	/* Both sides got this at the same moment: punch now. */
