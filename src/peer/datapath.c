@@ -250,10 +250,11 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 		else if (!wire_ctrl_get(&c, rx.plain, rx.len))
 			yip_device_drop(dev, YIP_DROP_BAD_CTRL);
 		else {
-			/* An introduction to a member we have no peer for but whose
-			 * record we hold: its certificate admits it now. */
-			if (c.kind == WIRE_CTRL_INTRO && members_on(dev) &&
-			    index_key_find(dev, c.key) == NULL)
+			/* A question about, or an introduction to, a member we have no
+			 * peer for but whose record we hold: its certificate admits
+			 * it now. */
+			if ((c.kind == WIRE_CTRL_ASK || c.kind == WIRE_CTRL_INTRO) &&
+			    members_on(dev) && index_key_find(dev, c.key) == NULL)
 				records_peer(dev, now, c.key);
 			rendezvous_ctrl(p, now, &c);
 		}
