@@ -264,7 +264,11 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 		path_confirm(p, now, from, false);
 	if (rx.kp == p->next) {
 		/* The peer used the keys we made answering its Init: they become
-		 * current. Repairs for blocks sealed under the old keys go first. */
+		 * current, and the way it came is confirmed (a control message
+		 * confirms it as a probe does: used if there is no other). Repairs
+		 * for blocks sealed under the old keys go first. */
+		if (rx.h.type == WIRE_CTRL)
+			path_confirm(p, now, from, true);
 		protect_flush(p, now);
 		session_promote(p, now);
 		records_session(p, now);

@@ -532,9 +532,13 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	keys_split(kp, &hs, (enum yip_cipher)cipher);
 	p->next = kp;
 	session_install(p, kp, now, frame_wall(dev));
-	path_confirm(p, now, from, false);
-	/* The Resp goes back the way the Init came. */
+	/* The Resp goes back the way the Init came, but that way becomes the
+	 * peer's path only when the peer uses the keys it makes (datapath.c):
+	 * an Init replayed from elsewhere, accepted because we forgot its
+	 * timestamp (a restart), gets its Resp and moves nothing. */
 	back = path_from(p, from);
+	if (back < 0)
+		back = path_note(p, now, from);
 	if (back >= 0)
 		frame_send_path(p, back, resp, rlen);
 	p->last_tx = now;

@@ -128,6 +128,9 @@ void path_clear_current(struct yip_peer *p);
 void path_remove(struct yip_peer *p, int i);
 /* "direct a.b.c.d:p" or "relayed via a.b.c.d:p". */
 void path_format(const struct yip_peer *p, int i, char *out, size_t len);
+/* The path `from` names, added (not validated, not made current) if new;
+ * -1 if the table is full of validated paths. */
+int path_note(struct yip_peer *p, uint64_t now, const struct yip_from *from);
 /* An authenticated datagram came by `from`; probe: only a path probe. */
 void path_confirm(struct yip_peer *p, uint64_t now, const struct yip_from *from, bool probe);
 /* Validated, and heard from within window. */

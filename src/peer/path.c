@@ -103,6 +103,14 @@ int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockadd
 	return add(p, now, kind, addr, 0, server, relay_id, origin);
 }
 
+int path_note(struct yip_peer *p, uint64_t now, const struct yip_from *from)
+{
+	if (from->server >= 0)
+		return add(p, now, YIP_PATH_RELAY, &from->addr, 0, from->server, from->relay_id,
+		           YIP_ORIGIN_RELAY);
+	return add(p, now, YIP_PATH_DIRECT, &from->addr, from->sock, -1, 0, YIP_ORIGIN_PEER);
+}
+
 void path_format(const struct yip_peer *p, int i, char *out, size_t len)
 {
 	const struct yip_path *t = &p->paths[i];

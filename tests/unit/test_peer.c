@@ -604,6 +604,38 @@ static void test_old_init_refused(void **state)
 }
 
 /*
+ * After B restarts it remembers no timestamp of A's, so a captured Init of
+ * A's, replayed within WIRE_INIT_MAX_AGE_NS from another address, is
+ * accepted once more and answered there (the attacker cannot use the
+ * Resp). It used to move B's path for A to the attacker's address until
+ * A's next handshake; now a path becomes A's only when A uses the keys.
+ */
+static void test_replay_after_restart_moves_nothing(void **state)
+{
+	uint8_t captured[WIRE_INIT_LEN], pkt[64];
+	uint64_t now = YIP_NS_PER_S;
+	union yip_sockaddr evil;
+	char err[256];
+
+	(void)state;
+	first_init(now, captured);
+	settle(now);
+	assert_true(yip_peer_established(B->dev.peers[0], now));
+	assert_int_equal(pair_node_reset(&P, 1, err, sizeof(err)), 0);
+	B->wall = PAIR_WALL_START + 10 * YIP_NS_PER_S;
+	set_v4(&evil, "198.51.100.7", 4444);
+	yip_device_rx(&B->dev, now, &evil, captured, WIRE_INIT_LEN);
+	assert_int_equal(B->nout, 1);
+	assert_true(yip_sockaddr_eq(&B->out[0].to, &evil));
+	pair_discard(B);
+	assert_true(yip_sockaddr_eq(&B->dev.peers[0]->endpoint, &A->addr));
+	/* B's own traffic for A still goes to A, which answers its Init. */
+	yip_device_tx(&B->dev, now + YIP_NS_PER_S, pkt, ip4(pkt, "10.0.0.2", "10.0.0.1", 5));
+	assert_true(B->nout >= 1);
+	assert_true(yip_sockaddr_eq(&B->out[0].to, &A->addr));
+}
+
+/*
  * Per-source budgets: an IPv6 sender holds a whole /64, so every address
  * in one /64 shares one budget (2 x YIP_INIT_RATE at once); IPv4 senders,
  * also as IPv4-mapped IPv6 from a dual-stack socket, have one each. The
@@ -1978,6 +2010,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_forged_inits_do_not_lock_out, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replayed_inits_do_not_lock_out, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_old_init_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replay_after_restart_moves_nothing, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_init_budget_per_source, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
