@@ -28,7 +28,9 @@ static int read_object(int dirfd, const char *path, uint8_t want, uint8_t **out,
 {
 	char *text = NULL, why[160];
 	size_t n = 0, cap = WIRE_OBJ_MAX;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), rc = -1;
+	/* In the state directory, not through a symbolic link. */
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0)),
+	    rc = -1;
 	ssize_t r;
 
 	*out = NULL;
@@ -63,27 +65,58 @@ done:
 	return rc;
 }
 
-/* Writes obj's text form to name in the state directory (a new file renamed over the old). */
+/*
+ * Writes len bytes of text to name in the state directory: a new file
+ * name.new (a stale one, left by a crash, removed first), synced, and
+ * renamed over the old, so a reader never sees half a file. The file is
+ * always new (O_EXCL; the sandbox allows no other open for writing) and
+ * no symbolic link is followed. 0, or -1 with errno set.
+ */
+static int save_file(struct loop_members *m, const char *name, const char *text, size_t len)
+{
+	char tmp[64];
+	int fd, saved;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	if (unlinkat(m->dirfd, tmp, 0) != 0 && errno != ENOENT)
+		return -1;
+	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
+		saved = errno != 0 ? errno : EIO;
+		close(fd);
+		unlinkat(m->dirfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	if (close(fd) != 0 || renameat(m->dirfd, tmp, m->dirfd, name) != 0) {
+		saved = errno;
+		unlinkat(m->dirfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes obj's text form to name in the state directory. */
 static int save_object(struct loop_members *m, const char *name, const uint8_t *obj, size_t len)
 {
-	char tmp[64], *text;
 	size_t cap = member_armor_size(len), n;
-	int fd, ok;
+	char *text = malloc(cap);
+	int rc = -1;
 
-	text = malloc(cap);
 	if (text == NULL)
 		return -1;
 	n = member_armor(text, cap, obj, len);
-	snprintf(tmp, sizeof(tmp), "%s.new", name);
-	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ok = fd >= 0 && n > 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && renameat(m->dirfd, tmp, m->dirfd, name) == 0;
-	if (!ok)
-		log_warn("state_dir %s: cannot save %s: %s", m->state_dir, name, strerror(errno));
+	errno = 0;
+	if (n > 0)
+		rc = save_file(m, name, text, n);
+	if (rc != 0)
+		log_warn("state_dir %s: cannot save %s: %s", m->state_dir, name,
+		         errno != 0 ? strerror(errno) : "cannot write its text form");
 	free(text);
-	return ok ? 0 : -1;
+	return rc;
 }
 
 /* Keeps what the engine holds now in the state directory, if it is newer. */
@@ -197,7 +230,7 @@ static void load_records(struct loop_members *m, struct yip_device *dev)
 	char *text = malloc(FILE_MAX), why[160];
 	uint8_t *obj = malloc(WIRE_RECORD_MAX);
 	size_t n = 0, len, held = 0, seen = 0;
-	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC);
+	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t r;
 
 	if (fd < 0 || text == NULL || obj == NULL)
@@ -241,7 +274,6 @@ void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 {
 	struct save_walk w = {.cap = FILE_MAX};
 	size_t n;
-	int fd, ok;
 
 	if (!m->on || now < m->records_at)
 		return;
@@ -259,12 +291,7 @@ void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 		free(w.text);
 		return;
 	}
-	fd = openat(m->dirfd, "records.new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ok = fd >= 0 && write(fd, w.text, w.len) == (ssize_t)w.len && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && renameat(m->dirfd, "records.new", m->dirfd, STATE_RECORDS) == 0;
-	if (ok)
+	if (save_file(m, STATE_RECORDS, w.text, w.len) == 0)
 		m->records_sum = w.sum;
 	else
 		log_warn("state_dir %s: cannot save the member records: %s", m->state_dir,

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +101,110 @@ static int open_write(void)
 	return 3;
 }
 
+/* Memory: read and write, yes; executable, never (mmap or mprotect). */
+static int map_rw(void)
+{
+	uint8_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 1;
+	m[0] = 1;
+	return mprotect(m, 4096, PROT_READ) == 0 && munmap(m, 4096) == 0 ? 0 : 1;
+}
+
+static int map_exec(void)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m != MAP_FAILED ? 0 : 1;
+}
+
+static int protect_exec(void)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 1;
+	return mprotect(m, 4096, PROT_READ | PROT_EXEC) == 0 ? 0 : 1;
+}
+
+static int protect_wx(void)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return 1;
+	return mprotect(m, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0 ? 0 : 1;
+}
+
+/* A directory of the test's, for files the children make. */
+static char scratch[64];
+
+static void scratch_file(char *path, size_t len, const char *name)
+{
+	snprintf(path, len, "%s/%s", scratch, name);
+}
+
+/* What the daemon writes in its state directory: a new file, 0600. */
+static int create_new(void)
+{
+	char path[128];
+	int fd;
+
+	scratch_file(path, sizeof(path), "new");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd >= 0 && write(fd, "x", 1) == 1 && close(fd) == 0 ? 0 : 1;
+}
+
+static int create_new_0644(void)
+{
+	char path[128];
+
+	scratch_file(path, sizeof(path), "new-0644");
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) >= 0 ? 0 : 1;
+}
+
+/* An existing file opened for writing (truncated), which O_EXCL would refuse. */
+static int truncate_existing(void)
+{
+	char path[128];
+
+	scratch_file(path, sizeof(path), "old");
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) >= 0 ? 0 : 1;
+}
+
+/* The process's own memory, for writing: code patched through it would need
+ * no executable mapping. (Root may open it; a dropped user may not.) */
+static int open_own_memory(void)
+{
+	return open("/proc/self/mem", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) >= 0 ? 0 : 1;
+}
+
+static int open_read_nonblock(void)
+{
+	return open("/etc/hosts", O_RDONLY | O_NONBLOCK | O_CLOEXEC) >= 0 ? 0 : 1;
+}
+
+static int open_path_only(void)
+{
+	return open("/etc/hosts", O_PATH | O_CLOEXEC) >= 0 ? 0 : 1;
+}
+
+static int open_read_nofollow(void)
+{
+	return open("/etc/hosts", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY) >= 0 ? 0 : 1;
+}
+
+/* open(2) itself, which glibc never calls (open is openat(AT_FDCWD)). */
+static int sys_open_read(void)
+{
+#ifdef SYS_open
+	return syscall(SYS_open, "/etc/hosts", O_RDONLY | O_CLOEXEC) >= 0 ? 0 : 1;
+#else
+	return 4; /* no such call here */
+#endif
+}
+
 static int status_fields(void)
 {
 	char line[256];
@@ -146,6 +252,77 @@ static void test_arguments_checked(void **state)
 	    exited(in_child(YIP_SANDBOX_ON, SANDBOX_YIPD | SANDBOX_RESOLVE, NULL, open_read), 0));
 	assert_true(killed_by_filter(
 	    in_child(YIP_SANDBOX_ON, SANDBOX_YIPD | SANDBOX_RESOLVE, NULL, open_write)));
+}
+
+/* No memory is ever made executable once sandboxed, whatever the daemon
+ * does: mmap and mprotect with PROT_EXEC kill the process (W^X, as
+ * OpenSSH's sandbox has it). */
+static void test_no_executable_memory(void **state)
+{
+	const unsigned every = SANDBOX_YIPD | SANDBOX_URING | SANDBOX_RESOLVE | SANDBOX_MEMBERS;
+
+	(void)state;
+	assert_true(exited(in_child(YIP_SANDBOX_ON, SANDBOX_YIPD, NULL, map_rw), 0));
+	assert_true(exited(in_child(YIP_SANDBOX_ON, SANDBOX_RENDEZVOUS, NULL, map_rw), 0));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, SANDBOX_YIPD, NULL, map_exec)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, every, NULL, map_exec)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, every, NULL, protect_exec)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, every, NULL, protect_wx)));
+	assert_true(killed_by_filter(
+	    in_child(YIP_SANDBOX_ON, SANDBOX_RENDEZVOUS | SANDBOX_READ, NULL, map_exec)));
+	assert_true(killed_by_filter(
+	    in_child(YIP_SANDBOX_ON, SANDBOX_RENDEZVOUS | SANDBOX_READ, NULL, protect_exec)));
+	/* sandbox=log logs it and lets it through, like any call refused. */
+	assert_true(exited(in_child(YIP_SANDBOX_LOG, SANDBOX_YIPD, NULL, map_exec), 0));
+}
+
+/* Files once sandboxed: read-only opens with no flag but O_CLOEXEC,
+ * O_NOFOLLOW and O_NOCTTY; and, for the state directory, only new files
+ * (O_CREAT | O_EXCL), mode 0600, so no file that exists can be opened for
+ * writing (not /proc/self/mem, not one to truncate). */
+static void test_files_narrowed(void **state)
+{
+	const unsigned members = SANDBOX_YIPD | SANDBOX_MEMBERS;
+	char path[128];
+	int fd;
+
+	(void)state;
+	snprintf(scratch, sizeof(scratch), "/tmp/yip-test-sandbox-XXXXXX");
+	assert_non_null(mkdtemp(scratch));
+	scratch_file(path, sizeof(path), "old");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0 && write(fd, "old", 3) == 3 && close(fd) == 0);
+
+	assert_true(exited(in_child(YIP_SANDBOX_ON, members, NULL, open_read), 0));
+	assert_true(exited(in_child(YIP_SANDBOX_ON, members, NULL, open_read_nofollow), 0));
+	assert_true(exited(in_child(YIP_SANDBOX_ON, members, NULL, create_new), 0));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, create_new_0644)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, truncate_existing)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, open_own_memory)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, open_read_nonblock)));
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, open_path_only)));
+	assert_true(killed_by_filter(
+	    in_child(YIP_SANDBOX_ON, SANDBOX_RENDEZVOUS | SANDBOX_READ, NULL, open_read_nonblock)));
+	/* Without the state directory, no file is written at all. */
+	assert_true(killed_by_filter(
+	    in_child(YIP_SANDBOX_ON, SANDBOX_YIPD | SANDBOX_RESOLVE, NULL, create_new)));
+#ifdef SYS_open
+	assert_true(killed_by_filter(in_child(YIP_SANDBOX_ON, members, NULL, sys_open_read)));
+#endif
+	/* What was made, and that the old file is untouched. */
+	{
+		struct stat st;
+
+		scratch_file(path, sizeof(path), "new");
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		unlink(path);
+		scratch_file(path, sizeof(path), "old");
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_size, 3);
+		unlink(path);
+	}
+	rmdir(scratch);
 }
 
 /* Checked in /proc/self/status: the calls that would ask are not allowed. */
@@ -229,6 +406,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kills_what_is_not_listed),
 	    cmocka_unit_test(test_arguments_checked),
+	    cmocka_unit_test(test_no_executable_memory),
+	    cmocka_unit_test(test_files_narrowed),
 	    cmocka_unit_test(test_drop_to_nobody),
 	    cmocka_unit_test(test_unknown_user),
 	    cmocka_unit_test(test_protect_locks),
