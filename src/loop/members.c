@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sodium.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,73 @@ void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 	free(w.text);
 }
 
+/* "state_dir DIR: " and what is wrong with it, in err. */
+static int __attribute__((format(printf, 4, 5)))
+dir_error(char *err, size_t errlen, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "state_dir %s: ", dir);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * Opens the state directory dir, made 0700 if missing, for a daemon that
+ * runs as uid once sandboxed; everything after goes through the returned
+ * descriptor. Refused: a symbolic link (not followed; name the directory
+ * itself), anything but a directory, one that belongs to another user
+ * than root or uid, one that group or others may write to (whoever can
+ * write there can put an older root set or revocation list in place, or
+ * a link to elsewhere). Handed to uid:gid through the descriptor (fchown),
+ * so a path swapped in the meantime cannot redirect it. The fd, or -1 with
+ * the reason in err.
+ */
+static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return dir_error(err, errlen, dir, "cannot create: %s", strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			return dir_error(err, errlen, dir,
+			                 "is a symbolic link, which is not followed; name the "
+			                 "directory itself");
+		if (e == ENOTDIR)
+			return dir_error(err, errlen, dir, "is not a directory");
+		return dir_error(err, errlen, dir, "%s", strerror(e));
+	}
+	if (fstat(fd, &st) != 0)
+		dir_error(err, errlen, dir, "%s", strerror(errno));
+	else if (st.st_uid != 0 && st.st_uid != uid)
+		dir_error(err, errlen, dir,
+		          "belongs to uid %u, neither root nor the daemon's user (uid %u); "
+		          "refusing it (chown %u %s)",
+		          (unsigned)st.st_uid, (unsigned)uid, (unsigned)uid, dir);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		dir_error(err, errlen, dir,
+		          "mode %04o lets %s write to it, and so replace the root set and "
+		          "revocation list kept there; refusing it (chmod go-w %s)",
+		          (unsigned)(st.st_mode & 07777),
+		          (st.st_mode & S_IWOTH) ? "every user" : "its group", dir);
+	/* The daemon writes here after it drops to its user. */
+	else if (st.st_uid != uid && uid != geteuid() && fchown(fd, uid, gid) != 0)
+		dir_error(err, errlen, dir, "cannot hand it to uid %u: %s", (unsigned)uid,
+		          strerror(errno));
+	else
+		return fd;
+	close(fd);
+	return -1;
+}
+
 int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
                   char *err, size_t errlen)
 {
@@ -321,22 +389,8 @@ int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t ui
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "state_dir %s: cannot create: %s", dir, strerror(errno));
-		return -1;
-	}
-	m->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->dirfd < 0) {
-		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	/* The daemon writes here after it drops to its user. */
-	if (uid != getuid() && fchown(m->dirfd, uid, gid) != 0) {
-		snprintf(err, errlen, "state_dir %s: cannot hand it to uid %u: %s", dir,
-		         (unsigned)uid, strerror(errno));
-		return -1;
-	}
-	return 0;
+	m->dirfd = open_dir(dir, uid, gid, err, errlen);
+	return m->dirfd >= 0 ? 0 : -1;
 }
 
 int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen)
