@@ -13,12 +13,15 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <netdb.h>
+#include <sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -325,6 +328,82 @@ static void test_files_narrowed(void **state)
 	rmdir(scratch);
 }
 
+/* getaddrinfo of a name that is in no hosts file: 0 if it returned. */
+static int lookup(void)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+
+	if (getaddrinfo("nothing.yip.test", NULL, &hints, &res) == 0)
+		freeaddrinfo(res);
+	return 0;
+}
+
+/*
+ * resolv.conf edited while the daemon runs (DHCP, an administrator): the
+ * next lookup makes glibc read it again, and with no search or domain line
+ * it asks for the host name (uname) to find its own domain. As root, in a
+ * mount and network namespace of the child's own, with a resolv.conf of
+ * the test's bound over /etc/resolv.conf.
+ */
+static void test_resolv_conf_changed(void **state)
+{
+	char conf[128];
+	int go[2], ready[2], status;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(scratch, sizeof(scratch), "/tmp/yip-test-sandbox-XXXXXX");
+	assert_non_null(mkdtemp(scratch));
+	scratch_file(conf, sizeof(conf), "resolv.conf");
+	f = fopen(conf, "we");
+	assert_non_null(f);
+	fprintf(f, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+	fclose(f);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sandbox s;
+		char err[256], c;
+		struct passwd *me = getpwuid(geteuid());
+
+		if (unshare(CLONE_NEWNS | CLONE_NEWNET) != 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL) != 0)
+			_exit(98);
+		lookup(); /* resolv.conf read, as at start */
+		if (sandbox_init(&s, YIP_SANDBOX_ON, me->pw_name, SANDBOX_YIPD | SANDBOX_RESOLVE,
+		                 err, sizeof(err)) != 0 ||
+		    sandbox_enter(&s, err, sizeof(err)) != 0)
+			_exit(99);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(97);
+		_exit(lookup());
+	}
+	{
+		char c;
+
+		assert_int_equal(read(ready[0], &c, 1), 1);
+	}
+	f = fopen(conf, "ae");
+	assert_non_null(f);
+	fprintf(f, "nameserver 127.0.0.2\n");
+	fclose(f);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	unlink(conf);
+	rmdir(scratch);
+	assert_true(exited(status, 0));
+}
+
 /* Checked in /proc/self/status: the calls that would ask are not allowed. */
 static int dropped(void)
 {
@@ -408,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(test_arguments_checked),
 	    cmocka_unit_test(test_no_executable_memory),
 	    cmocka_unit_test(test_files_narrowed),
+	    cmocka_unit_test(test_resolv_conf_changed),
 	    cmocka_unit_test(test_drop_to_nobody),
 	    cmocka_unit_test(test_unknown_user),
 	    cmocka_unit_test(test_protect_locks),
