@@ -84,6 +84,7 @@ static int save_file(struct loop_members *m, const char *name, const char *text,
 	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
+	errno = 0; /* a short write sets none */
 	if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
 		saved = errno != 0 ? errno : EIO;
 		close(fd);
