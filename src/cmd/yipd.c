@@ -364,6 +364,12 @@ static int run(const char *path)
 	loop = yip_loop_init(&lc, err, sizeof(err));
 	if (loop == NULL)
 		goto fail;
+	/* A state directory others could write to is a configuration error. */
+	if (yip_loop_members_setup(loop, &cfg, err, sizeof(err)) != 0) {
+		yip_loop_free(loop);
+		rc = EXIT_USAGE;
+		goto fail;
+	}
 	yip_loop_io(loop, &io);
 	yip_timing_default(&timing);
 	rekey_override(&timing);

@@ -225,13 +225,6 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 		snprintf(err, errlen, "event loop setup failed: out of memory");
 		return -1;
 	}
-	if (c->config != NULL) {
-		bool drop = l->has_sandbox && l->sandbox.mode != YIP_SANDBOX_OFF && l->sandbox.drop;
-
-		if (members_setup(&l->members, c->config, drop ? l->sandbox.uid : getuid(),
-		                  drop ? l->sandbox.gid : getgid(), err, errlen) != 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -299,6 +292,16 @@ void yip_loop_free(struct yip_loop *l)
 	free(l->sockbuf);
 	shape_free(&l->shape);
 	free(l);
+}
+
+int yip_loop_members_setup(struct yip_loop *l, const struct yip_config *cfg, char *err,
+                           size_t errlen)
+{
+	bool drop = l->has_sandbox && l->sandbox.mode != YIP_SANDBOX_OFF && l->sandbox.drop;
+
+	members_free(&l->members);
+	return members_setup(&l->members, cfg, drop ? l->sandbox.uid : getuid(),
+	                     drop ? l->sandbox.gid : getgid(), err, errlen);
 }
 
 int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen)

@@ -64,7 +64,19 @@ struct yip_loop_config {
 struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_t errlen);
 
 /*
- * On a CA-gated node (ca in the configuration): makes dev a member with the
+ * On a CA-gated node (ca in the configuration): copies the membership
+ * files' paths and opens the state directory (members.c), as root, before
+ * the sandbox: made 0700 if missing, refused if it is a symbolic link,
+ * belongs to neither root nor the daemon's user, or group or others may
+ * write to it, and handed to the daemon's user through its descriptor.
+ * Nothing to do otherwise. 0, or -1 with "state_dir DIR: what is wrong"
+ * in err (a configuration error).
+ */
+int yip_loop_members_setup(struct yip_loop *l, const struct yip_config *cfg, char *err,
+                           size_t errlen);
+
+/*
+ * After yip_loop_members_setup, on a CA-gated node: makes dev a member with the
  * certificate file and offers it the root set and revocation list (the
  * state directory's and the configured files); SIGHUP reads them again.
  * Nothing to do otherwise. 0, or -1 with a message in err.

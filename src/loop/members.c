@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sodium.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,9 @@ static int read_object(int dirfd, const char *path, uint8_t want, uint8_t **out,
 {
 	char *text = NULL, why[160];
 	size_t n = 0, cap = WIRE_OBJ_MAX;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), rc = -1;
+	/* In the state directory, not through a symbolic link. */
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0)),
+	    rc = -1;
 	ssize_t r;
 
 	*out = NULL;
@@ -63,27 +66,59 @@ done:
 	return rc;
 }
 
-/* Writes obj's text form to name in the state directory (a new file renamed over the old). */
+/*
+ * Writes len bytes of text to name in the state directory: a new file
+ * name.new (a stale one, left by a crash, removed first), synced, and
+ * renamed over the old, so a reader never sees half a file. The file is
+ * always new (O_EXCL; the sandbox allows no other open for writing) and
+ * no symbolic link is followed. 0, or -1 with errno set.
+ */
+static int save_file(struct loop_members *m, const char *name, const char *text, size_t len)
+{
+	char tmp[64];
+	int fd, saved;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	if (unlinkat(m->dirfd, tmp, 0) != 0 && errno != ENOENT)
+		return -1;
+	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	errno = 0; /* a short write sets none */
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
+		saved = errno != 0 ? errno : EIO;
+		close(fd);
+		unlinkat(m->dirfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	if (close(fd) != 0 || renameat(m->dirfd, tmp, m->dirfd, name) != 0) {
+		saved = errno;
+		unlinkat(m->dirfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes obj's text form to name in the state directory. */
 static int save_object(struct loop_members *m, const char *name, const uint8_t *obj, size_t len)
 {
-	char tmp[64], *text;
 	size_t cap = member_armor_size(len), n;
-	int fd, ok;
+	char *text = malloc(cap);
+	int rc = -1;
 
-	text = malloc(cap);
 	if (text == NULL)
 		return -1;
 	n = member_armor(text, cap, obj, len);
-	snprintf(tmp, sizeof(tmp), "%s.new", name);
-	fd = openat(m->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ok = fd >= 0 && n > 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && renameat(m->dirfd, tmp, m->dirfd, name) == 0;
-	if (!ok)
-		log_warn("state_dir %s: cannot save %s: %s", m->state_dir, name, strerror(errno));
+	errno = 0;
+	if (n > 0)
+		rc = save_file(m, name, text, n);
+	if (rc != 0)
+		log_warn("state_dir %s: cannot save %s: %s", m->state_dir, name,
+		         errno != 0 ? strerror(errno) : "cannot write its text form");
 	free(text);
-	return ok ? 0 : -1;
+	return rc;
 }
 
 /* Keeps what the engine holds now in the state directory, if it is newer. */
@@ -197,7 +232,7 @@ static void load_records(struct loop_members *m, struct yip_device *dev)
 	char *text = malloc(FILE_MAX), why[160];
 	uint8_t *obj = malloc(WIRE_RECORD_MAX);
 	size_t n = 0, len, held = 0, seen = 0;
-	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC);
+	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t r;
 
 	if (fd < 0 || text == NULL || obj == NULL)
@@ -241,7 +276,6 @@ void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 {
 	struct save_walk w = {.cap = FILE_MAX};
 	size_t n;
-	int fd, ok;
 
 	if (!m->on || now < m->records_at)
 		return;
@@ -259,17 +293,79 @@ void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 		free(w.text);
 		return;
 	}
-	fd = openat(m->dirfd, "records.new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ok = fd >= 0 && write(fd, w.text, w.len) == (ssize_t)w.len && fsync(fd) == 0;
-	if (fd >= 0)
-		close(fd);
-	ok = ok && renameat(m->dirfd, "records.new", m->dirfd, STATE_RECORDS) == 0;
-	if (ok)
+	if (save_file(m, STATE_RECORDS, w.text, w.len) == 0)
 		m->records_sum = w.sum;
 	else
 		log_warn("state_dir %s: cannot save the member records: %s", m->state_dir,
 		         strerror(errno));
 	free(w.text);
+}
+
+/* "state_dir DIR: " and what is wrong with it, in err. */
+static int __attribute__((format(printf, 4, 5)))
+dir_error(char *err, size_t errlen, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "state_dir %s: ", dir);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * Opens the state directory dir, made 0700 if missing, for a daemon that
+ * runs as uid once sandboxed; everything after goes through the returned
+ * descriptor. Refused: a symbolic link (not followed; name the directory
+ * itself), anything but a directory, one that belongs to another user
+ * than root or uid, one that group or others may write to (whoever can
+ * write there can put an older root set or revocation list in place, or
+ * a link to elsewhere). Handed to uid:gid through the descriptor (fchown),
+ * so a path swapped in the meantime cannot redirect it. The fd, or -1 with
+ * the reason in err.
+ */
+static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return dir_error(err, errlen, dir, "cannot create: %s", strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			return dir_error(err, errlen, dir,
+			                 "is a symbolic link, which is not followed; name the "
+			                 "directory itself");
+		if (e == ENOTDIR)
+			return dir_error(err, errlen, dir, "is not a directory");
+		return dir_error(err, errlen, dir, "%s", strerror(e));
+	}
+	if (fstat(fd, &st) != 0)
+		dir_error(err, errlen, dir, "%s", strerror(errno));
+	else if (st.st_uid != 0 && st.st_uid != uid)
+		dir_error(err, errlen, dir,
+		          "belongs to uid %u, neither root nor the daemon's user (uid %u); "
+		          "refusing it (chown %u %s)",
+		          (unsigned)st.st_uid, (unsigned)uid, (unsigned)uid, dir);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		dir_error(err, errlen, dir,
+		          "mode %04o lets %s write to it, and so replace the root set and "
+		          "revocation list kept there; refusing it (chmod go-w %s)",
+		          (unsigned)(st.st_mode & 07777),
+		          (st.st_mode & S_IWOTH) ? "every user" : "its group", dir);
+	/* The daemon writes here after it drops to its user. */
+	else if (st.st_uid != uid && uid != geteuid() && fchown(fd, uid, gid) != 0)
+		dir_error(err, errlen, dir, "cannot hand it to uid %u: %s", (unsigned)uid,
+		          strerror(errno));
+	else
+		return fd;
+	close(fd);
+	return -1;
 }
 
 int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
@@ -294,22 +390,8 @@ int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t ui
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "state_dir %s: cannot create: %s", dir, strerror(errno));
-		return -1;
-	}
-	m->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->dirfd < 0) {
-		snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	/* The daemon writes here after it drops to its user. */
-	if (uid != getuid() && fchown(m->dirfd, uid, gid) != 0) {
-		snprintf(err, errlen, "state_dir %s: cannot hand it to uid %u: %s", dir,
-		         (unsigned)uid, strerror(errno));
-		return -1;
-	}
-	return 0;
+	m->dirfd = open_dir(dir, uid, gid, err, errlen);
+	return m->dirfd >= 0 ? 0 : -1;
 }
 
 int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen)

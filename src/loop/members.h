@@ -33,9 +33,14 @@ struct loop_members {
 #define MEMBERS_RECORDS_NS (10ULL * 1000000000ULL)
 
 /*
- * Copies the paths of cfg (nothing to do without ca) and creates the state
- * directory (mode 0700; owned by uid once the daemon drops to it). Returns
- * 0, or -1 with a message in err.
+ * Copies the paths of cfg (nothing to do without ca) and opens the state
+ * directory, created with mode 0700 if missing, for a daemon that runs as
+ * uid: refused if it is a symbolic link (not followed), not a directory,
+ * owned by neither root nor uid, or writable by group or others; handed to
+ * uid:gid through its descriptor (when the daemon will change to uid).
+ * Every file in it is then opened relative to that descriptor, without
+ * following a symbolic link. Returns 0, or -1 with "state_dir DIR: what is
+ * wrong" in err.
  */
 int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
                   char *err, size_t errlen);

@@ -454,9 +454,9 @@ void records_session(struct yip_peer *p, uint64_t now);
 uint64_t records_gossip_timers(struct yip_device *dev, uint64_t now);
 /* The root set or revocation list gossip holds for our network, or NULL. */
 const uint8_t *records_gossip_item(struct yip_device *dev, uint8_t kind, size_t *len);
-/* Forgets the records that expired (the record, or its certificate). */
+/* Forgets every record that expired (the record, or its certificate). */
 void records_gossip_expire(struct yip_device *dev, uint64_t now);
-/* Forgets the records of members the revocation list held revokes. */
+/* Forgets every record of a member the revocation list held revokes. */
 void records_gossip_revoked(struct yip_device *dev, uint64_t now);
 /* A packet for addr (family AF_INET or AF_INET6) has no route: the member
  * whose record covers it (a certificate prefix, or its key-derived

@@ -317,72 +317,103 @@ const uint8_t *records_gossip_item(struct yip_device *dev, uint8_t kind, size_t 
 	return b->bytes;
 }
 
-struct revoked_walk {
+/*
+ * Removing records that a walk picks (expired, revoked): gossip_each must not
+ * see the store change under it, so their ids are collected first, then
+ * removed. The list grows as they are found, to as many as the store holds
+ * (GOSSIP_ID_LEN bytes each, a fraction of the records themselves), and is
+ * freed at the end; it is made only when a sweep or a new revocation list
+ * finds something, never per packet. Should it fail to grow, what was
+ * collected is removed and the walk is made again for the rest.
+ */
+struct record_walk {
 	struct yip_device *dev;
 	uint8_t (*ids)[GOSSIP_ID_LEN];
 	size_t n, cap;
+	bool more; /* one found did not fit: walk again */
 };
+
+static void collect(struct record_walk *w, const uint8_t id[GOSSIP_ID_LEN])
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap != 0 ? 2 * w->cap : 64;
+		uint8_t(*ids)[GOSSIP_ID_LEN] = realloc(w->ids, cap * GOSSIP_ID_LEN);
+
+		if (ids == NULL) {
+			w->more = true;
+			return;
+		}
+		w->ids = ids;
+		w->cap = cap;
+	}
+	memcpy(w->ids[w->n++], id, GOSSIP_ID_LEN);
+}
 
 static void find_revoked(void *arg, const struct gossip_blob *b)
 {
-	struct revoked_walk *w = arg;
+	struct record_walk *w = arg;
 	struct yip_members *ms = w->dev->members;
 
-	if (b->kind != WIRE_OBJ_RECORD || w->n == w->cap)
+	if (b->kind != WIRE_OBJ_RECORD || w->more)
 		return;
 	if (member_revocations_has(ms->revs, WIRE_REVOKED_KEY, b->id) ||
 	    (member_record_parse(&ms->scratch, b->bytes, b->len) == MEMBER_OK &&
 	     member_is_revoked(ms->revs, &ms->scratch.cert)))
-		memcpy(w->ids[w->n++], b->id, GOSSIP_ID_LEN);
+		collect(w, b->id);
 }
 
 static void find_expired(void *arg, const struct gossip_blob *b)
 {
-	struct revoked_walk *w = arg;
+	struct record_walk *w = arg;
 	struct yip_members *ms = w->dev->members;
 
-	if (b->kind != WIRE_OBJ_RECORD || w->n == w->cap)
+	if (b->kind != WIRE_OBJ_RECORD || w->more)
 		return;
 	if (member_record_parse(&ms->scratch, b->bytes, b->len) != MEMBER_OK ||
 	    members_unix(w->dev) >= ms->scratch.f.expires + MEMBER_SKEW_S ||
 	    members_unix(w->dev) >= ms->scratch.cert.f.not_after + MEMBER_SKEW_S)
-		memcpy(w->ids[w->n++], b->id, GOSSIP_ID_LEN);
+		collect(w, b->id);
+}
+
+/* Removes every record find picks; how many. Each walk but the last removes
+ * at least one (what it collected is live), so the walks end. */
+static size_t remove_records(struct yip_device *dev, uint64_t now,
+                             void (*find)(void *arg, const struct gossip_blob *b))
+{
+	struct yip_members *ms = dev->members;
+	struct record_walk w = {.dev = dev};
+	size_t removed = 0, before;
+
+	ms->gossip_now = now;
+	do {
+		before = removed;
+		w.n = 0;
+		w.more = false;
+		gossip_each(ms->gossip, find, &w);
+		for (size_t i = 0; i < w.n; i++)
+			removed += gossip_remove(ms->gossip, now, WIRE_OBJ_RECORD, w.ids[i]) == 0;
+	} while (w.more && removed > before);
+	free(w.ids);
+	return removed;
 }
 
 void records_gossip_expire(struct yip_device *dev, uint64_t now)
 {
 	struct yip_members *ms = dev->members;
-	struct revoked_walk w = {.dev = dev, .cap = 256};
 
 	if (ms == NULL || ms->gossip == NULL)
 		return;
-	w.ids = malloc(w.cap * GOSSIP_ID_LEN);
-	if (w.ids == NULL)
-		return;
-	gossip_each(ms->gossip, find_expired, &w);
-	ms->gossip_now = now;
-	for (size_t i = 0; i < w.n; i++)
-		gossip_remove(ms->gossip, now, WIRE_OBJ_RECORD, w.ids[i]);
-	if (w.n > 0)
+	if (remove_records(dev, now, find_expired) > 0)
 		ms->gossip_at = now;
-	free(w.ids);
 }
 
 void records_gossip_revoked(struct yip_device *dev, uint64_t now)
 {
 	struct yip_members *ms = dev->members;
-	struct revoked_walk w = {.dev = dev, .cap = 256};
 
 	if (ms == NULL || ms->gossip == NULL || ms->revs == NULL)
 		return;
-	w.ids = malloc(w.cap * GOSSIP_ID_LEN);
-	if (w.ids == NULL)
-		return;
-	gossip_each(ms->gossip, find_revoked, &w);
-	ms->gossip_now = now;
-	for (size_t i = 0; i < w.n; i++)
-		gossip_remove(ms->gossip, now, WIRE_OBJ_RECORD, w.ids[i]);
-	free(w.ids);
+	remove_records(dev, now, find_revoked);
 }
 
 uint64_t records_gossip_timers(struct yip_device *dev, uint64_t now)

@@ -38,12 +38,12 @@ static const struct {
 	unsigned uses;
 } allow[] = {
     /* Memory: malloc and free (glibc's per-thread arenas use mprotect),
-     * open_memstream for the status text, sodium_free at exit. */
+     * open_memstream for the status text, sodium_free at exit. mmap and
+     * mprotect are in add_arg_rules: never PROT_EXEC. mremap keeps a
+     * mapping's protection (it takes none). */
     {"brk", ALL},
-    {"mmap", ALL},
     {"munmap", ALL},
     {"mremap", ALL},
-    {"mprotect", ALL},
     {"madvise", ALL},
     {"munlock", ALL},
 
@@ -116,6 +116,9 @@ static const struct {
     {"poll", SANDBOX_RESOLVE},
     {"ppoll", SANDBOX_RESOLVE},
     {"lseek", SANDBOX_RESOLVE},
+    /* glibc reading a resolv.conf that changed: with no search or domain
+     * line, the host name's domain is the default (gethostname). */
+    {"uname", SANDBOX_RESOLVE},
 
 #ifdef YIP_SANITIZE
     /* ASan and UBSan builds (make debug): the sanitizers' runtime takes
@@ -191,6 +194,30 @@ static int drop_user(const struct sandbox *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Adds rule (allow) for the call named, if this architecture has it. */
+static int add_named(scmp_filter_ctx ctx, const char *name, unsigned n,
+                     const struct scmp_arg_cmp *cmp)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, cmp);
+}
+
+/*
+ * Open flags (the low 32 bits: the kernel reads an int). A read: O_RDONLY
+ * with nothing but these, which glibc's fopen "re", its resolver and NSS
+ * files and the daemons' own reads use; not O_CREAT or O_TRUNC (a read-only
+ * open may truncate), O_PATH, O_NONBLOCK, O_DIRECTORY, O_TMPFILE...
+ */
+#define READ_EXTRA    (O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_LARGEFILE)
+#define FLAGS_MASK(x) ((scmp_datum_t)(uint32_t) ~(uint32_t)(x))
+/* A write: a new file only (O_EXCL: never one that exists, so never
+ * /proc/self/mem, a device or a file to truncate), mode 0600; what
+ * loop/members.c makes in the state directory, then renames. */
+#define WRITE_FLAGS (O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)
+
 /* Calls allowed only with certain arguments. */
 static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 {
@@ -206,8 +233,16 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 	    /* nscd, which getaddrinfo asks first. */
 	    {AF_UNIX, SANDBOX_RESOLVE},
 	};
+	/* Memory that is never executable (W^X, as OpenSSH has it): code can
+	 * neither be mapped nor made from data. mmap2 where it exists. */
+	const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
 	int rc = 0;
 
+	rc = add_named(ctx, "mmap", 1, &no_exec);
+	if (rc == 0)
+		rc = add_named(ctx, "mmap2", 1, &no_exec);
+	if (rc == 0)
+		rc = add_named(ctx, "mprotect", 1, &no_exec);
 	/* New sockets, of these families only. */
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]) && rc == 0; i++)
 		if (families[i].uses & s->uses)
@@ -222,35 +257,33 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 		return rc;
 	/* Files, to read only: hosts, resolv.conf, nsswitch.conf, gai.conf; a
 	 * member's certificate, root set and revocation list, the rendezvous
-	 * server's revocation list (SIGHUP). */
-	{
-		scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+	 * server's revocation list (SIGHUP). openat only: glibc's open is
+	 * openat(AT_FDCWD) on Linux. The path is not the filter's to see: what
+	 * may be read is what the daemon's user may read. */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+	                      SCMP_A2(SCMP_CMP_MASKED_EQ, FLAGS_MASK(READ_EXTRA), O_RDONLY));
+	/* The state directory: a new file written, synced and renamed over the
+	 * old (loop/members.c), which removes a stale one first. */
+	if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+		rc = seccomp_rule_add(
+		    ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 2,
+		    SCMP_A2(SCMP_CMP_MASKED_EQ, FLAGS_MASK(O_LARGEFILE), WRITE_FLAGS),
+		    SCMP_A3(SCMP_CMP_MASKED_EQ, 07777, 0600));
+	if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 0);
+	/* renameat where there is none (arm64), with no flags (no exchange, no whiteout). */
+	if (rc == 0 && (s->uses & SANDBOX_MEMBERS)) {
+		const struct scmp_arg_cmp no_flags = SCMP_A4(SCMP_CMP_EQ, 0);
 
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-		                      SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
-		if (rc == 0)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
-			                      SCMP_A1(SCMP_CMP_MASKED_EQ, mask, O_RDONLY));
-		/* The state directory: a new file written, synced and renamed
-		 * over the old (loop/members.c). */
-		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
-			rc = seccomp_rule_add(
-			    ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-			    SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_WRONLY | O_CREAT | O_TRUNC));
-		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 0);
-		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat2), 0);
-		if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fsync), 0);
-		if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
-			return rc;
+		rc = add_named(ctx, "renameat2", 1, &no_flags);
 	}
+	if (rc == 0 && (s->uses & SANDBOX_MEMBERS))
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fsync), 0);
+	if (rc != 0 || !(s->uses & SANDBOX_RESOLVE))
+		return rc;
 	/* How long the name server's answer is. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-		                      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)FIONREAD, 0));
-	return rc;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+	                        SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)FIONREAD, 0));
 }
 
 static int install_filter(const struct sandbox *s, char *err, size_t errlen)

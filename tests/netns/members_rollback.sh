@@ -63,3 +63,34 @@ ping_ok a 10.77.0.1 3 -i 0.05 >/dev/null
 [ "$(json_get a show membership.warning)" = null ] || fail "a still warns after renewal"
 "$YIPCA" show "$TMP/state-a/roots" | grep -q "serial: *20$" || fail "a did not save serial 20"
 log "ok: rollback refused (restart, SIGHUP); serial 20 adopted on SIGHUP, s reached, session kept, certificate renewed"
+
+# A state directory whoever else could write to is a configuration error:
+# a symbolic link (not followed), group- or other-writable, another user's.
+# yipd exits with status 2 and "state_dir DIR: what is wrong".
+kill "$(pid_of a)"
+wait "$(pid_of a)" 2>/dev/null || true
+# refused PHRASE: a's yipd refuses its state_dir, saying PHRASE.
+refused_dir() {
+	local status=0 out
+	out=$(YIP_CTL_DIR="$TMP/ctl-a" timeout --kill-after=2 10 \
+		ip netns exec "$(ns a)" "$YIPD" "$TMP/a.conf" 2>&1) || status=$?
+	[ "$status" -eq 2 ] && grep -qF "state_dir $TMP/state-a: $1" <<<"$out" ||
+		fail "state_dir ($1): exit status $status: $out"
+}
+owner=$(stat -c %u:%g "$TMP/state-a")
+mv "$TMP/state-a" "$TMP/state-a.real"
+ln -s "$TMP/state-a.real" "$TMP/state-a"
+refused_dir "is a symbolic link"
+rm "$TMP/state-a"
+mv "$TMP/state-a.real" "$TMP/state-a"
+chmod 0770 "$TMP/state-a"
+refused_dir "mode 0770 lets its group write to it"
+chmod 0702 "$TMP/state-a"
+refused_dir "mode 0702 lets every user write to it"
+chmod 0700 "$TMP/state-a"
+chown 4242:4242 "$TMP/state-a"
+refused_dir "belongs to uid 4242"
+chown "$owner" "$TMP/state-a"
+start_yipd a
+[ "$(json_get a show membership.roots_serial)" -eq 20 ] || fail "a lost serial 20 from its state_dir"
+log "ok: a symbolic link, mode 0770 or 0702, another user's state_dir refused (status 2)"

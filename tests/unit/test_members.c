@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "membership/member.h"
@@ -580,6 +581,102 @@ static void records(void **state)
 	teardown();
 }
 
+/* ---- many records at once -------------------------------------------------------- */
+
+enum { MANY = 300 }; /* more than one walk of the old code removed (256) */
+
+/* The records B holds of others, counted. */
+static void count_other(void *arg, const uint8_t *obj, size_t len)
+{
+	struct member_record r;
+
+	if (member_record_parse(&r, obj, len) == MEMBER_OK && memcmp(r.cert.f.key, B.pub, 32) != 0)
+		(*(size_t *)arg)++;
+}
+
+static size_t others_held(void)
+{
+	size_t n = 0;
+
+	yip_device_records(&B.n.dev, count_other, &n);
+	return n;
+}
+
+/* B, a member, holds the records of MANY others (valid until expires, Unix
+ * seconds); entries gets, for each, a revocation of it (by key for even i,
+ * by certificate hash for odd i). */
+static void hold_many(uint64_t expires, uint8_t (*entries)[WIRE_REVOKED_ENTRY])
+{
+	struct member_record *r = malloc(sizeof(*r));
+	struct member_cert *c = malloc(sizeof(*c));
+	uint8_t priv[YIP_KEY_LEN], pub[YIP_KEY_LEN], spub[32], ssec[64];
+	union yip_sockaddr ep = underlay(2);
+
+	assert_non_null(r);
+	assert_non_null(c);
+	keys(&B, 1);
+	node_init(&B, 1, true, NULL);
+	now = YIP_NS_PER_S;
+	for (int i = 0; i < MANY; i++) {
+		yip_key_generate(priv);
+		yip_key_public(pub, priv);
+		make_cert(c, priv, pub, ca_sec, NET, WALL - DAY, WALL + 30 * DAY, 2 + i % 200);
+		member_sign_keypair(priv, spub, ssec);
+		assert_int_equal(
+		    member_record_sign(r, c, 1000 + (uint64_t)i, expires, &ep, 1, ssec), 0);
+		sodium_memzero(ssec, sizeof(ssec));
+		sodium_memzero(priv, sizeof(priv));
+		assert_int_equal(yip_device_offer_record(&B.n.dev, now, r->raw, r->len), MEMBER_OK);
+		entries[i][0] = i % 2 ? WIRE_REVOKED_CERT : WIRE_REVOKED_KEY;
+		if (i % 2)
+			member_cert_hash(c, entries[i] + 1);
+		else
+			memcpy(entries[i] + 1, pub, 32);
+	}
+	assert_int_equal(others_held(), MANY);
+	free(r);
+	free(c);
+}
+
+/* A revocation list adopted removes every record it revokes, however many. */
+static void revocation_removes_every_record(void **state)
+{
+	uint8_t(*e)[WIRE_REVOKED_ENTRY] = malloc(MANY * WIRE_REVOKED_ENTRY);
+	struct member_revocations *rv = malloc(sizeof(*rv));
+
+	(void)state;
+	assert_non_null(e);
+	assert_non_null(rv);
+	hold_many(WALL + 3600, e);
+	/* One list revoking all but the last; then one with the last too. */
+	assert_int_equal(member_revocations_sign(rv, NET, 7, WALL, e[0], MANY - 1, ca_sec), 0);
+	assert_int_equal(yip_device_offer_revocations(&B.n.dev, now, rv->raw, rv->len), MEMBER_OK);
+	assert_int_equal(others_held(), 1);
+	assert_int_equal(member_revocations_sign(rv, NET, 8, WALL, e[0], MANY, ca_sec), 0);
+	assert_int_equal(yip_device_offer_revocations(&B.n.dev, now, rv->raw, rv->len), MEMBER_OK);
+	assert_int_equal(others_held(), 0);
+	free(rv);
+	free(e);
+	pair_node_free(&B.n);
+}
+
+/* Records that expired are all dropped at the next sweep, however many. */
+static void expiry_removes_every_record(void **state)
+{
+	uint8_t(*e)[WIRE_REVOKED_ENTRY] = malloc(MANY * WIRE_REVOKED_ENTRY);
+
+	(void)state;
+	assert_non_null(e);
+	hold_many(WALL + 600, e);
+	B.n.wall += (600 + MEMBER_SKEW_S + 60) * YIP_NS_PER_S;
+	now += 10 * YIP_NS_PER_S; /* past the next sweep */
+	yip_device_timers(&B.n.dev, now);
+	B.n.nout = 0;
+	assert_int_equal(others_held(), 0);
+	free(e);
+	pair_node_free(&B.n);
+}
+
 /* Three engines in memory: R, a root, and members A and B that know only
  * R. Gossip through R gives each the other's record; a packet from A to
  * B's certificate address looks B up and calls it. */
@@ -695,6 +792,8 @@ int main(void)
 	    cmocka_unit_test(revocation_tears_down),
 	    cmocka_unit_test(sweep_expired_and_idle),
 	    cmocka_unit_test(records),
+	    cmocka_unit_test(revocation_removes_every_record),
+	    cmocka_unit_test(expiry_removes_every_record),
 	    cmocka_unit_test(gossip_three),
 	};
 	uint8_t seed[32];
