@@ -63,6 +63,11 @@ void gossip_conf_default(struct gossip_conf *c)
 	c->pull_window = 16384;
 }
 
+void gossip_conf_urgent(struct gossip_conf *c, uint8_t kind)
+{
+	c->urgent[kind / 8] |= (uint8_t)(1u << (kind % 8));
+}
+
 struct gossip *gossip_new(const struct gossip_conf *c, uint64_t now)
 {
 	struct gossip *g;
