@@ -701,6 +701,7 @@ void gossip_peer_up(struct gossip *g, uint64_t now, const uint8_t id[GOSSIP_ID_L
 	}
 	if ((n = nbr_add(g, now, id, mtu)) == NULL)
 		return;
+	fetch_nbr_up(g, n);
 	if (wish_find(g, id) != NULL) {
 		n->wished = true;
 		greet(g, n, now);
@@ -800,5 +801,6 @@ bool gossip_get_peer_stats(const struct gossip *g, const uint8_t id[GOSSIP_ID_LE
 	*s = n->st;
 	s->wished = n->wished;
 	s->active = n->wished || n->inbound;
+	s->credit = n->credit;
 	return true;
 }

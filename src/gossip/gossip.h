@@ -213,6 +213,7 @@ struct gossip_peer_stats {
 	bool up, wished, active;
 	uint64_t tx_msgs, tx_bytes, rx_msgs, rx_bytes, drops, rejected;
 	uint64_t srtt_ns; /* request to first answer, smoothed; 0 before any */
+	unsigned credit;  /* 0..256: lost when it does not serve what it announced (256 = full) */
 };
 
 /* False if id is not a neighbour the engine knows. */
