@@ -62,6 +62,7 @@
 
 #define KIND_RECORD 0xc4 /* as the membership objects' kind bytes */
 #define KIND_REVOKE 0xc3
+#define KIND_ROOTS  0xc2
 #define RECORD_LEN  290
 #define N_ROOTS     2
 #define WIRE_OVER   61  /* per gossip message on the wire */
@@ -451,6 +452,8 @@ static void start_node(uint32_t i)
 	gossip_conf_default(&c);
 	memcpy(c.self, n->id, GOSSIP_ID_LEN);
 	c.member_kind = KIND_RECORD;
+	gossip_conf_urgent(&c, KIND_ROOTS); /* as yipd */
+	gossip_conf_urgent(&c, KIND_REVOKE);
 	c.degree = opt.degree;
 	c.ctx = n;
 	c.accept = cb_accept;

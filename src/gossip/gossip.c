@@ -63,6 +63,11 @@ void gossip_conf_default(struct gossip_conf *c)
 	c->pull_window = 16384;
 }
 
+void gossip_conf_urgent(struct gossip_conf *c, uint8_t kind)
+{
+	c->urgent[kind / 8] |= (uint8_t)(1u << (kind % 8));
+}
+
 struct gossip *gossip_new(const struct gossip_conf *c, uint64_t now)
 {
 	struct gossip *g;
@@ -696,6 +701,7 @@ void gossip_peer_up(struct gossip *g, uint64_t now, const uint8_t id[GOSSIP_ID_L
 	}
 	if ((n = nbr_add(g, now, id, mtu)) == NULL)
 		return;
+	fetch_nbr_up(g, n);
 	if (wish_find(g, id) != NULL) {
 		n->wished = true;
 		greet(g, n, now);
@@ -795,5 +801,6 @@ bool gossip_get_peer_stats(const struct gossip *g, const uint8_t id[GOSSIP_ID_LE
 	*s = n->st;
 	s->wished = n->wished;
 	s->active = n->wished || n->inbound;
+	s->credit = n->credit;
 	return true;
 }

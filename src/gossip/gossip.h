@@ -90,6 +90,7 @@ struct gossip_conf {
 	uint8_t self[GOSSIP_ID_LEN]; /* this node's member id: never wished for */
 	size_t mtu;                  /* largest message, in bytes (>= GOSSIP_MIN_MTU) */
 	uint8_t member_kind;         /* items of this kind are member records; id = member */
+	uint8_t urgent[32];          /* kinds fetched first, a bit each (gossip_conf_urgent) */
 	unsigned degree;             /* neighbours to want (6) */
 	unsigned max_neighbours;     /* neighbours to gossip with at most (32) */
 	size_t max_items;            /* live items held at most (1 << 20) */
@@ -137,8 +138,13 @@ struct gossip_conf {
 	struct gossip_blob *(*share)(void *ctx, struct gossip_blob *b);
 };
 
-/* Fills c with the defaults above; callbacks and self are left zero. */
+/* Fills c with the defaults above; callbacks, self and urgent are left zero. */
 void gossip_conf_default(struct gossip_conf *c);
+
+/* Makes kind urgent (yipd: root sets and revocation lists): its wants are
+ * fetched before the others', and a share of the want table is kept for
+ * them, so a flood of other items cannot hold them up. */
+void gossip_conf_urgent(struct gossip_conf *c, uint8_t kind);
 
 struct gossip;
 
@@ -207,6 +213,7 @@ struct gossip_peer_stats {
 	bool up, wished, active;
 	uint64_t tx_msgs, tx_bytes, rx_msgs, rx_bytes, drops, rejected;
 	uint64_t srtt_ns; /* request to first answer, smoothed; 0 before any */
+	unsigned credit;  /* 0..256: lost when it does not serve what it announced (256 = full) */
 };
 
 /* False if id is not a neighbour the engine knows. */

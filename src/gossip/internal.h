@@ -24,7 +24,9 @@
 #define SERVE_MAX    32 /* pull records queued per neighbour; also the requester's bound */
 #define MAX_MEMOS    1024
 #define MAX_BACKOFF  64
-#define DISPATCH_MAX 256 /* wants looked at per dispatch */
+#define MAX_STANDING 64  /* credits of neighbours gone down remembered */
+#define CREDIT_MAX   256 /* a neighbour's credit: it serves what it announces */
+#define CREDIT_GOOD  128 /* ... at or above this, in good standing */
 
 static inline uint64_t min64(uint64_t a, uint64_t b)
 {
@@ -176,6 +178,16 @@ struct serve {
 
 struct want;
 
+/* A link of a wanted item's source in that neighbour's queue of ready wants. */
+struct qlink {
+	struct qlink *prev, *next;
+	struct want *w;
+};
+
+struct wq {
+	struct qlink *head, *tail;
+};
+
 struct nbr {
 	uint8_t id[GOSSIP_ID_LEN];
 	uint64_t key;
@@ -193,7 +205,11 @@ struct nbr {
 	struct want *fl;   /* wants being fetched from it */
 	unsigned n_fl;
 	uint32_t fl_bytes;
-	uint64_t fl_next; /* earliest deadline among them */
+	uint64_t fl_next;  /* earliest deadline among them */
+	struct wq q[2];    /* ready wants it is a source of: [0] urgent kinds, [1] others */
+	size_t charged[2]; /* wants charged to it (it announced them first), by queue */
+	size_t asm_bytes;  /* bytes being reassembled from it */
+	unsigned credit;   /* 0..CREDIT_MAX: lost when it does not serve, regained when it does */
 	uint64_t srtt;
 	struct gossip_peer_stats st;
 };
@@ -220,25 +236,33 @@ bool nbr_announce(struct gossip *g, struct nbr *n, uint64_t now, const uint32_t 
 struct cand {
 	uint32_t nbr; /* slot */
 	uint8_t fails;
+	bool queued; /* l is in the neighbour's queue (the want is ready) */
 	uint32_t len;
 	uint64_t version, chash;
+	struct qlink l;
 };
 
+/* A wanted item. Ready: every source's link is in its neighbour's queue, so
+ * it can be fetched from any of them. In flight: at one neighbour, in its
+ * in-flight list, and in no queue. */
 struct want {
 	uint64_t key;
 	uint8_t kind;
 	uint8_t id[GOSSIP_ID_LEN];
+	bool urgent; /* of a kind in conf.urgent */
 	struct cand c[MAX_CANDS];
 	uint8_t n;
-	int8_t cur;  /* candidate being fetched, -1 */
-	uint32_t at; /* slot it is in flight at, or NIL */
-	bool sent;   /* the PULL for [req_off, req_end) is out */
+	int8_t cur;       /* candidate being fetched, -1 */
+	uint32_t at;      /* slot it is in flight at, or NIL */
+	uint32_t charged; /* slot of the source it counts against (the first), or NIL */
+	bool sent;        /* the PULL for [req_off, req_end) is out */
 	uint64_t deadline, sent_at;
 	uint32_t req_off, req_end;
 	struct gossip_blob *asm_b; /* being reassembled, or NULL */
 	uint64_t asm_chash;        /* ... under this content hash */
+	uint32_t asm_nbr;          /* ... counted against this source's slot, or NIL */
 	uint8_t *units;            /* of asm_b received, one bit per WIRE_GOSSIP_UNIT */
-	struct want *prev, *next;  /* in the ready list or the neighbour's in-flight list */
+	struct want *prev, *next;  /* in the neighbour's in-flight list */
 };
 
 /* An announced (or digested) version from n: fetch it if newer than ours. */
@@ -249,6 +273,8 @@ void fetch_rx_item(struct gossip *g, struct nbr *n, uint64_t now, const struct w
 void fetch_rx_pull(struct gossip *g, struct nbr *n, uint64_t now, const struct wire_gossip *m);
 /* Sends PULLs for ready wants; runs timeouts and the serve queues; returns the next deadline. */
 uint64_t fetch_timers(struct gossip *g, uint64_t now);
+/* A neighbour came up: its credit, if it went down owing some lately. */
+void fetch_nbr_up(struct gossip *g, struct nbr *n);
 void fetch_nbr_down(struct gossip *g, struct nbr *n);
 void fetch_free(struct gossip *g);
 size_t fetch_memory(const struct gossip *g);
@@ -264,6 +290,13 @@ struct wish {
 struct backoff {
 	uint8_t id[GOSSIP_ID_LEN];
 	uint64_t until;
+};
+
+/* The credit of a neighbour that went down short of CREDIT_MAX. */
+struct standing {
+	uint8_t id[GOSSIP_ID_LEN];
+	unsigned credit;
+	bool used;
 };
 
 struct gossip {
@@ -284,8 +317,10 @@ struct gossip {
 	size_t n_roots;
 
 	struct u64map wmap; /* key -> want */
-	struct want *ready, *ready_tail;
 	size_t n_wants, asm_bytes;
+	size_t disp_rr; /* the slot dispatch starts at, turning */
+	struct standing standing[MAX_STANDING];
+	unsigned standing_next;
 
 	struct bucket total;
 

@@ -56,6 +56,7 @@ struct nbr *nbr_add(struct gossip *g, uint64_t now, const uint8_t id[GOSSIP_ID_L
 	n->tokens = (struct bucket){g->c.reply_burst, now};
 	n->serve_at = UINT64_MAX;
 	n->fl_next = UINT64_MAX;
+	n->credit = CREDIT_MAX;
 	n->st.up = true;
 	g->nbrs[slot] = n;
 	g->n_up++;

@@ -241,6 +241,9 @@ int records_gossip_start(struct yip_device *dev, uint64_t now)
 	memcpy(c.self, dev->public_key, GOSSIP_ID_LEN);
 	c.mtu = GOSSIP_MTU;
 	c.member_kind = WIRE_OBJ_RECORD;
+	/* What revokes members goes first, whatever else is being fetched. */
+	gossip_conf_urgent(&c, WIRE_OBJ_ROOTS);
+	gossip_conf_urgent(&c, WIRE_OBJ_REVOCATIONS);
 	c.ctx = dev;
 	c.accept = g_accept;
 	c.send = g_send;

@@ -21,6 +21,7 @@
  * sends to F in reply to F's requests (TREE, DIGEST, ITEM) must stay within
  * F's reply budget.
  * E's accept takes items whose first byte is even, so both outcomes run.
+ * Kind 2 is urgent (fetched first, from its own share of the wants).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -118,6 +119,7 @@ static struct gossip *make(int which)
 	memcpy(c.self, which == NE ? E_ID : H_ID, GOSSIP_ID_LEN);
 	c.mtu = MTU;
 	c.member_kind = 1;
+	gossip_conf_urgent(&c, 2); /* one of the pool's kinds */
 	c.ctx = (void *)(intptr_t)which;
 	c.accept = accept_even;
 	c.send = on_send;

@@ -60,7 +60,7 @@ struct net {
 	bool (*filter)(struct net *net, struct tmsg *m);
 	unsigned filtered;
 	/* Messages to the fake neighbour. */
-	uint64_t fake_bytes, fake_msgs, fake_items;
+	uint64_t fake_bytes, fake_msgs, fake_items, fake_pulls;
 	unsigned by_type[8];
 };
 
@@ -96,6 +96,7 @@ static void t_send(void *ctx, const uint8_t nbr[GOSSIP_ID_LEN], const uint8_t *m
 		N.fake_bytes += len;
 		N.fake_msgs++;
 		N.fake_items += msg[0] == WIRE_GOSSIP_ITEM;
+		N.fake_pulls += w.type == WIRE_GOSSIP_PULL ? w.n : 0;
 		return;
 	}
 	m = malloc(sizeof(*m) + len);
@@ -847,6 +848,229 @@ static void source_goes_down(void **state)
 	net_free();
 }
 
+/* Node 1's items do not reach node 0 until drop_until. */
+static bool drop_items_from_1(struct net *net, struct tmsg *m)
+{
+	return m->buf[0] == WIRE_GOSSIP_ITEM && m->from[0] == 2 && net->now < drop_until;
+}
+
+static unsigned credit_of(int i, int j)
+{
+	struct gossip_peer_stats ps;
+
+	assert_true(gossip_get_peer_stats(N.n[i].g, N.n[j].id, &ps));
+	return ps.credit;
+}
+
+/* A neighbour whose pulls time out loses its credit; going down and up
+ * does not restore it; serving does, and what it could not serve meanwhile
+ * arrives in the end. */
+static void credit_lost_and_regained(void **state)
+{
+	struct gossip_blob *b[40];
+
+	(void)state;
+	net_init(2, 1200, NULL);
+	N.filter = drop_items_from_1;
+	link_up(0, 1);
+	run_for(1 * SEC);
+	assert_int_equal(credit_of(0, 1), 256);
+	drop_until = N.now + 30 * SEC;
+	for (int k = 0; k < 10; k++) {
+		b[k] = put(1, OTHER, 700 + (unsigned)k, 1, 300, (uint8_t)k);
+		run_for(3 * SEC);
+	}
+	assert_int_equal(credit_of(0, 1), 0);
+	assert_false(holds(0, b[0]));
+	link_down(0, 1);
+	run_for(1 * SEC);
+	link_up(0, 1);
+	assert_int_equal(credit_of(0, 1), 0); /* remembered */
+	run_until(drop_until);
+	for (int k = 10; k < 40; k++) {
+		b[k] = put(1, OTHER, 700 + (unsigned)k, 1, 300, (uint8_t)k);
+		run_for(200 * MS);
+	}
+	run_for(30 * SEC); /* the first ten come back by anti-entropy */
+	for (int k = 0; k < 40; k++) {
+		assert_true(holds(0, b[k]));
+		gossip_blob_unref(b[k]);
+	}
+	assert_int_equal(credit_of(0, 1), 256);
+	net_free();
+}
+
+/* ---- a member that announces what it does not serve ------------------------------ */
+
+static unsigned liar_seq, liar_rate; /* fake items announced per 100 ms */
+static bool liar_urgent;             /* ... including root sets and revocation lists */
+
+/* The fake neighbour announces k items no one holds, and will serve none
+ * of them: new ids every time, of every kind (or none urgent), up to 60 KB
+ * each. */
+static void liar_announce(unsigned k)
+{
+	static const uint8_t kinds[8] = {OTHER, MEMBER, OTHER, MEMBER, OTHER, REVOKE, OTHER, ROOTS};
+	uint8_t msg[1200];
+	size_t per = (N.mtu - WIRE_GOSSIP_LIST_HDR) / WIRE_GOSSIP_ENTRY;
+
+	while (k > 0) {
+		size_t m = k < per ? k : per, len = WIRE_GOSSIP_LIST_HDR;
+
+		for (size_t j = 0; j < m; j++, liar_seq++) {
+			struct wire_gossip_entry e = {.kind =
+			                                  kinds[liar_seq % (liar_urgent ? 8 : 4)],
+			                              .version = 1 + rng() % 1000,
+			                              .chash = rng(),
+			                              .len = 100 + (uint32_t)(rng() % 60000)};
+
+			make_id(e.id, 0x4000 + (liar_seq & 0xfff));
+			e.id[2] = 0xee;
+			memcpy(e.id + 4, &liar_seq, sizeof(liar_seq));
+			len += wire_gossip_entry_put(msg + len, &e);
+		}
+		wire_gossip_list_hdr_put(msg, WIRE_GOSSIP_ANNOUNCE, (uint8_t)m);
+		from_fake(msg, len);
+		k -= (unsigned)m;
+	}
+}
+
+/* ... and claims a newer version of each of b[0..k), which it does not serve either. */
+static void liar_claims(struct gossip_blob **b, int k)
+{
+	uint8_t msg[WIRE_GOSSIP_LIST_HDR + 2 * WIRE_GOSSIP_ENTRY];
+	size_t len = wire_gossip_list_hdr_put(msg, WIRE_GOSSIP_ANNOUNCE, (uint8_t)k);
+
+	for (int j = 0; j < k; j++) {
+		struct wire_gossip_entry e = {.kind = b[j]->kind,
+		                              .version = b[j]->version + 1000,
+		                              .chash = b[j]->chash ^ 0x11e,
+		                              .len = b[j]->len};
+
+		memcpy(e.id, b[j]->id, GOSSIP_ID_LEN);
+		len += wire_gossip_entry_put(msg + len, &e);
+	}
+	from_fake(msg, len);
+}
+
+static void urgent_kinds(struct gossip_conf *c)
+{
+	gossip_conf_urgent(c, ROOTS);
+	gossip_conf_urgent(c, REVOKE);
+}
+
+#define LIAR_LIMIT 30 /* seconds a new item is waited for, at most */
+
+/* Runs in steps of 10 ms until node 0 holds every one of b[0..k) or
+ * LIAR_LIMIT seconds passed; each one's time from now in t[] (UINT64_MAX:
+ * never). With liar, it announces liar_rate fake items every 100 ms and
+ * claims newer versions of b[] every step. */
+static void wait_held(struct gossip_blob **b, int k, uint64_t *t, bool liar)
+{
+	uint64_t t0 = N.now;
+	int left = k;
+
+	for (int j = 0; j < k; j++)
+		t[j] = UINT64_MAX;
+	for (unsigned step = 0; left > 0 && N.now - t0 < LIAR_LIMIT * SEC; step++) {
+		if (liar) {
+			liar_claims(b, k);
+			if (step % 10 == 0)
+				liar_announce(liar_rate);
+		}
+		run_for(10 * MS);
+		for (int j = 0; j < k; j++)
+			if (t[j] == UINT64_MAX && holds(0, b[j])) {
+				t[j] = N.now - t0;
+				left--;
+			}
+	}
+}
+
+static double secs(uint64_t t)
+{
+	return t == UINT64_MAX ? -1.0 : (double)t / (double)SEC;
+}
+
+/*
+ * Honest nodes 0..3 (0 linked to 1 and 2, both linked to 3) and one more
+ * neighbour of node 0, played by the test: it announces `rate` fake items
+ * every 100 ms (never served: the test drops every PULL to it), from `lead`
+ * before node 3, two honest hops from node 0, puts a new item and a new
+ * revocation list, and it claims a newer version of both from the moment
+ * they are put. Node 0 must get both about as fast as it does without the
+ * liar (measured first): within 1.5 s more, one timeout of a pull to the
+ * liar. (Before per-neighbour quotas, credit and round-robin dispatch,
+ * node 0 had not got them after 300 s when flooded, and took 2.25 s when
+ * the liar only claimed newer versions.)
+ */
+static void liar_attack(uint64_t lead, unsigned rate, bool urgent_fakes)
+{
+	struct gossip_blob *calm[2], *b[2];
+	uint64_t t_calm[2], t[2];
+	struct gossip_peer_stats ps;
+	uint8_t fake[GOSSIP_ID_LEN];
+	struct gossip_stats s;
+
+	net_init(4, 1200, urgent_kinds);
+	liar_rate = rate;
+	liar_urgent = urgent_fakes;
+	link_up(0, 1);
+	link_up(0, 2);
+	link_up(1, 3);
+	link_up(2, 3);
+	run_for(2 * SEC);
+	/* Without the liar: the time it normally takes. */
+	calm[0] = put(3, OTHER, 600, 1, 300, 1);
+	calm[1] = put(3, REVOKE, 600, 1, 3000, 2);
+	wait_held(calm, 2, t_calm, false);
+	assert_true(t_calm[0] < SEC && t_calm[1] < SEC);
+	make_id(fake, FAKE);
+	gossip_peer_up(N.n[0].g, N.now, fake, 0);
+	for (uint64_t t0 = N.now; N.now - t0 < lead;) {
+		liar_announce(liar_rate);
+		run_for(100 * MS);
+	}
+	b[0] = put(3, OTHER, 601, 1, 300, 3);
+	b[1] = put(3, REVOKE, 601, 2, 3000, 4);
+	wait_held(b, 2, t, true);
+	s = stats(0);
+	assert_true(gossip_get_peer_stats(N.n[0].g, fake, &ps));
+	print_message("liar from %.0f s before: without it, item %.2f s, revocation list %.2f s; "
+	              "with it, %.2f s and %.2f s (-1: not within %d s); node 0 holds %zu "
+	              "wants, refused %llu, sent %llu pull records to the liar, its credit %u\n",
+	              secs(lead), secs(t_calm[0]), secs(t_calm[1]), secs(t[0]), secs(t[1]),
+	              LIAR_LIMIT, s.wants, (unsigned long long)s.drops[GOSSIP_DROP_QUEUE_FULL],
+	              (unsigned long long)N.fake_pulls, ps.credit);
+	assert_true(t[0] <= t_calm[0] + 1500 * MS);
+	assert_true(t[1] <= t_calm[1] + 1500 * MS);
+	/* The liar holds a bounded share of the wants, and gets few pulls. */
+	assert_true(s.wants <= 8192 / 8 + 16 + 4);
+	assert_true(N.fake_pulls <= 32 + (lead + 5 * SEC) / SEC * 4);
+	for (int j = 0; j < 2; j++) {
+		gossip_blob_unref(calm[j]);
+		gossip_blob_unref(b[j]);
+	}
+	net_free();
+}
+
+/* 2 000 fake items a second for 20 s before (its credit spent). */
+static void liar_cannot_stall(void **state)
+{
+	(void)state;
+	liar_attack(20 * SEC, 200, true);
+}
+
+/* From 1 s before (still in good standing), and no urgent fakes, so that
+ * its claim of the new revocation list is first; and a liar that only
+ * claims newer versions, so that it has room to be asked first. */
+static void fresh_liar_cannot_stall(void **state)
+{
+	(void)state;
+	liar_attack(1 * SEC, 200, false);
+	liar_attack(1 * SEC, 0, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -865,6 +1089,9 @@ int main(void)
 	    cmocka_unit_test(anti_entropy_repairs),
 	    cmocka_unit_test(quiet_when_in_sync),
 	    cmocka_unit_test(source_goes_down),
+	    cmocka_unit_test(credit_lost_and_regained),
+	    cmocka_unit_test(liar_cannot_stall),
+	    cmocka_unit_test(fresh_liar_cannot_stall),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
