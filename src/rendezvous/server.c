@@ -259,18 +259,18 @@ static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, cons
 
 /* ---- handshakes ------------------------------------------------------------------- */
 
-/* A token bucket: true (and one token less) if one is left after refilling. */
+/* A token bucket per source: true (and one token less) if one is left
+ * after refilling. The source is what one sender controls: an IPv4
+ * address (also IPv4-mapped, as a dual-stack socket shows it) or an IPv6
+ * /64, so that one host's 2^64 addresses share one budget. */
 static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src)
 {
-	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	uint8_t source[YIP_SOURCE_LEN], h[crypto_shorthash_BYTES];
+	size_t n = yip_sockaddr_source(src, source);
 	uint64_t v;
 	size_t i;
 
-	if (src->sa.sa_family == AF_INET)
-		memcpy(ip, &src->in4.sin_addr, 4);
-	else
-		memcpy(ip, &src->in6.sin6_addr, 16);
-	crypto_shorthash(h, ip, sizeof(ip), s->hash_key);
+	crypto_shorthash(h, source, n, s->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % RDV_INIT_BUCKETS;
 	return yip_bucket_take(&s->init_bucket[i], now, s->cfg.init_rate,

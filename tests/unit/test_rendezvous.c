@@ -704,6 +704,108 @@ static void server_under_load(void **state)
 	assert_int_equal(N[0].dev.servers[0].state, YIP_SERVER_REGISTERED);
 }
 
+/* Sends n Inits that pass mac1 from sources like base (the port varied, and
+ * with vary_host the last 64 bits of an IPv6 address too); their Noise is
+ * garbage, so each one the budgets let through fails at Diffie-Hellman
+ * (handshake_failed). Returns how many did. */
+static uint64_t inits_to_dh(const union yip_sockaddr *base, unsigned n, bool vary_host)
+{
+	uint64_t before = S.drops[RDV_DROP_HANDSHAKE_FAILED];
+	uint8_t d[WIRE_INIT_LEN], key[YIP_KEY_LEN];
+
+	wire_mac1_key(key, S.public_key);
+	for (unsigned i = 0; i < n; i++) {
+		union yip_sockaddr src = *base;
+
+		memset(d, 0x42, sizeof(d));
+		wire_init_put(d, 7000 + i);
+		wire_init_mac1_put(d, key);
+		if (src.sa.sa_family == AF_INET) {
+			src.in4.sin_port = htons((uint16_t)(1024 + i));
+		} else {
+			src.in6.sin6_port = htons((uint16_t)(1024 + i));
+			if (vary_host)
+				randombytes_buf(src.in6.sin6_addr.s6_addr + 8, 8);
+		}
+		rdv_rx(&S, now, RDV_SOCK_MAIN, &src, d, sizeof(d));
+		srv_n = 0;
+	}
+	return S.drops[RDV_DROP_HANDSHAKE_FAILED] - before;
+}
+
+static void set6(union yip_sockaddr *a, const char *ip, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->in6.sin6_family = AF_INET6;
+	a->in6.sin6_port = htons(port);
+	assert_int_equal(inet_pton(AF_INET6, ip, &a->in6.sin6_addr), 1);
+}
+
+/*
+ * The per-source Init budget (20 a second, 40 at once) is one budget per
+ * IPv4 address and per IPv6 /64: Inits from 400 addresses of one /64 get
+ * as far as Diffie-Hellman no more often than Inits from one IPv4 address,
+ * and an IPv4 address counts as one source whether it comes as itself or
+ * IPv4-mapped (as a dual-stack socket shows it).
+ */
+static void init_budget_per_source(void **state)
+{
+	union yip_sockaddr a;
+	uint64_t v4, v6, burst;
+
+	(void)state;
+	server_start(true);
+	S.cfg.init_load = 1000000; /* no cookies here: the budgets alone */
+	burst = 2ULL * S.cfg.init_rate;
+	/* The budgets are RDV_INIT_BUCKETS hashed buckets: draw the hash key
+	 * again until the five sources below fall in five of them. */
+	for (;;) {
+		static const char *const ips[] = {
+		    "198.51.100.7", "2001:db8:1:2::", "2001:db8:1:3::", "192.0.2.77", "192.0.2.78"};
+		uint64_t b[5];
+		bool distinct = true;
+
+		randombytes_buf(S.hash_key, sizeof(S.hash_key));
+		for (int i = 0; i < 5; i++) {
+			uint8_t src[YIP_SOURCE_LEN], h[crypto_shorthash_BYTES];
+
+			if (strchr(ips[i], ':') != NULL)
+				set6(&a, ips[i], 1);
+			else
+				set4(&a, ips[i], 1);
+			crypto_shorthash(h, src, yip_sockaddr_source(&a, src), S.hash_key);
+			memcpy(&b[i], h, sizeof(b[i]));
+			b[i] %= RDV_INIT_BUCKETS;
+			for (int j = 0; j < i; j++)
+				distinct = distinct && b[j] != b[i];
+		}
+		if (distinct)
+			break;
+	}
+	set4(&a, "198.51.100.7", 1);
+	v4 = inits_to_dh(&a, 400, false);
+	set6(&a, "2001:db8:1:2::", 1);
+	v6 = inits_to_dh(&a, 400, true);
+	print_message("400 Inits reached Diffie-Hellman %llu times from one IPv4 address, %llu "
+	              "times from 400 addresses of one /64\n",
+	              (unsigned long long)v4, (unsigned long long)v6);
+	assert_int_equal(v4, burst);
+	assert_int_equal(v6, burst);
+	/* Another /64 of the same /48 is another source. */
+	set6(&a, "2001:db8:1:3::", 1);
+	assert_int_equal(inits_to_dh(&a, 100, true), burst);
+	/* 192.0.2.77 as itself and as ::ffff:192.0.2.77: one budget. */
+	set4(&a, "192.0.2.77", 1);
+	v4 = inits_to_dh(&a, 30, false);
+	set6(&a, "::ffff:192.0.2.77", 1);
+	v4 += inits_to_dh(&a, 30, false);
+	assert_int_equal(v4, burst);
+	/* ... and the next address has its own. */
+	set6(&a, "::ffff:192.0.2.78", 1);
+	assert_int_equal(inits_to_dh(&a, 100, false), burst);
+	assert_int_equal(S.stats.handshakes, 0);
+}
+
 /* The server restarts and forgets everyone: the nodes notice and register
  * again within 20 s. */
 static void server_restart(void **state)
@@ -967,6 +1069,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(registration_is_authenticated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(server_under_load, setup, teardown),
+	    cmocka_unit_test_setup_teardown(init_budget_per_source, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_port_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_full_sym, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nat_sym_sym, setup, teardown),
