@@ -136,9 +136,13 @@ struct rdv_node {
 	uint64_t member_until;
 	uint64_t member_at; /* when its last MEMBER was checked */
 	uint8_t cert_hash[MEMBER_HASH_LEN];
+	/* Members only, not admitted: forgotten at guest_until whatever it
+	 * sends (the guests list, in the order they came). */
+	bool guest;
+	uint64_t guest_until;
 	uint32_t *allowed; /* relay ids of nodes it was introduced to */
 	unsigned n_allowed, cap_allowed;
-	struct rdv_node *lru_prev, *lru_next; /* oldest last_rx first */
+	struct rdv_node *lru_prev, *lru_next; /* its list: oldest last_rx (guests: oldest) first */
 	struct rdv_node_stats stats;
 };
 
@@ -158,7 +162,13 @@ struct rdv_stats {
 	uint64_t admitted;                      /* MEMBERs whose certificate was accepted */
 	uint64_t refused[MEMBER_VERDICT_COUNT]; /* ... refused, by verdict ([0]: no certificate) */
 	uint64_t evicted;                       /* members dropped: revoked or expired */
+	uint64_t guests_evicted; /* guests forgotten early to make room for a newcomer */
+	uint64_t guests_expired; /* guests forgotten GUEST_TTL after they came */
 };
+
+/* Members only: guests (nodes not admitted) hold at most 1/RDV_GUEST_SHARE
+ * of max_nodes (rdv_max_guests). */
+#define RDV_GUEST_SHARE 4
 
 /* A members-only server's gate: the CA, the network, and the revocation
  * list (owned by the caller, may be NULL; it must outlive its use). */
@@ -176,8 +186,9 @@ struct rdv_server {
 	uint8_t hash_key[16]; /* for key_hash and the source buckets */
 	struct cookie_checker cookies;
 	struct u64map by_key, by_index, by_token, by_relay, asks;
-	size_t n_nodes;
-	struct rdv_node *lru_head, *lru_tail;
+	size_t n_nodes, n_guests;                 /* guests among the nodes */
+	struct rdv_node *lru_head, *lru_tail;     /* admitted (open server: all), idlest first */
+	struct rdv_node *guest_head, *guest_tail; /* members only, not admitted: oldest first */
 	uint32_t next_ask;
 	struct yip_bucket init_bucket[RDV_INIT_BUCKETS]; /* Inits per source (hashed) */
 	struct yip_bucket init_global;                   /* Inits in all */
@@ -214,11 +225,14 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
  * for certificate validity. Call at start and now and then (each timer run). */
 void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s);
 
+/* How many guests a members-only server holds at most. */
+size_t rdv_max_guests(const struct rdv_server *s);
+
 /* Runs due timers (expiry, unanswered asks); returns the next deadline. */
 uint64_t rdv_timers(struct rdv_server *s, uint64_t now);
 
 /* Calls fn for every node the server knows (registered or only
- * handshaken), oldest activity first. */
+ * handshaken): the guests oldest first, then the others idlest first. */
 void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
               void *arg);
 

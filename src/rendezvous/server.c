@@ -24,6 +24,7 @@
 #define MAX_ASKS    16                   /* open lookups per node */
 #define MAX_ALLOWED 4096                 /* nodes one node may relay to */
 #define MEMBER_GAP  (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
+#define GUEST_TTL   (10 * YIP_NS_PER_S)  /* members only: an unadmitted node lives this long */
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -83,34 +84,98 @@ static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_K
 
 /* ---- the order of last activity ------------------------------------------------ */
 
-static void lru_unlink(struct rdv_server *s, struct rdv_node *n)
+/*
+ * Two lists. Admitted nodes (every node of an open server) in order of
+ * their last authenticated datagram, so expiry looks only at the oldest;
+ * on a members-only server, the nodes not admitted (guests) apart, in the
+ * order they came, each forgotten GUEST_TTL after it came whatever it
+ * sends, and the first to go when room is needed.
+ */
+static void list_unlink(struct rdv_node **head, struct rdv_node **tail, struct rdv_node *n)
 {
 	if (n->lru_prev)
 		n->lru_prev->lru_next = n->lru_next;
-	else
-		s->lru_head = n->lru_next;
+	else if (*head == n)
+		*head = n->lru_next;
 	if (n->lru_next)
 		n->lru_next->lru_prev = n->lru_prev;
-	else
-		s->lru_tail = n->lru_prev;
+	else if (*tail == n)
+		*tail = n->lru_prev;
 	n->lru_prev = n->lru_next = NULL;
+}
+
+static void list_append(struct rdv_node **head, struct rdv_node **tail, struct rdv_node *n)
+{
+	n->lru_prev = *tail;
+	n->lru_next = NULL;
+	if (*tail)
+		(*tail)->lru_next = n;
+	else
+		*head = n;
+	*tail = n;
+}
+
+static void lru_unlink(struct rdv_server *s, struct rdv_node *n)
+{
+	if (n->guest)
+		list_unlink(&s->guest_head, &s->guest_tail, n);
+	else
+		list_unlink(&s->lru_head, &s->lru_tail, n);
+}
+
+static void timer_at(struct rdv_server *s, uint64_t t)
+{
+	if (t < s->next_timer)
+		s->next_timer = t;
 }
 
 static void touch(struct rdv_server *s, struct rdv_node *n, uint64_t now)
 {
 	n->last_rx = now;
-	if (s->lru_tail == n)
+	if (n->guest || s->lru_tail == n)
+		return; /* a guest's time is up when it is up, whatever it sends */
+	lru_unlink(s, n);
+	list_append(&s->lru_head, &s->lru_tail, n);
+	if (s->lru_head == n)
+		timer_at(s, now + NODE_TTL);
+}
+
+size_t rdv_max_guests(const struct rdv_server *s)
+{
+	size_t g = (s->cfg.max_nodes + RDV_GUEST_SHARE - 1) / RDV_GUEST_SHARE;
+
+	return g > 0 ? g : 1;
+}
+
+static void node_free(struct rdv_server *s, struct rdv_node *n);
+
+/* n (admitted so far, or new) becomes a guest: GUEST_TTL from now, the
+ * oldest guest forgotten if the guests' share is full. */
+static void guest_make(struct rdv_server *s, struct rdv_node *n, uint64_t now)
+{
+	if (n->guest)
 		return;
-	if (n->lru_prev || n->lru_next || s->lru_head == n)
-		lru_unlink(s, n);
-	n->lru_prev = s->lru_tail;
-	if (s->lru_tail)
-		s->lru_tail->lru_next = n;
-	else
-		s->lru_head = n;
-	s->lru_tail = n;
-	if (now + NODE_TTL < s->next_timer && s->lru_head == n)
-		s->next_timer = now + NODE_TTL;
+	while (s->n_guests >= rdv_max_guests(s) && s->guest_head != NULL) {
+		s->stats.guests_evicted++;
+		node_free(s, s->guest_head);
+	}
+	lru_unlink(s, n);
+	n->guest = true;
+	n->guest_until = now + GUEST_TTL;
+	list_append(&s->guest_head, &s->guest_tail, n);
+	s->n_guests++;
+	timer_at(s, n->guest_until);
+}
+
+/* A guest admitted: an ordinary node from now on. */
+static void guest_admit(struct rdv_server *s, struct rdv_node *n, uint64_t now)
+{
+	if (!n->guest)
+		return;
+	lru_unlink(s, n);
+	n->guest = false;
+	s->n_guests--;
+	touch(s, n, now);
 }
 
 /* ---- nodes ---------------------------------------------------------------------- */
@@ -130,13 +195,16 @@ static void node_free(struct rdv_server *s, struct rdv_node *n)
 	u64map_del(&s->by_token, n->token);
 	u64map_del(&s->by_relay, n->relay_id);
 	lru_unlink(s, n);
+	if (n->guest)
+		s->n_guests--;
 	free(n->allowed);
 	sodium_memzero(n, sizeof(*n));
 	free(n);
 	s->n_nodes--;
 }
 
-static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8_t *key)
+/* A node not admitted (yet) to a members-only server comes as a guest. */
+static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8_t *key, bool guest)
 {
 	struct rdv_node *n = calloc(1, sizeof(*n));
 
@@ -158,7 +226,10 @@ static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8
 		return NULL;
 	}
 	s->n_nodes++;
-	touch(s, n, now);
+	if (guest)
+		guest_make(s, n, now);
+	else
+		touch(s, n, now);
 	return n;
 }
 
@@ -348,13 +419,22 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	if (n == NULL && s->n_nodes >= s->cfg.max_nodes) {
-		drop(s, RDV_DROP_FULL);
-		goto out;
-	}
-	if (n == NULL && (n = node_new(s, now, rs)) == NULL) {
-		drop(s, RDV_DROP_FULL);
-		goto out;
+	if (n == NULL) {
+		/* Members only: a new node is a guest until its certificate is
+		 * admitted. Guests hold at most their share of the table, and
+		 * the oldest makes room for a newcomer when the table or the
+		 * share is full: a member always finds a place that only
+		 * members hold. */
+		if (s->members_only && s->guest_head != NULL &&
+		    (s->n_nodes >= s->cfg.max_nodes || s->n_guests >= rdv_max_guests(s))) {
+			s->stats.guests_evicted++;
+			node_free(s, s->guest_head);
+		}
+		if (s->n_nodes >= s->cfg.max_nodes ||
+		    (n = node_new(s, now, rs, s->members_only)) == NULL) {
+			drop(s, RDV_DROP_FULL);
+			goto out;
+		}
 	}
 	k.valid = true;
 	k.cipher = (uint8_t)cipher;
@@ -507,12 +587,14 @@ static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 		n->refused = (uint8_t)v;
 		s->stats.refused[v]++;
 		refuse(s, n, src, (uint8_t)v);
+		guest_make(s, n, now); /* a member that lost it has GUEST_TTL left */
 		return;
 	}
 	n->member = true;
 	n->member_until = cert.f.not_after + MEMBER_SKEW_S;
 	member_cert_hash(&cert, n->cert_hash);
 	s->stats.admitted++;
+	guest_admit(s, n, now);
 }
 
 static bool still_admitted(const struct rdv_server *s, const struct rdv_node *n)
@@ -530,21 +612,27 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
 	            strcmp(s->members.network, m->network) == 0;
 	struct rdv_node *n, *next;
 
-	(void)now;
 	s->members_only = m != NULL;
 	if (m != NULL)
 		memcpy(&s->members, m, sizeof(*m));
 	else
 		memset(&s->members, 0, sizeof(s->members));
-	if (!s->members_only)
+	if (!s->members_only) {
+		/* Open: every node is admitted. */
+		while (s->guest_head != NULL)
+			guest_admit(s, s->guest_head, now);
 		return;
+	}
 	/* Another CA or network: nobody admitted before is known to be now.
-	 * The same one with a new revocation list: forget whom it lists. */
+	 * The same one with a new revocation list: forget whom it lists.
+	 * Nodes of an open server that sent no certificate become guests. */
 	for (n = s->lru_head; n != NULL; n = next) {
 		next = n->lru_next;
 		if (n->member && (!same || !still_admitted(s, n))) {
 			s->stats.evicted++;
 			node_free(s, n);
+		} else if (!n->member) {
+			guest_make(s, n, now);
 		}
 	}
 }
@@ -796,6 +884,8 @@ void rdv_free(struct rdv_server *s)
 {
 	while (s->lru_head != NULL)
 		node_free(s, s->lru_head);
+	while (s->guest_head != NULL)
+		node_free(s, s->guest_head);
 	if (s->asks.slots != NULL)
 		for (size_t i = 0; i <= s->asks.mask; i++)
 			free(s->asks.slots[i].val);
@@ -861,8 +951,14 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 
 	while (s->lru_head != NULL && now - s->lru_head->last_rx >= NODE_TTL)
 		node_free(s, s->lru_head);
+	while (s->guest_head != NULL && now >= s->guest_head->guest_until) {
+		s->stats.guests_expired++;
+		node_free(s, s->guest_head);
+	}
 	if (s->lru_head != NULL)
 		next = s->lru_head->last_rx + NODE_TTL;
+	if (s->guest_head != NULL && s->guest_head->guest_until < next)
+		next = s->guest_head->guest_until;
 	for (size_t i = 0; s->asks.count > 0 && i <= s->asks.mask; i++) {
 		struct u64map_slot *slot = &s->asks.slots[i];
 		struct rdv_ask *q = slot->val;
@@ -888,6 +984,8 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
               void *arg)
 {
+	for (const struct rdv_node *n = s->guest_head; n != NULL; n = n->lru_next)
+		fn(arg, n);
 	for (const struct rdv_node *n = s->lru_head; n != NULL; n = n->lru_next)
 		fn(arg, n);
 }

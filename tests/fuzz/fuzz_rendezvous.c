@@ -627,11 +627,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	{
-		size_t n = 0;
+		size_t n = 0, g = 0;
 
 		for (const struct rdv_node *x = S.lru_head; x != NULL; x = x->lru_next)
-			n++;
-		if (n != S.n_nodes || S.n_nodes > cfg.max_nodes)
+			if (x->guest)
+				__builtin_trap();
+			else
+				n++;
+		for (const struct rdv_node *x = S.guest_head; x != NULL; x = x->lru_next)
+			if (!x->guest || !S.members_only)
+				__builtin_trap();
+			else
+				g++;
+		/* Guests hold their share at most, and only guests are not admitted. */
+		if (n + g != S.n_nodes || g != S.n_guests || S.n_nodes > cfg.max_nodes ||
+		    S.n_guests > rdv_max_guests(&S))
 			__builtin_trap();
 	}
 	rdv_free(&S);

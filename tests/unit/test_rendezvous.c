@@ -22,6 +22,7 @@
 #include "membership/member.h"
 #include "pair.h"
 #include "peer/peer.h"
+#include "rdvclient.h"
 #include "rendezvous/rendezvous.h"
 #include "util/clock.h"
 #include "wire/wire.h"
@@ -46,7 +47,8 @@ static uint8_t srv_priv[YIP_KEY_LEN], srv_pub[YIP_KEY_LEN];
 static struct pair_node N[NODES];
 static uint8_t keys[NODES][YIP_KEY_LEN];
 static uint64_t now;
-static bool cut; /* direct datagrams between A and B are lost */
+static bool cut;            /* direct datagrams between A and B are lost */
+static bool started[NODES]; /* the pair nodes whose timers step() runs */
 static uint64_t lost_direct;
 
 static uint8_t *srv_buf(void *ctx)
@@ -374,8 +376,10 @@ static int setup(void **state)
 	srv_n = 0;
 	n_maps = 0;
 	n_contacts = 0;
-	for (int i = 0; i < NODES; i++)
+	for (int i = 0; i < NODES; i++) {
 		nat_of[i] = NAT_NONE;
+		started[i] = false;
+	}
 	return 0;
 }
 
@@ -1058,6 +1062,241 @@ static void open_server_ignores_certs(void **state)
 	assert_int_equal(S.drops[RDV_DROP_BAD_CTRL], 0);
 }
 
+/* ---- nodes in miniature (tests/lib/rdvclient.h) ------------------------------------- */
+
+#define CLIENTS 320
+#define CHACHA  YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305)
+
+static struct rdvc cl[CLIENTS];
+
+/* The wall clock of the clients (ns since the epoch). */
+static uint64_t client_wall(void)
+{
+	return PAIR_WALL_START + now;
+}
+
+/* Client c at ip:port with a fresh key. */
+static void client_at(struct rdvc *c, const char *ip, uint16_t port)
+{
+	rdvc_init(c, NULL, ip, port);
+}
+
+/* Client c sends an Init from its address; true if the server's Resp
+ * completed the handshake. What the server sent stays in srv_out. */
+static bool client_connect(struct rdvc *c)
+{
+	uint8_t init[WIRE_INIT_LEN];
+	unsigned before = srv_n;
+
+	assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, init), WIRE_INIT_LEN);
+	rdv_rx(&S, now, RDV_SOCK_MAIN, &c->addr, init, sizeof(init));
+	for (unsigned k = before; k < srv_n; k++)
+		if (yip_sockaddr_eq(&srv_out[k].to, &c->addr) &&
+		    rdvc_resp(c, srv_out[k].buf, srv_out[k].len))
+			return true;
+	return false;
+}
+
+/* Client c sends m sealed under its session, on socket sock, from src
+ * (NULL: its own address). */
+static void client_send(struct rdvc *c, unsigned sock, const union yip_sockaddr *src,
+                        const struct wire_ctrl *m)
+{
+	uint8_t d[WIRE_DATA_MIN + WIRE_CTRL_MAX];
+	size_t len = rdvc_seal_ctrl(c, m, d);
+
+	assert_true(len > 0);
+	rdv_rx(&S, now, sock, src != NULL ? src : &c->addr, d, len);
+}
+
+/* The first Ctrl of kind `kind` the server sent since srv_out[from] that
+ * client c opens (whatever address it went to); false if none. */
+static bool client_got(struct rdvc *c, unsigned from, uint8_t kind, struct wire_ctrl *out)
+{
+	struct wire_ctrl m;
+
+	for (unsigned k = from; k < srv_n; k++)
+		if (rdvc_open(c, srv_out[k].buf, srv_out[k].len, &m) && m.kind == kind) {
+			if (out != NULL)
+				*out = m;
+			return true;
+		}
+	return false;
+}
+
+/* A certificate of the CA of ca_sec for any key. */
+static void cert_for_key(struct member_cert *c, const uint8_t key[YIP_KEY_LEN], const char *name)
+{
+	struct wire_cert f;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.network, sizeof(f.network), "lab");
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	memcpy(f.key, key, YIP_KEY_LEN);
+	memset(f.sign_key, 7, sizeof(f.sign_key));
+	f.not_before = UNIX_NOW - 3600;
+	f.not_after = UNIX_NOW + 86400;
+	assert_int_equal(member_cert_sign(c, &f, ca_sec), 0);
+}
+
+/* Client c, connected, presents its certificate and registers; true if
+ * the server admitted it (REGISTERED came back). */
+static bool client_join(struct rdvc *c)
+{
+	struct member_cert cert;
+	struct wire_ctrl m = {.kind = WIRE_CTRL_MEMBER};
+	struct wire_ctrl r = {.kind = WIRE_CTRL_REGISTER};
+	unsigned before = srv_n;
+
+	cert_for_key(&cert, c->pub, "client");
+	m.cert = cert.raw;
+	m.cert_len = (uint16_t)cert.len;
+	client_send(c, RDV_SOCK_MAIN, NULL, &m);
+	client_send(c, RDV_SOCK_MAIN, NULL, &r);
+	return client_got(c, before, WIRE_CTRL_REGISTERED, NULL);
+}
+
+/* 50 ms pass: the pair nodes started and the server run their timers,
+ * and everything sent is delivered. */
+static void step(void)
+{
+	now += 50 * YIP_NS_PER_MS;
+	for (int i = 0; i < NODES; i++)
+		if (started[i])
+			yip_device_timers(&N[i].dev, now);
+	rdv_timers(&S, now);
+	run_net();
+}
+
+/*
+ * Outsiders cannot fill a members-only server. 300 of them, from one IPv4
+ * address, handshake as fast as its budget lets them (20 a second) and
+ * keep their sessions busy with a WHOAMI every 5 s, and any that was
+ * forgotten handshakes again at once: they hold no more than the guests'
+ * share of max_nodes = 300, however long they go on, and a member that
+ * comes meanwhile gets a place and is admitted.
+ */
+static void members_only_outsiders_cannot_fill(void **state)
+{
+	const unsigned n_out = 300;
+	size_t most = 0;
+	struct member_cert c0;
+	uint64_t end;
+	unsigned next = 0;
+
+	(void)state;
+	ca_make(1, ca_pub, ca_sec);
+	server_start(true);
+	S.cfg.max_nodes = 300;
+	members_only_start(NULL);
+	for (unsigned i = 0; i < n_out; i++)
+		client_at(&cl[i], "198.51.100.66", (uint16_t)(10000 + i));
+	/* Two minutes of it; the member comes after one. */
+	end = now + 120 * YIP_NS_PER_S;
+	while (now < end) {
+		/* One outsider handshakes (again) per step: 20 a second, its
+		 * address's budget. */
+		struct wire_ctrl w = {.kind = WIRE_CTRL_WHOAMI};
+
+		client_connect(&cl[next++ % n_out]);
+		/* Every outsider with a session says WHOAMI every 5 s (100 steps). */
+		for (unsigned i = next % 100; i < n_out; i += 100)
+			if (cl[i].up) {
+				unsigned k0 = srv_n;
+
+				w.id = i;
+				client_send(&cl[i], RDV_SOCK_MAIN, NULL, &w);
+				if (!client_got(&cl[i], k0, WIRE_CTRL_YOUARE, NULL))
+					cl[i].up = false; /* forgotten */
+			}
+		if (S.n_nodes > most)
+			most = S.n_nodes;
+		assert_true(S.n_guests <= rdv_max_guests(&S));
+		if (now >= end - 60 * YIP_NS_PER_S && !started[0]) {
+			print_message("outsiders hold %zu of %zu places (guests at most %zu)\n",
+			              S.n_nodes, S.cfg.max_nodes, rdv_max_guests(&S));
+			node_start(0, false);
+			cert_for(&c0, 0, ca_sec, "lab", UNIX_NOW - 3600, UNIX_NOW + 86400, false);
+			give_cert(0, &c0);
+			started[0] = true;
+		}
+		step();
+	}
+	print_message("at most %zu nodes at once; guests evicted %llu, expired %llu\n", most,
+	              (unsigned long long)S.stats.guests_evicted,
+	              (unsigned long long)S.stats.guests_expired);
+	assert_true(most <= rdv_max_guests(&S) + 1);
+	assert_string_equal(refused_as(0), "registered");
+	assert_int_equal(S.stats.admitted, 1);
+	assert_int_equal(S.drops[RDV_DROP_FULL], 0);
+	for (unsigned i = 0; i < n_out; i++)
+		rdvc_wipe(&cl[i]);
+}
+
+/*
+ * When the table is full, a newcomer's handshake makes room by forgetting
+ * the oldest guest, never a member: 290 members and 10 outsiders fill
+ * max_nodes = 300; another member gets the oldest outsider's place and is
+ * admitted, and so does another outsider (as a guest); once members hold
+ * every place, a newcomer is refused (full).
+ */
+static void members_only_guests_make_room(void **state)
+{
+	char ip[32];
+
+	(void)state;
+	ca_make(1, ca_pub, ca_sec);
+	server_start(true);
+	S.cfg.max_nodes = 300;
+	members_only_start(NULL);
+	for (unsigned i = 0; i < 290; i++) {
+		snprintf(ip, sizeof(ip), "10.1.%u.%u", i / 200, i % 200 + 1);
+		client_at(&cl[i], ip, 51820);
+		assert_true(client_connect(&cl[i]));
+		assert_true(client_join(&cl[i]));
+		srv_n = 0;
+		now += YIP_NS_PER_MS;
+	}
+	for (unsigned i = 290; i < 300; i++) {
+		snprintf(ip, sizeof(ip), "198.51.100.%u", i - 280);
+		client_at(&cl[i], ip, 4000);
+		assert_true(client_connect(&cl[i]));
+		srv_n = 0;
+		now += YIP_NS_PER_MS;
+	}
+	assert_int_equal(S.n_nodes, 300);
+	assert_int_equal(S.n_guests, 10);
+	/* A member: the first outsider makes room. */
+	client_at(&cl[300], "10.2.0.1", 51820);
+	assert_true(client_connect(&cl[300]));
+	assert_true(client_join(&cl[300]));
+	assert_int_equal(S.n_nodes, 300);
+	assert_int_equal(S.n_guests, 9);
+	assert_int_equal(S.stats.guests_evicted, 1);
+	assert_memory_equal(S.guest_head->key, cl[291].pub, YIP_KEY_LEN);
+	/* An outsider: the next oldest outsider makes room. */
+	client_at(&cl[301], "198.51.100.200", 4000);
+	assert_true(client_connect(&cl[301]));
+	assert_int_equal(S.n_guests, 9);
+	assert_int_equal(S.stats.guests_evicted, 2);
+	/* Nine more members take the last guests' places; then the table is
+	 * all members, and a newcomer is refused. */
+	for (unsigned i = 302; i < 311; i++) {
+		snprintf(ip, sizeof(ip), "10.3.0.%u", i - 300);
+		client_at(&cl[i], ip, 51820);
+		assert_true(client_connect(&cl[i]));
+		assert_true(client_join(&cl[i]));
+		srv_n = 0;
+	}
+	assert_int_equal(S.n_guests, 0);
+	assert_int_equal(S.n_nodes, 300);
+	client_at(&cl[311], "10.3.1.1", 51820);
+	assert_false(client_connect(&cl[311]));
+	assert_int_equal(S.drops[RDV_DROP_FULL], 1);
+	for (unsigned i = 0; i < 312; i++)
+		rdvc_wipe(&cl[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1077,6 +1316,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(members_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(members_only_verdicts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(open_server_ignores_certs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(members_only_outsiders_cannot_fill, setup, teardown),
+	    cmocka_unit_test_setup_teardown(members_only_guests_make_room, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
