@@ -47,6 +47,7 @@ struct rdv_loop {
 	int (*reload)(void *arg, struct rdv_members *m);
 	void *reload_arg;
 	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
+	uint64_t clock_at; /* when the engine was last told the wall clock */
 };
 
 /* ---- sending ----------------------------------------------------------------------- */
@@ -242,8 +243,13 @@ static int run(struct rdv_loop *l)
 		uint64_t now = yip_now_mono();
 		int n;
 
-		if (now >= l->srv.next_timer) {
+		/* The wall clock once a second: Init timestamps are checked
+		 * against it, so a step of the system clock must reach the engine. */
+		if (now - l->clock_at >= YIP_NS_PER_S) {
 			rdv_clock(&l->srv, now, (uint64_t)time(NULL));
+			l->clock_at = now;
+		}
+		if (now >= l->srv.next_timer) {
 			rdv_timers(&l->srv, now);
 			flush_all(l);
 		}
@@ -316,7 +322,8 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 		log_err("%s", err);
 		return -1;
 	}
-	rdv_clock(&l->srv, yip_now_mono(), (uint64_t)time(NULL));
+	l->clock_at = yip_now_mono();
+	rdv_clock(&l->srv, l->clock_at, (uint64_t)time(NULL));
 	if (c->members != NULL)
 		rdv_set_members(&l->srv, yip_now_mono(), c->members);
 	return 0;

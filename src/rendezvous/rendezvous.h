@@ -42,12 +42,14 @@
 	X(RATE_LIMITED, "rate_limited")         /* Init over the per-source or global budget */    \
 	X(HANDSHAKE_FAILED, "handshake_failed") /* Noise failed, or no cipher in common */         \
 	X(STALE_INIT, "stale_init")             /* Init timestamp not newer: a replay */           \
-	X(FULL, "full")                         /* Init from a new node while max_nodes are in */  \
-	X(UNKNOWN_INDEX, "unknown_index")       /* Ctrl for no session */                          \
-	X(EXPIRED, "expired")                   /* Ctrl under keys past their lifetime */          \
-	X(REPLAY, "replay")                     /* Ctrl counter already seen or too old */         \
-	X(DECRYPT, "decrypt")                   /* Ctrl failed authentication */                   \
-	X(BAD_CTRL, "bad_ctrl")                 /* malformed or unexpected control message */      \
+	X(OLD_INIT, "old_init")     /* Init timestamp over 120 s from our clock: a replay? */      \
+	X(INIT_FLOOR, "init_floor") /* a new key's Init not newer than the replay floor */         \
+	X(FULL, "full")             /* Init from a new node while max_nodes are in */              \
+	X(UNKNOWN_INDEX, "unknown_index")   /* Ctrl for no session */                              \
+	X(EXPIRED, "expired")               /* Ctrl under keys past their lifetime */              \
+	X(REPLAY, "replay")                 /* Ctrl counter already seen or too old */             \
+	X(DECRYPT, "decrypt")               /* Ctrl failed authentication */                       \
+	X(BAD_CTRL, "bad_ctrl")             /* malformed or unexpected control message */          \
 	X(NOT_FOR_SERVER, "not_for_server") /* a datagram type nodes send only to each other */    \
 	X(RELAY_OFF, "relay_off")           /* Relay while relaying is off */                      \
 	X(RELAY_TOKEN, "relay_token")       /* Relay with no registered node's token */            \
@@ -89,6 +91,9 @@ struct rdv_config {
 	unsigned init_load;   /* Inits per second past which a cookie is needed */
 	bool obf;             /* obf_psk: every datagram obfuscated (docs/obfuscation.md) */
 	uint8_t obf_psk[YIP_KEY_LEN];
+	/* Forgotten nodes whose newest Init timestamp is remembered at most
+	 * (0: rdv_seen_max's default, as many as init_global lets through). */
+	size_t seen_max;
 };
 
 /* Defaults for what the daemon does not set. */
@@ -156,6 +161,24 @@ struct rdv_ask {
 	uint64_t deadline;
 };
 
+/*
+ * Replayed Inits. An Init is refused if its timestamp is more than
+ * WIRE_INIT_MAX_AGE_NS from the server's clock either way; within that
+ * window, a key's newest timestamp is kept while the server knows the node
+ * and, once it forgets it, in this memory until the timestamp leaves the
+ * window (RDV_SEEN_SPAN_S at most after the Init was accepted). A min-heap
+ * by timestamp, with a map from the key's keyed hash to its place. When it
+ * is full, the oldest timestamp goes and becomes the floor: an Init of a key
+ * the server neither knows nor remembers must be newer than the floor.
+ */
+struct rdv_seen {
+	uint64_t key_hash;
+	uint8_t ts[YIP_TAI64N_LEN];
+};
+
+#define RDV_SEEN_SPAN_S 240       /* 2 x WIRE_INIT_MAX_AGE_NS, in seconds */
+#define RDV_SEEN_LIMIT  (1 << 22) /* the default's ceiling (4 M, about 200 MiB) */
+
 struct rdv_stats {
 	uint64_t handshakes, registrations, lookups, intros, unknowns, relayed_dgrams,
 	    relayed_bytes;
@@ -164,6 +187,7 @@ struct rdv_stats {
 	uint64_t evicted;                       /* members dropped: revoked or expired */
 	uint64_t guests_evicted; /* guests forgotten early to make room for a newcomer */
 	uint64_t guests_expired; /* guests forgotten GUEST_TTL after they came */
+	uint64_t seen_overflows; /* timestamps the replay memory let go early (the floor rose) */
 };
 
 /* Members only: guests (nodes not admitted) hold at most 1/RDV_GUEST_SHARE
@@ -199,7 +223,13 @@ struct rdv_server {
 	uint64_t next_timer;
 	bool members_only;
 	struct rdv_members members;
-	int64_t unix_offset; /* Unix seconds minus monotonic seconds (rdv_clock) */
+	int64_t unix_offset;   /* Unix seconds minus monotonic seconds (rdv_clock) */
+	int64_t wall_offset;   /* ... in nanoseconds */
+	bool clock_known;      /* rdv_clock was called: Init timestamps are checked */
+	struct rdv_seen *seen; /* the replay memory (above): n_seen of cap_seen */
+	size_t n_seen, cap_seen;
+	struct u64map by_seen;              /* key_hash -> place in seen + 1 */
+	uint8_t seen_floor[YIP_TAI64N_LEN]; /* all zeros: none */
 	uint64_t drops[RDV_DROP_COUNT];
 	struct rdv_stats stats;
 };
@@ -221,9 +251,14 @@ void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_s
  */
 void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_members *m);
 
-/* Tells the engine the wall clock (Unix seconds) at monotonic time now,
- * for certificate validity. Call at start and now and then (each timer run). */
+/* Tells the engine the wall clock (Unix seconds) at monotonic time now, for
+ * Init timestamps and certificate validity. Call at start and about once a
+ * second. Until it is called, Init timestamps are compared only with the
+ * node's previous one (an engine without a clock: tests). */
 void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s);
+
+/* How many forgotten nodes' Init timestamps the server remembers at most. */
+size_t rdv_seen_max(const struct rdv_server *s);
 
 /* How many guests a members-only server holds at most. */
 size_t rdv_max_guests(const struct rdv_server *s);

@@ -75,11 +75,196 @@ static uint64_t fresh(const struct u64map *m, uint64_t mask)
 	return v & mask;
 }
 
-static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+/* The node with this key (h its key_hash), or NULL. */
+static struct rdv_node *find_h(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN],
+                               uint64_t h)
 {
-	struct rdv_node *n = u64map_get(&s->by_key, key_hash(s, key));
+	struct rdv_node *n = u64map_get(&s->by_key, h);
 
 	return n != NULL && sodium_memcmp(n->key, key, YIP_KEY_LEN) == 0 ? n : NULL;
+}
+
+static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+{
+	return find_h(s, key, key_hash(s, key));
+}
+
+/* ---- replayed Inits ---------------------------------------------------------------- */
+
+/* The wall clock (ns since the epoch) at monotonic time now (rdv_clock). */
+static uint64_t wall_ns(const struct rdv_server *s, uint64_t now)
+{
+	int64_t t = (int64_t)now + s->wall_offset;
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+/* Is Init timestamp ts within WIRE_INIT_MAX_AGE_NS of our clock, either way?
+ * (Two clocks may differ by that much: docs/rendezvous.md.) */
+static bool init_time_ok(const struct rdv_server *s, uint64_t now, const uint8_t *ts)
+{
+	uint64_t w = wall_ns(s, now);
+	uint8_t newest[YIP_TAI64N_LEN];
+
+	if (!s->clock_known)
+		return true;
+	yip_tai64n(newest, w + WIRE_INIT_MAX_AGE_NS);
+	return yip_tai64n_fresh(ts, w, WIRE_INIT_MAX_AGE_NS) &&
+	       memcmp(ts, newest, YIP_TAI64N_LEN) <= 0;
+}
+
+size_t rdv_seen_max(const struct rdv_server *s)
+{
+	uint64_t n = (uint64_t)s->cfg.init_global * RDV_SEEN_SPAN_S;
+
+	if (s->cfg.seen_max != 0)
+		return s->cfg.seen_max;
+	return n < RDV_SEEN_LIMIT ? (size_t)n : RDV_SEEN_LIMIT;
+}
+
+static int seen_cmp(const struct rdv_server *s, size_t a, size_t b)
+{
+	return memcmp(s->seen[a].ts, s->seen[b].ts, YIP_TAI64N_LEN);
+}
+
+/* Records where entry i is (the key is in the map already: cannot fail). */
+static void seen_place(struct rdv_server *s, size_t i)
+{
+	u64map_put(&s->by_seen, s->seen[i].key_hash, (void *)(uintptr_t)(i + 1));
+}
+
+static void seen_swap(struct rdv_server *s, size_t a, size_t b)
+{
+	struct rdv_seen t = s->seen[a];
+
+	s->seen[a] = s->seen[b];
+	s->seen[b] = t;
+	seen_place(s, a);
+	seen_place(s, b);
+}
+
+static void seen_up(struct rdv_server *s, size_t i)
+{
+	while (i > 0 && seen_cmp(s, i, (i - 1) / 2) < 0) {
+		seen_swap(s, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void seen_down(struct rdv_server *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < s->n_seen && seen_cmp(s, l, m) < 0)
+			m = l;
+		if (r < s->n_seen && seen_cmp(s, r, m) < 0)
+			m = r;
+		if (m == i)
+			return;
+		seen_swap(s, i, m);
+		i = m;
+	}
+}
+
+static void seen_remove(struct rdv_server *s, size_t i)
+{
+	u64map_del(&s->by_seen, s->seen[i].key_hash);
+	if (i != --s->n_seen) {
+		s->seen[i] = s->seen[s->n_seen];
+		seen_place(s, i);
+		seen_down(s, i);
+		seen_up(s, i);
+	}
+	if (s->n_seen == 0) {
+		/* Empty after a flood: give the memory back. */
+		free(s->seen);
+		s->seen = NULL;
+		s->cap_seen = 0;
+		u64map_shrink(&s->by_seen, 0);
+	}
+}
+
+/* Timestamps the memory could not keep: no unknown key's Init may be as old. */
+static void seen_lost(struct rdv_server *s, const uint8_t ts[YIP_TAI64N_LEN])
+{
+	if (memcmp(ts, s->seen_floor, YIP_TAI64N_LEN) > 0)
+		memcpy(s->seen_floor, ts, YIP_TAI64N_LEN);
+	s->stats.seen_overflows++;
+}
+
+/* The place of key_hash's entry + 1, 0 if none. */
+static size_t seen_find(const struct rdv_server *s, uint64_t key_hash)
+{
+	return (size_t)(uintptr_t)u64map_get(&s->by_seen, key_hash);
+}
+
+/* A node with this key hash and newest Init timestamp ts is being forgotten. */
+static void seen_add(struct rdv_server *s, uint64_t now, uint64_t key_hash,
+                     const uint8_t ts[YIP_TAI64N_LEN])
+{
+	size_t i = seen_find(s, key_hash);
+
+	/* Out of the window, its Inits are refused by the clock alone. */
+	if (!s->clock_known || !yip_tai64n_fresh(ts, wall_ns(s, now), WIRE_INIT_MAX_AGE_NS))
+		return;
+	if (i != 0) {
+		if (memcmp(ts, s->seen[i - 1].ts, YIP_TAI64N_LEN) > 0) {
+			memcpy(s->seen[i - 1].ts, ts, YIP_TAI64N_LEN);
+			seen_down(s, i - 1);
+		}
+		return;
+	}
+	if (s->n_seen >= rdv_seen_max(s)) {
+		seen_lost(s, s->seen[0].ts);
+		seen_remove(s, 0);
+	}
+	if (s->n_seen == s->cap_seen) {
+		size_t cap = s->cap_seen ? 2 * s->cap_seen : 64;
+		struct rdv_seen *a = realloc(s->seen, cap * sizeof(*a));
+
+		if (a == NULL) {
+			seen_lost(s, ts);
+			return;
+		}
+		s->seen = a;
+		s->cap_seen = cap;
+	}
+	i = s->n_seen;
+	s->seen[i].key_hash = key_hash;
+	memcpy(s->seen[i].ts, ts, YIP_TAI64N_LEN);
+	if (u64map_put(&s->by_seen, key_hash, (void *)(uintptr_t)(i + 1)) != 0) {
+		seen_lost(s, ts);
+		return;
+	}
+	s->n_seen++;
+	seen_up(s, i);
+}
+
+/* Forgets what left the window; when the oldest that remains leaves it. */
+static uint64_t seen_expire(struct rdv_server *s, uint64_t now)
+{
+	uint8_t oldest[YIP_TAI64N_LEN];
+	uint64_t w = wall_ns(s, now), secs, ns, at;
+
+	if (!s->clock_known || s->n_seen == 0)
+		return UINT64_MAX;
+	yip_tai64n(oldest, w > WIRE_INIT_MAX_AGE_NS ? w - WIRE_INIT_MAX_AGE_NS : 0);
+	while (s->n_seen > 0 && memcmp(s->seen[0].ts, oldest, YIP_TAI64N_LEN) < 0)
+		seen_remove(s, 0);
+	if (s->n_seen == 0)
+		return UINT64_MAX;
+	/* The label is 2^62 + seconds, then nanoseconds, big-endian. */
+	secs = 0;
+	for (int b = 0; b < 8; b++)
+		secs = secs << 8 | s->seen[0].ts[b];
+	secs -= 1ULL << 62;
+	ns = (uint64_t)s->seen[0].ts[8] << 24 | (uint64_t)s->seen[0].ts[9] << 16 |
+	     (uint64_t)s->seen[0].ts[10] << 8 | s->seen[0].ts[11];
+	at = secs * YIP_NS_PER_S + ns + WIRE_INIT_MAX_AGE_NS;
+	/* In monotonic time, a second later at the soonest (fewer wake-ups). */
+	at = at > w ? now + (at - w) : now;
+	return at > now + YIP_NS_PER_S ? at : now + YIP_NS_PER_S;
 }
 
 /* ---- the order of last activity ------------------------------------------------ */
@@ -147,7 +332,7 @@ size_t rdv_max_guests(const struct rdv_server *s)
 	return g > 0 ? g : 1;
 }
 
-static void node_free(struct rdv_server *s, struct rdv_node *n);
+static void node_forget(struct rdv_server *s, uint64_t now, struct rdv_node *n);
 
 /* n (admitted so far, or new) becomes a guest: GUEST_TTL from now, the
  * oldest guest forgotten if the guests' share is full. */
@@ -157,7 +342,7 @@ static void guest_make(struct rdv_server *s, struct rdv_node *n, uint64_t now)
 		return;
 	while (s->n_guests >= rdv_max_guests(s) && s->guest_head != NULL) {
 		s->stats.guests_evicted++;
-		node_free(s, s->guest_head);
+		node_forget(s, now, s->guest_head);
 	}
 	lru_unlink(s, n);
 	n->guest = true;
@@ -201,6 +386,14 @@ static void node_free(struct rdv_server *s, struct rdv_node *n)
 	sodium_memzero(n, sizeof(*n));
 	free(n);
 	s->n_nodes--;
+}
+
+/* Forgets n, but not its newest Init timestamp: a replay of its Inits
+ * stays refused (above). */
+static void node_forget(struct rdv_server *s, uint64_t now, struct rdv_node *n)
+{
+	seen_add(s, now, n->key_hash, n->last_tai64n);
+	node_free(s, n);
 }
 
 /* A node not admitted (yet) to a members-only server comes as a guest. */
@@ -373,6 +566,8 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	struct rdv_node *n;
 	struct rdv_keys k = {0};
 	uint8_t *out;
+	uint64_t h;
+	size_t seen;
 	int cipher;
 
 	/* A node sends a server no certificate: an Init is exactly WIRE_INIT_LEN. */
@@ -409,9 +604,23 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	n = find(s, rs);
-	if (n != NULL && memcmp(pl.tai64n, n->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+	/* A replayed Init gets no answer, however late (docs/rendezvous.md):
+	 * out of the window of our clock, not newer than the node's last, or
+	 * than the last of a node we forgot, or than the floor. */
+	if (!init_time_ok(s, now, pl.tai64n)) {
+		drop(s, RDV_DROP_OLD_INIT);
+		goto out;
+	}
+	h = key_hash(s, rs);
+	n = find_h(s, rs, h);
+	seen = n == NULL ? seen_find(s, h) : 0;
+	if ((n != NULL && memcmp(pl.tai64n, n->last_tai64n, YIP_TAI64N_LEN) <= 0) ||
+	    (seen != 0 && memcmp(pl.tai64n, s->seen[seen - 1].ts, YIP_TAI64N_LEN) <= 0)) {
 		drop(s, RDV_DROP_STALE_INIT);
+		goto out;
+	}
+	if (n == NULL && seen == 0 && memcmp(pl.tai64n, s->seen_floor, YIP_TAI64N_LEN) <= 0) {
+		drop(s, RDV_DROP_INIT_FLOOR);
 		goto out;
 	}
 	cipher = cipher_choose(pl.ciphers);
@@ -428,13 +637,16 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		if (s->members_only && s->guest_head != NULL &&
 		    (s->n_nodes >= s->cfg.max_nodes || s->n_guests >= rdv_max_guests(s))) {
 			s->stats.guests_evicted++;
-			node_free(s, s->guest_head);
+			node_forget(s, now, s->guest_head);
 		}
 		if (s->n_nodes >= s->cfg.max_nodes ||
 		    (n = node_new(s, now, rs, s->members_only)) == NULL) {
 			drop(s, RDV_DROP_FULL);
 			goto out;
 		}
+		/* Known again: its timestamp lives in the node (set below). */
+		if ((seen = seen_find(s, h)) != 0)
+			seen_remove(s, seen - 1);
 	}
 	k.valid = true;
 	k.cipher = (uint8_t)cipher;
@@ -630,7 +842,7 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
 		next = n->lru_next;
 		if (n->member && (!same || !still_admitted(s, n))) {
 			s->stats.evicted++;
-			node_free(s, n);
+			node_forget(s, now, n);
 		} else if (!n->member) {
 			guest_make(s, n, now);
 		}
@@ -640,6 +852,8 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
 void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s)
 {
 	s->unix_offset = (int64_t)unix_s - (int64_t)(now / YIP_NS_PER_S);
+	s->wall_offset = (int64_t)(unix_s * YIP_NS_PER_S) - (int64_t)now;
+	s->clock_known = true;
 }
 
 /* ---- lookups ---------------------------------------------------------------------------- */
@@ -872,7 +1086,7 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 	}
 	if (u64map_init(&s->by_key, 1024) != 0 || u64map_init(&s->by_index, 2048) != 0 ||
 	    u64map_init(&s->by_token, 1024) != 0 || u64map_init(&s->by_relay, 1024) != 0 ||
-	    u64map_init(&s->asks, 64) != 0) {
+	    u64map_init(&s->asks, 64) != 0 || u64map_init(&s->by_seen, 0) != 0) {
 		snprintf(err, errlen, "out of memory");
 		rdv_free(s);
 		return -1;
@@ -894,6 +1108,8 @@ void rdv_free(struct rdv_server *s)
 	u64map_free(&s->by_token);
 	u64map_free(&s->by_relay);
 	u64map_free(&s->asks);
+	u64map_free(&s->by_seen);
+	free(s->seen);
 	if (s->obfbuf != NULL)
 		sodium_memzero(s->obfbuf, RDV_MAX_DGRAM);
 	free(s->obfbuf);
@@ -950,12 +1166,13 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 	uint64_t next = UINT64_MAX;
 
 	while (s->lru_head != NULL && now - s->lru_head->last_rx >= NODE_TTL)
-		node_free(s, s->lru_head);
+		node_forget(s, now, s->lru_head);
 	while (s->guest_head != NULL && now >= s->guest_head->guest_until) {
 		s->stats.guests_expired++;
-		node_free(s, s->guest_head);
+		node_forget(s, now, s->guest_head);
 	}
-	if (s->lru_head != NULL)
+	next = seen_expire(s, now);
+	if (s->lru_head != NULL && s->lru_head->last_rx + NODE_TTL < next)
 		next = s->lru_head->last_rx + NODE_TTL;
 	if (s->guest_head != NULL && s->guest_head->guest_until < next)
 		next = s->guest_head->guest_until;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "membership/member.h"
+#include "obf/obf.h"
 #include "pair.h"
 #include "peer/peer.h"
 #include "rdvclient.h"
@@ -38,6 +39,19 @@ struct srv_dgram {
 	uint8_t buf[1600];
 };
 
+/* Everybody's wall clock: UNIX_NOW (Unix seconds) when a test starts, and
+ * as the simulated time passes. The server is told it as yip-rendezvous's
+ * loop tells it, and each node's reads it (rounded up: every read of a
+ * pair node's clock advances it by 20 ms). */
+#define UNIX_NOW 1800000000ULL
+
+static uint64_t now;
+
+static uint64_t wall_at(uint64_t t)
+{
+	return UNIX_NOW * YIP_NS_PER_S + t - YIP_NS_PER_S;
+}
+
 static struct rdv_server S;
 static struct srv_dgram srv_out[SRV_Q];
 static unsigned srv_n;
@@ -46,9 +60,11 @@ static uint8_t srv_priv[YIP_KEY_LEN], srv_pub[YIP_KEY_LEN];
 
 static struct pair_node N[NODES];
 static uint8_t keys[NODES][YIP_KEY_LEN];
-static uint64_t now;
-static bool cut;            /* direct datagrams between A and B are lost */
-static bool started[NODES]; /* the pair nodes whose timers step() runs */
+static bool srv_obf;          /* server_start: with obf_psk (OBF_KEY) */
+static struct obf_keys obf_k; /* ... to wrap and open with */
+#define OBF_KEY 0x3c          /* every byte of it */
+static bool cut;              /* direct datagrams between A and B are lost */
+static bool started[NODES];   /* the pair nodes whose timers step() runs */
 static uint64_t lost_direct;
 
 static uint8_t *srv_buf(void *ctx)
@@ -112,6 +128,7 @@ static void node_start(int i, bool relay_off)
 	cfg.peers = pc;
 	cfg.n_peers = n;
 	assert_int_equal(pair_node_init(&N[i], &cfg, NULL, &o, err, sizeof(err)), 0);
+	N[i].wall = wall_at(now);
 	snprintf(ip, sizeof(ip), "192.0.2.%d", i + 1);
 	set4(&N[i].addr, ip, 51820);
 }
@@ -126,7 +143,22 @@ static void server_start(bool relay)
 	memcpy(c.private_key, srv_priv, YIP_KEY_LEN);
 	c.relay = relay;
 	c.alt_port = 7001;
+	if (srv_obf) {
+		c.obf = true;
+		memset(c.obf_psk, OBF_KEY, sizeof(c.obf_psk));
+		obf_keys_init(&obf_k, c.obf_psk);
+	}
 	assert_int_equal(rdv_init(&S, &c, &io, err, sizeof(err)), 0);
+	rdv_clock(&S, now, wall_at(now) / YIP_NS_PER_S);
+}
+
+/* The clocks after time has passed: the server's, and the nodes' (never backwards). */
+static void clocks(void)
+{
+	rdv_clock(&S, now, wall_at(now) / YIP_NS_PER_S);
+	for (int i = 0; i < NODES; i++)
+		if (N[i].wall < wall_at(now))
+			N[i].wall = wall_at(now);
 }
 
 /*
@@ -328,6 +360,7 @@ static void advance(double secs)
 
 	while (now < end) {
 		now += 50 * YIP_NS_PER_MS;
+		clocks();
 		for (int i = 0; i < NODES; i++)
 			yip_device_timers(&N[i].dev, now);
 		rdv_timers(&S, now);
@@ -380,6 +413,7 @@ static int setup(void **state)
 		nat_of[i] = NAT_NONE;
 		started[i] = false;
 	}
+	srv_obf = false;
 	return 0;
 }
 
@@ -624,6 +658,7 @@ static void relayed_init_flood(void **state)
 	end = now + 20 * YIP_NS_PER_S;
 	while (now < end && !yip_peer_established(peer_of(0, 1), now)) {
 		now += 50 * YIP_NS_PER_MS;
+		clocks();
 		forge_relayed_inits(10, 7000, false);
 		for (int i = 0; i < NODES; i++)
 			yip_device_timers(&N[i].dev, now);
@@ -885,8 +920,6 @@ static void nat_port_sym(void **state)
 
 /* ---- a members-only server -------------------------------------------------------- */
 
-#define UNIX_NOW 1800000000ULL /* the wall clock the server is told */
-
 static uint8_t ca_pub[MEMBER_SIGN_PUBLIC], ca_sec[MEMBER_SIGN_SECRET];
 
 static void ca_make(uint8_t seed_byte, uint8_t pub[MEMBER_SIGN_PUBLIC],
@@ -930,7 +963,6 @@ static void members_only_start(const struct member_revocations *revs)
 
 	memcpy(m.ca_public, ca_pub, sizeof(ca_pub));
 	snprintf(m.network, sizeof(m.network), "lab");
-	rdv_clock(&S, now, UNIX_NOW);
 	rdv_set_members(&S, now, &m);
 }
 
@@ -1072,7 +1104,7 @@ static struct rdvc cl[CLIENTS];
 /* The wall clock of the clients (ns since the epoch). */
 static uint64_t client_wall(void)
 {
-	return PAIR_WALL_START + now;
+	return wall_at(now);
 }
 
 /* Client c at ip:port with a fresh key. */
@@ -1161,6 +1193,7 @@ static bool client_join(struct rdvc *c)
 static void step(void)
 {
 	now += 50 * YIP_NS_PER_MS;
+	clocks();
 	for (int i = 0; i < NODES; i++)
 		if (started[i])
 			yip_device_timers(&N[i].dev, now);
@@ -1297,6 +1330,185 @@ static void members_only_guests_make_room(void **state)
 		rdvc_wipe(&cl[i]);
 }
 
+/* ---- replayed Inits ------------------------------------------------------------------- */
+
+/* secs of time pass for the server alone, a second at a time, its timers
+ * run and what it sends thrown away. */
+static void server_time(unsigned secs)
+{
+	for (unsigned i = 0; i < secs; i++) {
+		now += YIP_NS_PER_S;
+		rdv_clock(&S, now, wall_at(now) / YIP_NS_PER_S);
+		rdv_timers(&S, now);
+		srv_n = 0;
+	}
+}
+
+/* Bytes the server sends when datagram d (len bytes) arrives from src;
+ * what it sent stays in srv_out. */
+static size_t bytes_back(const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	static uint8_t copy[RDV_MAX_DGRAM];
+	size_t total = 0;
+
+	srv_n = 0;
+	memcpy(copy, d, len);
+	rdv_rx(&S, now, RDV_SOCK_MAIN, src, copy, len);
+	for (unsigned k = 0; k < srv_n; k++)
+		total += srv_out[k].len;
+	return total;
+}
+
+/* The plain datagram d (len bytes), obfuscated in place; its new length. */
+static size_t wrap(uint8_t *d, size_t len, size_t cap)
+{
+	size_t n = obf_wrap(&obf_k, d, len, cap, false);
+
+	assert_true(n > 0);
+	return n;
+}
+
+/* What the server sent in srv_out[k], opened with the key, into out. */
+static size_t unwrap(unsigned k, uint8_t *out)
+{
+	size_t n = 0;
+
+	assert_int_equal(obf_open(&obf_k, srv_out[k].buf, srv_out[k].len, out, &n,
+	                          WIRE_RELAY_FROM_SERVER, false),
+	                 OBF_OK);
+	return n;
+}
+
+/*
+ * A server with obf_psk must be silent to a replayed Init at any delay. A
+ * censor records a node's first datagram (its obfuscated Init) and sends
+ * it again later: right away, after the server forgot the node (61 s), and
+ * long after (up to 1000 s). Not one byte comes back; a fresh Init of the
+ * same key is answered as before.
+ */
+static void replayed_init_gets_nothing(void **state)
+{
+	static const unsigned at[] = {0, 61, 90, 119, 121, 200, 1000};
+	uint8_t rec[1300], d[1300], plain[1300];
+	struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER};
+	struct rdvc *c = &cl[0];
+	size_t rec_len, len;
+	uint64_t start;
+
+	(void)state;
+	srv_obf = true;
+	server_start(true);
+	client_at(c, "192.0.2.50", 51820);
+	assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, rec), WIRE_INIT_LEN);
+	rec_len = wrap(rec, WIRE_INIT_LEN, sizeof(rec));
+	/* The first time it is answered, and the node registers. */
+	assert_true(bytes_back(&c->addr, rec, rec_len) > 0);
+	assert_int_equal(srv_n, 1);
+	len = unwrap(0, plain);
+	assert_true(rdvc_resp(c, plain, len));
+	len = wrap(d, rdvc_seal_ctrl(c, &reg, d), sizeof(d));
+	assert_true(bytes_back(&c->addr, d, len) > 0);
+	len = unwrap(0, plain);
+	assert_true(rdvc_open(c, plain, len, &reg) && c->registered);
+	assert_int_equal(S.n_nodes, 1);
+	/* Then never again. */
+	start = now;
+	for (unsigned i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		server_time((unsigned)((start + at[i] * YIP_NS_PER_S - now) / YIP_NS_PER_S));
+		if (at[i] > 60)
+			assert_int_equal(S.n_nodes, 0); /* forgotten */
+		len = bytes_back(&c->addr, rec, rec_len);
+		print_message("the Init replayed after %4u s: %zu bytes back\n", at[i], len);
+		assert_int_equal(len, 0);
+	}
+	assert_int_equal(S.drops[RDV_DROP_STALE_INIT] + S.drops[RDV_DROP_OLD_INIT],
+	                 sizeof(at) / sizeof(at[0]));
+	assert_true(S.drops[RDV_DROP_OLD_INIT] >= 3); /* 121, 200 and 1000 s */
+	assert_int_equal(S.n_seen, 0); /* its timestamp left the window: nothing kept for it */
+	/* A new Init of the same key is answered. */
+	assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, d), WIRE_INIT_LEN);
+	len = wrap(d, WIRE_INIT_LEN, sizeof(d));
+	assert_true(bytes_back(&c->addr, d, len) > 0);
+	len = unwrap(0, plain);
+	assert_true(rdvc_resp(c, plain, len));
+	rdvc_wipe(c);
+}
+
+/*
+ * An Init whose timestamp is more than 120 s from the server's clock, one
+ * way or the other, is refused even from a key the server never saw (the
+ * Init of a node the server forgot, or knew before it restarted); within
+ * the window it is answered.
+ */
+static void old_init_refused(void **state)
+{
+	static const struct {
+		int64_t off_s; /* the timestamp, from the server's clock */
+		bool answered;
+	} cases[] = {{-121, false}, {121, false}, {-1000, false}, {-100, true}, {100, true}};
+	uint8_t init[WIRE_INIT_LEN];
+
+	(void)state;
+	server_start(true);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rdvc *c = &cl[i];
+		int64_t ts = (int64_t)wall_at(now) + cases[i].off_s * (int64_t)YIP_NS_PER_S;
+		char ip[32];
+
+		snprintf(ip, sizeof(ip), "192.0.2.%u", 60 + i);
+		client_at(c, ip, 51820);
+		assert_int_equal(rdvc_init_msg(c, srv_pub, (uint64_t)ts, CHACHA, init),
+		                 WIRE_INIT_LEN);
+		assert_int_equal(bytes_back(&c->addr, init, sizeof(init)) > 0, cases[i].answered);
+		rdvc_wipe(c);
+	}
+	assert_int_equal(S.drops[RDV_DROP_OLD_INIT], 3);
+	assert_int_equal(S.stats.handshakes, 2);
+}
+
+/*
+ * The memory of forgotten nodes' timestamps is bounded (seen_max, 4 here).
+ * Six nodes are forgotten: the two oldest timestamps do not fit, and the
+ * floor rises to the newer of them, so a replay of either is refused all
+ * the same (init_floor), as is one of a node remembered (stale_init);
+ * fresh Inits, from those nodes or others, are answered.
+ */
+static void replay_memory_overflows_safely(void **state)
+{
+	uint8_t rec[6][WIRE_INIT_LEN], init[WIRE_INIT_LEN];
+	char ip[32];
+
+	(void)state;
+	server_start(true);
+	S.cfg.seen_max = 4;
+	for (unsigned i = 0; i < 6; i++) {
+		snprintf(ip, sizeof(ip), "192.0.2.%u", 70 + i);
+		client_at(&cl[i], ip, 51820);
+		assert_int_equal(rdvc_init_msg(&cl[i], srv_pub, client_wall(), CHACHA, rec[i]),
+		                 WIRE_INIT_LEN);
+		assert_true(bytes_back(&cl[i].addr, rec[i], WIRE_INIT_LEN) > 0);
+		server_time(1);
+	}
+	server_time(61);
+	assert_int_equal(S.n_nodes, 0);
+	assert_int_equal(S.n_seen, 4);
+	assert_int_equal(S.stats.seen_overflows, 2);
+	for (unsigned i = 0; i < 6; i++)
+		assert_int_equal(bytes_back(&cl[i].addr, rec[i], WIRE_INIT_LEN), 0);
+	assert_int_equal(S.drops[RDV_DROP_INIT_FLOOR], 2);
+	assert_int_equal(S.drops[RDV_DROP_STALE_INIT], 4);
+	for (unsigned i = 0; i < 7; i++) {
+		if (i == 6)
+			client_at(&cl[i], "192.0.2.99", 51820);
+		assert_int_equal(rdvc_init_msg(&cl[i], srv_pub, client_wall(), CHACHA, init),
+		                 WIRE_INIT_LEN);
+		assert_true(bytes_back(&cl[i].addr, init, WIRE_INIT_LEN) > 0);
+		rdvc_wipe(&cl[i]);
+	}
+	assert_int_equal(S.n_nodes, 7);
+	assert_int_equal(S.n_seen, 0); /* known again: the nodes hold their timestamps */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1318,6 +1530,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(open_server_ignores_certs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(members_only_outsiders_cannot_fill, setup, teardown),
 	    cmocka_unit_test_setup_teardown(members_only_guests_make_room, setup, teardown),
+	    cmocka_unit_test_setup_teardown(replayed_init_gets_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(old_init_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(replay_memory_overflows_safely, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
