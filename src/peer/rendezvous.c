@@ -247,6 +247,16 @@ static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
 	classify_nat(s->peer.dev);
 }
 
+/* Before it sends anything to a new address of ours (our NAT gave us
+ * another port), the server checks that it is ours: it sends a PROBE
+ * there, and we echo it (docs/nat.md). */
+static void on_challenge(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = c->nonce, .ts_us = c->ts_us};
+
+	frame_send_ctrl(&s->peer, now, &ok, -1, NULL, 0);
+}
+
 static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
 {
 	struct yip_device *dev = s->peer.dev;
@@ -313,6 +323,9 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 		break;
 	case WIRE_CTRL_REFUSED:
 		on_refused(s, now, c);
+		break;
+	case WIRE_CTRL_PROBE:
+		on_challenge(s, now, c);
 		break;
 	case WIRE_CTRL_ASK:
 		on_ask(s, now, c);

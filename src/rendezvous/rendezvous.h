@@ -56,7 +56,9 @@
 	X(RELAY_SOURCE, "relay_source")     /* Relay from somewhere else than its node */          \
 	X(RELAY_NOT_ALLOWED, "relay_not_allowed") /* to a node that did not accept the sender */   \
 	X(RELAY_RATE, "relay_rate")               /* over the sender's bytes per second */         \
-	X(ASKS, "asks") /* lookup while too many of the node's are open */                         \
+	X(ASKS, "asks")               /* lookup while too many of the node's are open */           \
+	X(LOOKUP_RATE, "lookup_rate") /* LOOKUP over the node's lookups per second */              \
+	X(CHALLENGE, "challenge")     /* PROBE_OK that answers no challenge of ours */             \
 	X(NOT_MEMBER,                                                                              \
 	  "not_member") /* REGISTER, LOOKUP, ANSWER or Relay from a node not admitted */           \
 	X(MEMBER_RATE, "member_rate") /* a second MEMBER from one node within a second */          \
@@ -105,6 +107,11 @@ struct rdv_keys {
 	uint8_t cipher; /* enum yip_cipher */
 	uint32_t local, remote;
 	uint64_t created;
+	/* The Init they were made for came from init_addr; once a datagram
+	 * under them authenticates (used), that address is the node's: only
+	 * whoever got our Resp there can have them. */
+	union yip_sockaddr init_addr;
+	bool used;
 	uint64_t send_counter;
 	uint64_t win_top, win_bits; /* a 64-counter replay window: control traffic is sparse */
 	uint8_t send[YIP_KEY_LEN], recv[YIP_KEY_LEN];
@@ -124,8 +131,21 @@ struct rdv_node {
 	uint8_t key[YIP_KEY_LEN];
 	uint64_t key_hash; /* keyed hash of key: its slot in the server's map */
 	uint8_t last_tai64n[YIP_TAI64N_LEN];
-	union yip_sockaddr addr; /* where its authenticated datagrams come from */
-	bool registered;         /* it sent REGISTER */
+	/* Where everything for it goes: an address shown to be its own (the
+	 * source of an Init whose keys it used, or one that echoed a
+	 * challenge); before that (confirmed false), its Init's source. */
+	union yip_sockaddr addr;
+	bool confirmed;
+	/* Its authenticated datagrams come from elsewhere (moving_to): a
+	 * PROBE with a random nonce (challenge) goes there, at most every
+	 * second and only as far as the bytes that came from there allow
+	 * (credit), and addr becomes moving_to when the node echoes it from
+	 * there in a PROBE_OK. */
+	bool moving;
+	union yip_sockaddr moving_to;
+	uint64_t challenge, challenged_at;
+	uint32_t credit;
+	bool registered; /* it sent REGISTER */
 	uint8_t flags, nat, n_cands;
 	union yip_sockaddr cands[WIRE_MAX_CANDS];
 	uint64_t token;
@@ -133,6 +153,7 @@ struct rdv_node {
 	struct rdv_keys cur, prev;
 	uint64_t since, last_rx;
 	uint64_t bucket, bucket_at; /* relay budget, bytes; when last topped up */
+	struct yip_bucket lookups;  /* its LOOKUPs a second */
 	unsigned open_asks;
 	/* Members-only servers: the node's certificate was admitted (until
 	 * member_until, Unix seconds, skew included), else why not. */
@@ -188,6 +209,9 @@ struct rdv_stats {
 	uint64_t guests_evicted; /* guests forgotten early to make room for a newcomer */
 	uint64_t guests_expired; /* guests forgotten GUEST_TTL after they came */
 	uint64_t seen_overflows; /* timestamps the replay memory let go early (the floor rose) */
+	uint64_t challenges;     /* PROBEs sent to a node's new address */
+	uint64_t unpaid;         /* ... not sent: more than the bytes that came from there */
+	uint64_t moves;          /* new addresses confirmed by their PROBE_OK */
 };
 
 /* Members only: guests (nodes not admitted) hold at most 1/RDV_GUEST_SHARE
@@ -220,6 +244,7 @@ struct rdv_server {
 	struct obf_keys obf_keys; /* cfg.obf */
 	uint8_t *obfbuf;          /* RDV_MAX_DGRAM: a received datagram, de-obfuscated */
 	uint8_t *txbuf;           /* the last io.buf() */
+	size_t rx_len;            /* the datagram being handled, as it came (obfuscated) */
 	uint64_t next_timer;
 	bool members_only;
 	struct rdv_members members;

@@ -17,14 +17,18 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define PROLOGUE    "yip-v1"
-#define NODE_TTL    (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
-#define KEYS_REJECT (360 * YIP_NS_PER_S) /* session keys older than this are refused */
-#define ASK_TTL     (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
-#define MAX_ASKS    16                   /* open lookups per node */
-#define MAX_ALLOWED 4096                 /* nodes one node may relay to */
-#define MEMBER_GAP  (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
-#define GUEST_TTL   (10 * YIP_NS_PER_S)  /* members only: an unadmitted node lives this long */
+#define PROLOGUE     "yip-v1"
+#define NODE_TTL     (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
+#define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
+#define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
+#define MAX_ASKS     16                   /* open lookups per node */
+#define MAX_ALLOWED  4096                 /* nodes one node may relay to */
+#define MEMBER_GAP   (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
+#define GUEST_TTL    (10 * YIP_NS_PER_S)  /* members only: an unadmitted node lives this long */
+#define PROBE_GAP    (1 * YIP_NS_PER_S)   /* one challenge per node this often */
+#define CREDIT_MAX   65536                /* bytes an unconfirmed address may have in hand */
+#define LOOKUP_RATE  10                   /* LOOKUPs a second per node ... */
+#define LOOKUP_BURST 32                   /* ... and at once */
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -465,34 +469,55 @@ static uint8_t *tx_buf(struct rdv_server *s)
 	return s->txbuf = s->io.buf(s->io.ctx);
 }
 
-/* Sends the len-byte datagram built in tx_buf(), obfuscated with obf_psk
- * (a Relay's payload is the sender's, wrapped already). */
-static void tx_send(struct rdv_server *s, unsigned sock, const union yip_sockaddr *to, size_t len)
+/*
+ * Sends the len-byte datagram built in tx_buf(), obfuscated with obf_psk
+ * (a Relay's payload is the sender's, wrapped already), if it is at most
+ * cap bytes on the wire (an envelope's random length is drawn within cap).
+ * Returns the bytes sent, 0 if none.
+ */
+static size_t tx_send(struct rdv_server *s, const union yip_sockaddr *to, size_t len, size_t cap)
 {
+	if (cap > RDV_MAX_DGRAM)
+		cap = RDV_MAX_DGRAM;
 	if (s->cfg.obf)
-		len = obf_wrap(&s->obf_keys, s->txbuf, len, RDV_MAX_DGRAM, false);
+		len = obf_wrap(&s->obf_keys, s->txbuf, len, cap, false);
+	else if (len > cap)
+		len = 0;
 	if (len > 0)
-		s->io.send(s->io.ctx, sock, to, len);
+		s->io.send(s->io.ctx, RDV_SOCK_MAIN, to, len);
+	return len;
 }
 
-static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
-                      const union yip_sockaddr *to, const struct wire_ctrl *c)
+/* Seals c under n's keys and sends it to `to` if that is at most cap bytes
+ * on the wire; the bytes sent, 0 if none. Everything leaves the main
+ * socket: the second port only listens. */
+static size_t send_ctrl(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *to,
+                        const struct wire_ctrl *c, size_t cap)
 {
 	struct rdv_keys *k = &n->cur;
 	uint8_t msg[WIRE_CTRL_MAX], *d;
-	size_t len = wire_ctrl_put(msg, c);
+	size_t len = wire_ctrl_put(msg, c), wire = WIRE_DATA_MIN + len;
 	struct yip_cipher_key key;
 	struct wire_hdr h;
 
-	if (len == 0 || !k->valid)
-		return;
+	if (s->cfg.obf)
+		wire += obf_frame_pad(wire) + OBF_TRAILER;
+	if (len == 0 || !k->valid || wire > cap)
+		return 0;
 	h = (struct wire_hdr){WIRE_CTRL, 0, 0, k->remote, k->send_counter++};
 	d = tx_buf(s);
 	wire_hdr_put(d, &h);
 	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->send);
 	yip_cipher_seal(d + WIRE_DATA_HDR, &key, h.counter, d, WIRE_DATA_HDR, msg, len);
 	sodium_memzero(&key, sizeof(key));
-	tx_send(s, sock, to, WIRE_DATA_MIN + len);
+	return tx_send(s, to, WIRE_DATA_MIN + len, cap);
+}
+
+/* Answers, questions and introductions go to n's confirmed address only. */
+static void reply(struct rdv_server *s, struct rdv_node *n, const struct wire_ctrl *c)
+{
+	if (n->confirmed)
+		send_ctrl(s, n, &n->addr, c, RDV_MAX_DGRAM);
 }
 
 /* What a node is told about a peer: its reflexive address first, then its own. */
@@ -507,7 +532,7 @@ static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
 	for (unsigned i = 0; i < about->n_cands && c.n_cands < WIRE_MAX_CANDS; i++)
 		if (!yip_sockaddr_eq(&about->cands[i], &about->addr))
 			c.cands[c.n_cands++] = about->cands[i];
-	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	reply(s, to, &c);
 	to->stats.intros++;
 }
 
@@ -516,9 +541,22 @@ static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, cons
 	struct wire_ctrl c = {.kind = WIRE_CTRL_UNKNOWN, .id = id};
 
 	memcpy(c.key, key, YIP_KEY_LEN);
-	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	reply(s, to, &c);
 	to->stats.unknowns++;
 	s->stats.unknowns++;
+}
+
+/* The node's registration, as it stands, told to it. */
+static void registered(struct rdv_server *s, struct rdv_node *n)
+{
+	struct wire_ctrl r = {.kind = WIRE_CTRL_REGISTERED};
+
+	r.flags = s->cfg.relay ? WIRE_CTRL_RELAY : 0;
+	r.token = n->token;
+	r.relay_id = n->relay_id;
+	r.alt_port = s->cfg.alt_port;
+	r.addr = n->addr;
+	reply(s, n, &r);
 }
 
 /* ---- handshakes ------------------------------------------------------------------- */
@@ -555,8 +593,8 @@ static int cipher_choose(unsigned offered)
 	return -1;
 }
 
-static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
-                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
+                    const uint8_t *d, size_t len)
 {
 	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
 	struct wire_init_payload pl;
@@ -587,7 +625,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	if (!s->cfg.obf && cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
 	    !cookie_check(&s->cookies, now, &csrc, d, len)) {
 		cookie_reply(&s->cookies, now, &csrc, d, len, tx_buf(s));
-		tx_send(s, sock, src, WIRE_COOKIE_MSG);
+		tx_send(s, src, WIRE_COOKIE_MSG, s->rx_len); /* smaller than the Init */
 		drop(s, RDV_DROP_UNDER_LOAD);
 		return;
 	}
@@ -653,6 +691,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	k.local = (uint32_t)fresh(&s->by_index, UINT32_MAX);
 	k.remote = m.sender;
 	k.created = now;
+	k.init_addr = *src;
 	out = tx_buf(s);
 	wire_resp_payload_put(chosen, (uint8_t)cipher);
 	if (u64map_put(&s->by_index, k.local, n) != 0 ||
@@ -675,10 +714,13 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	n->prev = n->cur;
 	n->cur = k;
 	memcpy(n->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
-	n->addr = *src;
+	if (!n->confirmed)
+		n->addr = *src; /* shown, not used, until the keys are */
 	touch(s, n, now);
 	s->stats.handshakes++;
-	tx_send(s, sock, src, WIRE_RESP_LEN);
+	/* To the Init's source, not yet shown to be the node's: no longer than
+	 * the Init (with obf_psk, the envelope's length is drawn up to it). */
+	tx_send(s, src, WIRE_RESP_LEN, s->rx_len);
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(&k, sizeof(k));
@@ -706,9 +748,10 @@ static void window_mark(struct rdv_keys *k, uint64_t c)
 	k->win_bits |= 1ULL << (k->win_top - c - 1);
 }
 
-/* Authenticates a Ctrl into s->scratch; the node, or NULL if dropped. */
-static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
-                                  const uint8_t *d, size_t len, size_t *plen)
+/* Authenticates a Ctrl into s->scratch; the node (and in *kp the keys
+ * that opened it), or NULL if dropped. */
+static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const uint8_t *d, size_t len,
+                                  size_t *plen, struct rdv_keys **kp)
 {
 	struct yip_cipher_key key;
 	struct rdv_keys *k = NULL;
@@ -749,9 +792,68 @@ static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const unio
 		return NULL;
 	}
 	window_mark(k, h.counter);
-	n->addr = *src; /* authenticated: the node may have moved */
 	touch(s, n, now);
+	*kp = k;
 	return n;
+}
+
+/* ---- addresses ------------------------------------------------------------------------- */
+
+/* a is n's: everything for n goes there from now on. */
+static void confirm(struct rdv_node *n, const union yip_sockaddr *a)
+{
+	n->addr = *a;
+	n->confirmed = true;
+	if (n->moving && yip_sockaddr_eq(&n->moving_to, a)) {
+		n->moving = false;
+		n->challenge = 0;
+	}
+}
+
+/*
+ * n's authenticated datagram came from src, not from its confirmed address:
+ * the node moved (its NAT gave it another port), or somebody with its own
+ * keys sent it from someone else's address. Nothing goes to src but a
+ * challenge, no more bytes of it than came from src, so that the server
+ * can neither be turned against src nor made to amplify anything.
+ */
+static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
+                   const union yip_sockaddr *src)
+{
+	struct wire_ctrl p = {.kind = WIRE_CTRL_PROBE};
+	size_t sent;
+
+	if (!n->moving || !yip_sockaddr_eq(&n->moving_to, src)) {
+		n->moving = true;
+		n->moving_to = *src;
+		n->credit = 0;
+		n->challenge = 0;
+	}
+	n->credit =
+	    n->credit + s->rx_len > CREDIT_MAX ? CREDIT_MAX : n->credit + (uint32_t)s->rx_len;
+	if (n->challenged_at != 0 && now - n->challenged_at < PROBE_GAP)
+		return;
+	do
+		randombytes_buf(&p.nonce, sizeof(p.nonce));
+	while (p.nonce == 0);
+	sent = send_ctrl(s, n, src, &p, n->credit);
+	if (sent == 0) {
+		s->stats.unpaid++; /* a later datagram from there pays for it */
+		return;
+	}
+	n->credit -= (uint32_t)sent;
+	n->challenge = p.nonce;
+	n->challenged_at = now;
+	s->stats.challenges++;
+}
+
+/* Is c, from src, the echo of n's challenge? */
+static bool challenge_met(const struct rdv_node *n, const union yip_sockaddr *src,
+                          const struct wire_ctrl *c)
+{
+	return c->kind == WIRE_CTRL_PROBE_OK && n->moving && n->challenge != 0 &&
+	       yip_sockaddr_eq(src, &n->moving_to) &&
+	       sodium_memcmp(&c->nonce, &n->challenge, sizeof(c->nonce)) == 0;
 }
 
 /* ---- members-only servers ------------------------------------------------------------- */
@@ -769,16 +871,15 @@ static bool admitted(const struct rdv_server *s, const struct rdv_node *n, uint6
 	return !s->members_only || (n->member && unix_now(s, now) <= n->member_until);
 }
 
-static void refuse(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *src,
-                   uint8_t reason)
+static void refuse(struct rdv_server *s, struct rdv_node *n, uint8_t reason)
 {
 	struct wire_ctrl r = {.kind = WIRE_CTRL_REFUSED, .reason = reason};
 
-	send_ctrl(s, RDV_SOCK_MAIN, n, src, &r);
+	reply(s, n, &r);
 }
 
 static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
-                      const union yip_sockaddr *src, const struct wire_ctrl *c)
+                      const struct wire_ctrl *c)
 {
 	struct member_cert cert;
 	enum member_verdict v;
@@ -798,7 +899,7 @@ static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 		n->member = false;
 		n->refused = (uint8_t)v;
 		s->stats.refused[v]++;
-		refuse(s, n, src, (uint8_t)v);
+		refuse(s, n, (uint8_t)v);
 		guest_make(s, n, now); /* a member that lost it has GUEST_TTL left */
 		return;
 	}
@@ -892,7 +993,7 @@ static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
 	if (q->deadline < s->next_timer)
 		s->next_timer = q->deadline;
 	memcpy(ask.key, a->key, YIP_KEY_LEN);
-	send_ctrl(s, RDV_SOCK_MAIN, b, &b->addr, &ask);
+	reply(s, b, &ask);
 }
 
 static void ask_done(struct rdv_server *s, uint32_t id, struct rdv_ask *q, struct rdv_node *a)
@@ -936,28 +1037,49 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
                     const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	struct wire_ctrl c, r = {0};
+	struct rdv_keys *k;
 	struct rdv_node *n;
 	size_t plen;
 
-	n = open_ctrl(s, now, src, d, len, &plen);
+	n = open_ctrl(s, now, d, len, &plen, &k);
 	if (n == NULL)
 		return;
+	if (!k->used) {
+		/* The first datagram under keys an Init made: the Init's source
+		 * got our Resp, so it is the node's. */
+		k->used = true;
+		confirm(n, &k->init_addr);
+	}
 	if (!wire_ctrl_get(&c, s->scratch, plen) ||
 	    (sock == RDV_SOCK_ALT && c.kind != WIRE_CTRL_WHOAMI)) {
 		drop(s, RDV_DROP_BAD_CTRL);
 		return;
+	}
+	/* From elsewhere than the node's address: the answer to our challenge,
+	 * and the node has moved there; or reason to send one. (The second
+	 * port sees another address of the node wherever its NAT maps per
+	 * destination: that is what it is for.) */
+	if (sock == RDV_SOCK_MAIN && !yip_sockaddr_eq(src, &n->addr)) {
+		if (challenge_met(n, src, &c)) {
+			confirm(n, src);
+			s->stats.moves++;
+			if (n->registered)
+				registered(s, n); /* its REGISTERs went unanswered meanwhile */
+			return;
+		}
+		moving(s, now, n, src);
 	}
 	if ((c.kind == WIRE_CTRL_REGISTER || c.kind == WIRE_CTRL_LOOKUP ||
 	     c.kind == WIRE_CTRL_ANSWER) &&
 	    !admitted(s, n, now)) {
 		drop(s, RDV_DROP_NOT_MEMBER);
 		/* A member whose certificate ran out is told so. */
-		refuse(s, n, src, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
+		refuse(s, n, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
 		return;
 	}
 	switch (c.kind) {
 	case WIRE_CTRL_MEMBER:
-		on_member(s, now, n, src, &c);
+		on_member(s, now, n, &c);
 		break;
 	case WIRE_CTRL_REGISTER:
 		if (!n->registered)
@@ -967,29 +1089,32 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 		n->nat = c.nat;
 		n->n_cands = c.n_cands;
 		memcpy(n->cands, c.cands, sizeof(n->cands));
-		r.kind = WIRE_CTRL_REGISTERED;
-		r.flags = s->cfg.relay ? WIRE_CTRL_RELAY : 0;
-		r.token = n->token;
-		r.relay_id = n->relay_id;
-		r.alt_port = s->cfg.alt_port;
-		r.addr = *src;
-		send_ctrl(s, sock, n, src, &r);
+		registered(s, n);
 		break;
 	case WIRE_CTRL_WHOAMI:
+		/* What this port saw, told at the node's address (from the main
+		 * port, which the node's NAT lets in). */
 		r.kind = WIRE_CTRL_YOUARE;
 		r.id = c.id;
 		r.addr = *src;
-		send_ctrl(s, sock, n, src, &r);
+		reply(s, n, &r);
 		break;
 	case WIRE_CTRL_LOOKUP:
 		if (!n->registered) {
 			drop(s, RDV_DROP_BAD_CTRL);
 			return;
 		}
+		if (!yip_bucket_take(&n->lookups, now, LOOKUP_RATE, LOOKUP_BURST)) {
+			drop(s, RDV_DROP_LOOKUP_RATE);
+			return;
+		}
 		on_lookup(s, now, n, &c);
 		break;
 	case WIRE_CTRL_ANSWER:
 		on_answer(s, n, &c);
+		break;
+	case WIRE_CTRL_PROBE_OK:
+		drop(s, RDV_DROP_CHALLENGE); /* another nonce, or not from where we asked */
 		break;
 	default:
 		drop(s, RDV_DROP_BAD_CTRL); /* a kind nodes send to each other, or we send */
@@ -1018,13 +1143,14 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_RELAY_TOKEN);
 		return;
 	}
-	if (!yip_sockaddr_eq(src, &a->addr)) {
+	if (!a->confirmed || !yip_sockaddr_eq(src, &a->addr)) {
 		drop(s, RDV_DROP_RELAY_SOURCE);
 		a->stats.relay_refused++;
 		return;
 	}
 	b = u64map_get(&s->by_relay, m.relay_id);
-	if (b == NULL || !allowed_has(a, b->relay_id) || !allowed_has(b, a->relay_id)) {
+	if (b == NULL || !b->confirmed || !allowed_has(a, b->relay_id) ||
+	    !allowed_has(b, a->relay_id)) {
 		drop(s, RDV_DROP_RELAY_NOT_ALLOWED);
 		a->stats.relay_refused++;
 		return;
@@ -1050,7 +1176,7 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 	out = tx_buf(s);
 	wire_relay_put(out, WIRE_RELAY_FROM_SERVER, b->token, a->relay_id);
 	memcpy(out + WIRE_RELAY_HDR, m.payload, m.len);
-	tx_send(s, RDV_SOCK_MAIN, &b->addr, len);
+	tx_send(s, &b->addr, len, RDV_MAX_DGRAM);
 	a->stats.relay_in_dgrams++;
 	a->stats.relay_in_bytes += m.len;
 	b->stats.relay_out_dgrams++;
@@ -1119,6 +1245,7 @@ void rdv_free(struct rdv_server *s)
 void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
             const uint8_t *d, size_t len)
 {
+	s->rx_len = len;
 	/* With obf_psk, anything that does not authenticate is dropped before
 	 * any other work, and answered with nothing. */
 	if (s->cfg.obf) {
@@ -1140,7 +1267,7 @@ void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_s
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
 		if (sock == RDV_SOCK_MAIN)
-			rx_init(s, now, sock, src, d, len);
+			rx_init(s, now, src, d, len);
 		else
 			drop(s, RDV_DROP_NOT_FOR_SERVER);
 		break;

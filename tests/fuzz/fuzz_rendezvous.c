@@ -15,9 +15,12 @@
  * run (asks that expire, nodes that are forgotten, keys too old).
  *
  * Everything the server sends goes back to the nodes, which learn their
- * tokens, relay ids and the ids of questions asked to them. Checked
+ * tokens, relay ids, the ids of questions asked to them and the nonces of
+ * challenges (which they may echo, from where the challenge went). Checked
  * besides memory safety: one datagram never counts more than one drop; a
- * relayed datagram leaves with the server's header and the payload intact.
+ * relayed datagram leaves with the server's header and the payload intact;
+ * no address that is not a node's confirmed address ever gets more bytes
+ * from the server than it sent; guests stay within their share.
  *
  * With obf_psk (config bit 128) every datagram is obfuscated on its way to
  * the server (src/obf; a Relay's payload as it is, since the server only
@@ -85,8 +88,11 @@ static struct rdvc fresh_node[NODES];
 static uint8_t last_init[NODES][WIRE_INIT_LEN];
 static bool have_init[NODES];
 static uint64_t wall[NODES];
-static uint32_t ask_id[NODES];   /* the last ASK each node got */
-static uint8_t asker[NODES][32]; /* and who asked */
+static uint32_t ask_id[NODES];             /* the last ASK each node got */
+static uint8_t asker[NODES][32];           /* and who asked */
+static uint64_t probe_nonce[NODES];        /* the last challenge each node got */
+static union yip_sockaddr probe_to[NODES]; /* and where it went */
+static const union yip_sockaddr *echo_src; /* op_ctrl: send from there */
 static uint64_t now;
 static unsigned n_hs;
 static uint8_t dgram[BIG + 64];
@@ -96,9 +102,31 @@ static bool obf;
 static struct obf_keys obf_k;
 static uint8_t wrapped[BIG + 64], unwrapped[BIG + 64];
 
-/* Where datagrams come from: the nodes' own addresses, then strangers. */
+/* Where datagrams come from: the nodes' own addresses, then strangers;
+ * bytes from each, and bytes the server sent each while it was no node's
+ * confirmed address. */
 #define SOURCES (NODES + 3)
 static union yip_sockaddr sources[SOURCES];
+static uint64_t bytes_in[SOURCES], bytes_unconfirmed[SOURCES];
+
+static int source_index(const union yip_sockaddr *a)
+{
+	for (int i = 0; i < SOURCES; i++)
+		if (yip_sockaddr_eq(a, &sources[i]))
+			return i;
+	return -1;
+}
+
+static bool confirmed_somewhere(const union yip_sockaddr *a)
+{
+	for (const struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (n->confirmed && yip_sockaddr_eq(&n->addr, a))
+			return true;
+	for (const struct rdv_node *n = S.guest_head; n != NULL; n = n->lru_next)
+		if (n->confirmed && yip_sockaddr_eq(&n->addr, a))
+			return true;
+	return false;
+}
 
 /* ---- the server's I/O -------------------------------------------------------------- */
 
@@ -113,6 +141,13 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 	(void)ctx;
 	if (sock >= RDV_SOCKS || len > RDV_MAX_DGRAM)
 		__builtin_trap();
+	if (!confirmed_somewhere(to)) {
+		int i = source_index(to);
+
+		/* The server answers only where datagrams came from. */
+		if (i < 0 || (bytes_unconfirmed[i] += len) > bytes_in[i])
+			__builtin_trap();
+	}
 	if (n_out == OUTBOX || len > BIG) {
 		overflow++;
 		return;
@@ -154,6 +189,10 @@ static void deliver_out(void)
 					ask_id[i] = m.id;
 					memcpy(asker[i], m.key, YIP_KEY_LEN);
 				}
+				if (m.kind == WIRE_CTRL_PROBE) {
+					probe_nonce[i] = m.nonce;
+					probe_to[i] = o->to;
+				}
 				break;
 			}
 			break;
@@ -191,6 +230,8 @@ static void to_server(unsigned sock, const union yip_sockaddr *src, const uint8_
 			len = n;
 		}
 	}
+	if (source_index(src) >= 0)
+		bytes_in[source_index(src)] += len;
 	rdv_rx(&S, now, sock, src, d, len);
 	if (drops_total() > before + 1)
 		__builtin_trap(); /* one datagram, at most one drop */
@@ -203,6 +244,8 @@ static void probe_server(unsigned sock, const union yip_sockaddr *src, const uin
 	uint64_t before = drops_total(), obf_before = S.drops[RDV_DROP_OBF];
 	unsigned out_before = n_out;
 
+	if (source_index(src) >= 0)
+		bytes_in[source_index(src)] += len;
 	rdv_rx(&S, now, sock, src, d, len);
 	if (drops_total() > before + 1)
 		__builtin_trap();
@@ -360,6 +403,12 @@ static void make_ctrl(struct reader *rd, int node, uint8_t kind, struct wire_ctr
 	for (unsigned c = 0; c < m->n_cands; c++)
 		m->cands[c] = *source(rd, (next(rd) % NODES));
 	m->nonce = next64(rd);
+	/* PROBE_OK: mostly the echo of the node's last challenge, from where it went */
+	if (m->kind == WIRE_CTRL_PROBE_OK && mode < 200 && probe_nonce[node] != 0) {
+		m->nonce = probe_nonce[node];
+		if (mode < 150)
+			echo_src = &probe_to[node];
+	}
 	m->ts_us = next32(rd);
 	m->reason = next(rd);
 	/* MEMBER: mostly a node's real certificate (its own or another's), else bytes */
@@ -390,6 +439,7 @@ static void op_ctrl(struct reader *rd)
 	size_t plen = 0, len;
 	uint64_t counter;
 
+	echo_src = NULL;
 	if (kind < 240) {
 		make_ctrl(rd, i, kind, &m);
 		plen = wire_ctrl_put(plain, &m);
@@ -417,6 +467,8 @@ static void op_ctrl(struct reader *rd)
 	else if (damage >= 230)
 		wire_put32(dgram + 4, next32(rd)); /* another receiver index */
 	src = source(rd, i);
+	if (echo_src != NULL)
+		src = echo_src;
 	sock = sock_of(rd);
 	to_server(sock, src, dgram, len);
 	deliver_out();
@@ -614,6 +666,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	n_out = 0;
 	n_hs = 0;
+	memset(bytes_in, 0, sizeof(bytes_in));
+	memset(bytes_unconfirmed, 0, sizeof(bytes_unconfirmed));
 	for (int i = 0; i < NODES; i++) {
 		C[i] = fresh_node[i];
 		C[i].addr = sources[i];
@@ -622,6 +676,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		have_init[i] = false;
 		ask_id[i] = 0;
 		memset(asker[i], 0, YIP_KEY_LEN);
+		probe_nonce[i] = 0;
 	}
 	for (int op = 0; op < MAX_OPS && rd.n > 0; op++) {
 		switch (next(&rd) % 5) {

@@ -1509,6 +1509,362 @@ static void replay_memory_overflows_safely(void **state)
 	assert_int_equal(S.n_seen, 0); /* known again: the nodes hold their timestamps */
 }
 
+/* ---- addresses: nothing goes where a node has not shown it is ------------------------- */
+
+/* Datagrams sent to and received from one address, in bytes as on the wire. */
+struct tally {
+	union yip_sockaddr at;
+	uint64_t in, out;
+};
+
+/* rdv_rx of d (len bytes) on sock from src, and what the server sent to
+ * t->at counted (srv_out is left as it is). */
+static void rx_counted(struct tally *t, unsigned sock, const union yip_sockaddr *src,
+                       const uint8_t *d, size_t len)
+{
+	unsigned before = srv_n;
+
+	if (yip_sockaddr_eq(src, &t->at))
+		t->in += len;
+	rdv_rx(&S, now, sock, src, d, len);
+	for (unsigned k = before; k < srv_n; k++)
+		if (yip_sockaddr_eq(&srv_out[k].to, &t->at))
+			t->out += srv_out[k].len;
+}
+
+/* Client c's message m, sealed, sent on sock from src and counted. */
+static void client_send_counted(struct tally *t, struct rdvc *c, unsigned sock,
+                                const union yip_sockaddr *src, const struct wire_ctrl *m)
+{
+	uint8_t d[WIRE_DATA_MIN + WIRE_CTRL_MAX];
+	size_t len = rdvc_seal_ctrl(c, m, d);
+
+	assert_true(len > 0);
+	rx_counted(t, sock, src, d, len);
+}
+
+/* How many Ctrls of kind `kind` for client c went to a since srv_out[from]. */
+static unsigned got_at(struct rdvc *c, unsigned from, uint8_t kind, const union yip_sockaddr *a)
+{
+	struct wire_ctrl m;
+	unsigned n = 0;
+
+	for (unsigned k = from; k < srv_n; k++)
+		if (yip_sockaddr_eq(&srv_out[k].to, a) &&
+		    rdvc_open(c, srv_out[k].buf, srv_out[k].len, &m) && m.kind == kind)
+			n++;
+	return n;
+}
+
+static struct rdv_node *node_of(const struct rdvc *c)
+{
+	for (struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (memcmp(n->key, c->pub, YIP_KEY_LEN) == 0)
+			return n;
+	return NULL;
+}
+
+/* m and m2 registered and introduced to each other (they may relay). */
+static void two_introduced(struct rdvc *m, struct rdvc *m2)
+{
+	struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER},
+	                 look = {.kind = WIRE_CTRL_LOOKUP, .id = 1};
+	struct wire_ctrl ask = {0}, ans = {.kind = WIRE_CTRL_ANSWER, .flags = WIRE_CTRL_ACCEPT};
+	unsigned k0;
+
+	client_at(m, "192.0.2.10", 1000);
+	client_at(m2, "192.0.2.11", 1000);
+	assert_true(client_connect(m) && client_connect(m2));
+	k0 = srv_n;
+	client_send(m, RDV_SOCK_MAIN, NULL, &reg);
+	client_send(m2, RDV_SOCK_MAIN, NULL, &reg);
+	assert_true(client_got(m, k0, WIRE_CTRL_REGISTERED, NULL) && m->registered);
+	assert_true(client_got(m2, k0, WIRE_CTRL_REGISTERED, NULL) && m2->registered);
+	k0 = srv_n;
+	memcpy(look.key, m2->pub, YIP_KEY_LEN);
+	client_send(m, RDV_SOCK_MAIN, NULL, &look);
+	assert_true(client_got(m2, k0, WIRE_CTRL_ASK, &ask));
+	ans.id = ask.id;
+	memcpy(ans.key, m->pub, YIP_KEY_LEN);
+	k0 = srv_n;
+	client_send(m2, RDV_SOCK_MAIN, NULL, &ans);
+	assert_true(client_got(m, k0, WIRE_CTRL_INTRO, NULL));
+	assert_true(client_got(m2, k0, WIRE_CTRL_INTRO, NULL));
+	srv_n = 0;
+}
+
+/* A Relay datagram from m to m2 (payload bytes of 0x55) from src; true if
+ * the server forwarded it to m2's own address, false if it dropped it.
+ * Fails if it went anywhere else. */
+static bool relay_one(struct tally *t, struct rdvc *m, struct rdvc *m2,
+                      const union yip_sockaddr *src, size_t payload)
+{
+	uint8_t d[WIRE_RELAY_HDR + 1400];
+	unsigned k0 = srv_n;
+
+	wire_relay_put(d, WIRE_RELAY_TO_SERVER, m->token, m2->relay_id);
+	memset(d + WIRE_RELAY_HDR, 0x55, payload);
+	rx_counted(t, RDV_SOCK_MAIN, src, d, WIRE_RELAY_HDR + payload);
+	if (srv_n == k0)
+		return false;
+	assert_int_equal(srv_n, k0 + 1);
+	assert_true(yip_sockaddr_eq(&srv_out[k0].to, &m2->addr));
+	return true;
+}
+
+/*
+ * Reflection through the server. An attacker holds two nodes' keys (m and
+ * m2, introduced, so they may relay to each other) and sends m2's
+ * authenticated datagrams from a victim's address: REGISTERs, WHOAMIs on
+ * both ports, LOOKUPs, a guess at the challenge's answer. None of it moves
+ * m2: answers, introductions and relayed datagrams keep going to m2's own
+ * address; the victim gets only challenges, and never more bytes than the
+ * attacker sent it from there.
+ */
+static void spoofed_source_redirects_nothing(void **state)
+{
+	struct rdvc *m = &cl[0], *m2 = &cl[1];
+	struct tally v = {0};
+	union yip_sockaddr own;
+	struct rdv_node *n;
+	unsigned k0;
+
+	(void)state;
+	server_start(true);
+	two_introduced(m, m2);
+	own = m2->addr;
+	set4(&v.at, "203.0.113.99", 53);
+	for (unsigned round = 0; round < 50; round++) {
+		struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER};
+		struct wire_ctrl who = {.kind = WIRE_CTRL_WHOAMI, .id = round};
+		struct wire_ctrl look = {.kind = WIRE_CTRL_LOOKUP, .id = 100 + round};
+		struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = 12345 + round};
+
+		k0 = srv_n;
+		client_send_counted(&v, m2, RDV_SOCK_MAIN, &v.at, &reg);
+		assert_int_equal(got_at(m2, k0, WIRE_CTRL_REGISTERED, &own), 1);
+		k0 = srv_n;
+		client_send_counted(&v, m2, RDV_SOCK_MAIN, &v.at, &who);
+		client_send_counted(&v, m2, RDV_SOCK_ALT, &v.at, &who);
+		assert_int_equal(got_at(m2, k0, WIRE_CTRL_YOUARE, &own), 2);
+		k0 = srv_n;
+		memcpy(look.key, m->pub, YIP_KEY_LEN);
+		client_send_counted(&v, m2, RDV_SOCK_MAIN, &v.at, &look);
+		/* (Until m2 has 16 questions open: m never answers them.) */
+		assert_int_equal(got_at(m, k0, WIRE_CTRL_ASK, &m->addr), round < 16);
+		client_send_counted(&v, m2, RDV_SOCK_MAIN, &v.at, &ok);
+		k0 = 0;
+		/* m relays to m2, and m2 (its real self) to m. */
+		assert_true(relay_one(&v, m, m2, &m->addr, 1000));
+		assert_true(relay_one(&v, m2, m, &own, 1000));
+		/* ... but not from the victim's address. */
+		assert_false(relay_one(&v, m2, m, &v.at, 1000));
+		/* Every answer went to m2's own address. */
+		for (unsigned k = k0; k < srv_n; k++) {
+			struct wire_ctrl got;
+
+			if (yip_sockaddr_eq(&srv_out[k].to, &v.at)) {
+				assert_true(rdvc_open(m2, srv_out[k].buf, srv_out[k].len, &got));
+				assert_int_equal(got.kind,
+				                 WIRE_CTRL_PROBE); /* a challenge, nothing else */
+			}
+		}
+		srv_n = 0;
+		server_time(0);
+		now += 200 * YIP_NS_PER_MS;
+	}
+	n = node_of(m2);
+	assert_non_null(n);
+	assert_true(yip_sockaddr_eq(&n->addr, &own));
+	print_message("from the victim's address %llu bytes, to it %llu bytes (%llu challenges)\n",
+	              (unsigned long long)v.in, (unsigned long long)v.out,
+	              (unsigned long long)S.stats.challenges);
+	assert_true(v.out <= v.in);
+	assert_true(S.stats.challenges >= 1); /* the limit was reached, not avoided */
+	assert_int_equal(S.stats.moves, 0);
+	assert_true(S.drops[RDV_DROP_CHALLENGE] >= 50);
+	assert_true(S.drops[RDV_DROP_RELAY_SOURCE] >= 50);
+	rdvc_wipe(m);
+	rdvc_wipe(m2);
+}
+
+/*
+ * Nothing the server sends to an address that has not shown it is a
+ * node's is longer than what came from there: with obf_psk a Resp's
+ * envelope is drawn no longer than the Init's, whose length is random too.
+ */
+static void obf_resp_no_longer_than_init(void **state)
+{
+	uint8_t d[1300];
+	unsigned longer = 0;
+	char ip[32];
+
+	(void)state;
+	srv_obf = true;
+	server_start(true);
+	for (unsigned i = 0; i < 200; i++) {
+		struct rdvc *c = &cl[i];
+		size_t len;
+
+		snprintf(ip, sizeof(ip), "10.9.%u.%u", i / 100, i % 100 + 1);
+		client_at(c, ip, 4000);
+		assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, d),
+		                 WIRE_INIT_LEN);
+		len = wrap(d, WIRE_INIT_LEN, sizeof(d));
+		assert_true(bytes_back(&c->addr, d, len) > 0);
+		assert_int_equal(srv_n, 1);
+		longer += srv_out[0].len > len;
+		rdvc_wipe(c);
+	}
+	assert_int_equal(S.stats.handshakes, 200);
+	assert_int_equal(longer, 0);
+}
+
+/* A node's LOOKUPs are limited (32 at once, then 10 a second): each one
+ * costs the server an ASK or an answer. */
+static void lookups_limited_per_node(void **state)
+{
+	struct rdvc *m = &cl[0];
+	struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER}, look = {.kind = WIRE_CTRL_LOOKUP};
+	unsigned answered = 0;
+
+	(void)state;
+	server_start(true);
+	client_at(m, "192.0.2.10", 1000);
+	assert_true(client_connect(m));
+	client_send(m, RDV_SOCK_MAIN, NULL, &reg);
+	srv_n = 0;
+	for (unsigned i = 0; i < 100; i++) {
+		look.id = i;
+		randombytes_buf(look.key, sizeof(look.key));
+		client_send(m, RDV_SOCK_MAIN, NULL, &look);
+		answered += client_got(m, 0, WIRE_CTRL_UNKNOWN, NULL);
+		srv_n = 0;
+	}
+	assert_int_equal(answered, 32);
+	assert_int_equal(S.drops[RDV_DROP_LOOKUP_RATE], 68);
+	now += YIP_NS_PER_S;
+	for (unsigned i = 0; i < 20; i++) {
+		client_send(m, RDV_SOCK_MAIN, NULL, &look);
+		answered += client_got(m, 0, WIRE_CTRL_UNKNOWN, NULL);
+		srv_n = 0;
+	}
+	assert_int_equal(answered, 42);
+	rdvc_wipe(m);
+}
+
+/* A's NAT gives it another port (a reboot, a conntrack flush): mappings
+ * get new ports and forget whom they sent to. */
+static void nat_rebind(int i)
+{
+	unsigned kept = 0;
+
+	for (unsigned k = 0; k < n_maps; k++)
+		if (maps[k].node == i)
+			maps[k].port = (uint16_t)(maps[k].port + 1000);
+	for (unsigned c = 0; c < n_contacts; c++)
+		if (maps[contacts[c].map].node != i)
+			contacts[kept++] = contacts[c];
+	n_contacts = kept;
+}
+
+static struct rdv_node *node_of_key(const uint8_t priv[YIP_KEY_LEN])
+{
+	uint8_t pub[YIP_KEY_LEN];
+
+	yip_key_public(pub, priv);
+	for (struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (memcmp(n->key, pub, YIP_KEY_LEN) == 0)
+			return n;
+	return NULL;
+}
+
+/*
+ * A real move is followed, after the challenge: A is behind a
+ * port-restricted NAT and reaches B only through the relay; A's NAT
+ * rebinds. A's next REGISTER comes from the new port; the server
+ * challenges it there, A answers, and within two seconds of that first
+ * datagram the server sends A's registration, introductions and relayed
+ * datagrams to the new address. Pings through the relay work again.
+ */
+/* Rebinds node i's NAT and lets time pass until the server has moved node
+ * a there; seconds from the first datagram the server got from the new
+ * port to the move. */
+static double rebind_and_follow(int i)
+{
+	union yip_sockaddr before;
+	struct rdv_node *a = node_of_key(keys[i]);
+	uint64_t c0 = S.stats.challenges + S.stats.unpaid, seen_at = 0, end;
+
+	assert_non_null(a);
+	before = a->addr;
+	nat_rebind(i);
+	end = now + 30 * YIP_NS_PER_S;
+	while (now < end) {
+		advance(0.05);
+		a = node_of_key(keys[i]);
+		assert_non_null(a);
+		/* The first datagram from the new port: the server has a move
+		 * pending, or challenged it at once. */
+		if (seen_at == 0 && (a->moving || S.stats.challenges + S.stats.unpaid > c0))
+			seen_at = now;
+		if (!yip_sockaddr_eq(&a->addr, &before))
+			break;
+	}
+	assert_true(seen_at != 0 && !yip_sockaddr_eq(&a->addr, &before));
+	/* Where A's NAT now maps it. */
+	assert_int_equal(ntohs(a->addr.in4.sin_port), ntohs(before.in4.sin_port) + 1000);
+	return (double)(now - seen_at) / 1e9;
+}
+
+/*
+ * A real move is followed, after the challenge: A is behind a
+ * port-restricted NAT and reaches B only through the relay; A's NAT
+ * rebinds. A's next datagram to the server comes from the new port; the
+ * server challenges it there (once the bytes from there pay for it: a
+ * REGISTER alone is a little shorter than the challenge), A answers, and
+ * within two seconds of that first datagram the server sends A's
+ * registration, introductions and relayed datagrams to the new address.
+ * Pings through the relay work again.
+ */
+static void rebinding_followed_after_challenge(void **state)
+{
+	uint64_t pkts;
+	double t;
+
+	(void)state;
+	nat_of[0] = NAT_PORT;
+	cut = true;
+	start_all(true);
+	ping(0, 1);
+	advance(1);
+	assert_true(relayed(0, 1) && relayed(1, 0));
+	for (unsigned round = 0; round < 3; round++) {
+		t = rebind_and_follow(0);
+		print_message("the server followed A to its new port %.2f s after its first "
+		              "datagram from there (%llu challenges, %llu waited for bytes)\n",
+		              t, (unsigned long long)S.stats.challenges,
+		              (unsigned long long)S.stats.unpaid);
+		assert_true(t <= 2.0);
+		assert_int_equal(S.stats.moves, round + 1);
+		assert_int_equal(N[0].dev.servers[0].state, YIP_SERVER_REGISTERED);
+		assert_true(
+		    yip_sockaddr_eq(&N[0].dev.servers[0].reflexive, &node_of_key(keys[0])->addr));
+		/* Relayed both ways again. */
+		advance(1);
+		pkts = N[1].packets;
+		ping(0, 1);
+		advance(0.5);
+		assert_int_equal(N[1].packets, pkts + 1);
+		pkts = N[0].packets;
+		ping(1, 0);
+		advance(0.5);
+		assert_int_equal(N[0].packets, pkts + 1);
+		advance(15);
+	}
+	assert_true(S.stats.unpaid >= 1); /* one REGISTER did not pay for a challenge */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1533,6 +1889,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(replayed_init_gets_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(old_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(replay_memory_overflows_safely, setup, teardown),
+	    cmocka_unit_test_setup_teardown(spoofed_source_redirects_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(obf_resp_no_longer_than_init, setup, teardown),
+	    cmocka_unit_test_setup_teardown(lookups_limited_per_node, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rebinding_followed_after_challenge, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
