@@ -175,11 +175,16 @@ struct rdv_node {
 /* Buckets for the per-source Init budget; a source hashes to one. */
 #define RDV_INIT_BUCKETS 4096
 
+/* An open lookup: the ASK to the target awaits its ANSWER. Asks all live
+ * ASK_TTL, so the list in the order they were made is the order they
+ * expire in: the timers look at its head only. */
 struct rdv_ask {
 	uint64_t asker, target; /* key_hash of both */
 	uint8_t target_key[YIP_KEY_LEN];
 	uint32_t asker_id; /* the asker's LOOKUP id */
+	uint32_t id;       /* ours, in the ASK */
 	uint64_t deadline;
+	struct rdv_ask *prev, *next;
 };
 
 /*
@@ -212,6 +217,7 @@ struct rdv_stats {
 	uint64_t challenges;     /* PROBEs sent to a node's new address */
 	uint64_t unpaid;         /* ... not sent: more than the bytes that came from there */
 	uint64_t moves;          /* new addresses confirmed by their PROBE_OK */
+	uint64_t ask_visits;     /* asks the timers looked at (due ones, and one more if any) */
 };
 
 /* Members only: guests (nodes not admitted) hold at most 1/RDV_GUEST_SHARE
@@ -234,6 +240,7 @@ struct rdv_server {
 	uint8_t hash_key[16]; /* for key_hash and the source buckets */
 	struct cookie_checker cookies;
 	struct u64map by_key, by_index, by_token, by_relay, asks;
+	struct rdv_ask *ask_head, *ask_tail;      /* the asks, oldest first */
 	size_t n_nodes, n_guests;                 /* guests among the nodes */
 	struct rdv_node *lru_head, *lru_tail;     /* admitted (open server: all), idlest first */
 	struct rdv_node *guest_head, *guest_tail; /* members only, not admitted: oldest first */

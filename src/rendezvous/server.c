@@ -22,6 +22,7 @@
 #define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
 #define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
 #define MAX_ASKS     16                   /* open lookups per node */
+#define ASKS_HINT    64                   /* the asks' map starts with room for this many */
 #define MAX_ALLOWED  4096                 /* nodes one node may relay to */
 #define MEMBER_GAP   (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
 #define GUEST_TTL    (10 * YIP_NS_PER_S)  /* members only: an unadmitted node lives this long */
@@ -989,6 +990,13 @@ static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
 		drop(s, RDV_DROP_ASKS);
 		return;
 	}
+	q->id = ask.id;
+	q->prev = s->ask_tail;
+	if (s->ask_tail != NULL)
+		s->ask_tail->next = q;
+	else
+		s->ask_head = q;
+	s->ask_tail = q;
 	a->open_asks++;
 	if (q->deadline < s->next_timer)
 		s->next_timer = q->deadline;
@@ -996,12 +1004,23 @@ static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
 	reply(s, b, &ask);
 }
 
-static void ask_done(struct rdv_server *s, uint32_t id, struct rdv_ask *q, struct rdv_node *a)
+static void ask_done(struct rdv_server *s, struct rdv_ask *q, struct rdv_node *a)
 {
-	u64map_del(&s->asks, id);
+	u64map_del(&s->asks, q->id);
+	if (q->prev != NULL)
+		q->prev->next = q->next;
+	else
+		s->ask_head = q->next;
+	if (q->next != NULL)
+		q->next->prev = q->prev;
+	else
+		s->ask_tail = q->prev;
 	if (a != NULL && a->open_asks > 0)
 		a->open_asks--;
 	free(q);
+	/* After a flood, give the table back (a quarter full at most after). */
+	if (s->asks.count * 16 < s->asks.mask + 1 && s->asks.mask + 1 > 2 * ASKS_HINT)
+		u64map_shrink(&s->asks, ASKS_HINT);
 }
 
 static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wire_ctrl *c)
@@ -1016,7 +1035,7 @@ static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wir
 	a = u64map_get(&s->by_key, q->asker);
 	if (a == NULL || sodium_memcmp(a->key, c->key, YIP_KEY_LEN) != 0) {
 		drop(s, RDV_DROP_BAD_CTRL);
-		ask_done(s, c->id, q, a);
+		ask_done(s, q, a);
 		return;
 	}
 	if (c->flags & WIRE_CTRL_ACCEPT) {
@@ -1030,7 +1049,7 @@ static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wir
 	} else {
 		unknown(s, a, q->asker_id, b->key);
 	}
-	ask_done(s, c->id, q, a);
+	ask_done(s, q, a);
 }
 
 static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
@@ -1212,7 +1231,7 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 	}
 	if (u64map_init(&s->by_key, 1024) != 0 || u64map_init(&s->by_index, 2048) != 0 ||
 	    u64map_init(&s->by_token, 1024) != 0 || u64map_init(&s->by_relay, 1024) != 0 ||
-	    u64map_init(&s->asks, 64) != 0 || u64map_init(&s->by_seen, 0) != 0) {
+	    u64map_init(&s->asks, ASKS_HINT) != 0 || u64map_init(&s->by_seen, 0) != 0) {
 		snprintf(err, errlen, "out of memory");
 		rdv_free(s);
 		return -1;
@@ -1226,9 +1245,12 @@ void rdv_free(struct rdv_server *s)
 		node_free(s, s->lru_head);
 	while (s->guest_head != NULL)
 		node_free(s, s->guest_head);
-	if (s->asks.slots != NULL)
-		for (size_t i = 0; i <= s->asks.mask; i++)
-			free(s->asks.slots[i].val);
+	while (s->ask_head != NULL) {
+		struct rdv_ask *q = s->ask_head;
+
+		s->ask_head = q->next;
+		free(q);
+	}
 	u64map_free(&s->by_key);
 	u64map_free(&s->by_index);
 	u64map_free(&s->by_token);
@@ -1303,23 +1325,20 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 		next = s->lru_head->last_rx + NODE_TTL;
 	if (s->guest_head != NULL && s->guest_head->guest_until < next)
 		next = s->guest_head->guest_until;
-	for (size_t i = 0; s->asks.count > 0 && i <= s->asks.mask; i++) {
-		struct u64map_slot *slot = &s->asks.slots[i];
-		struct rdv_ask *q = slot->val;
+	/* Oldest first: the first not due yet is the next deadline. */
+	while (s->ask_head != NULL) {
+		struct rdv_ask *q = s->ask_head;
 		struct rdv_node *a;
 
-		if (slot->key == 0)
-			continue;
+		s->stats.ask_visits++;
 		if (now < q->deadline) {
 			next = q->deadline < next ? q->deadline : next;
-			continue;
+			break;
 		}
 		a = u64map_get(&s->by_key, q->asker);
 		if (a != NULL)
 			unknown(s, a, q->asker_id, q->target_key);
-		ask_done(s, (uint32_t)slot->key, q, a);
-		i--; /* the deletion may have moved a later entry into this slot
-		      * (at 0 this wraps, and the loop's i++ brings it back) */
+		ask_done(s, q, a);
 	}
 	s->next_timer = next;
 	return next;

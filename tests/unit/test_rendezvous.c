@@ -1096,8 +1096,9 @@ static void open_server_ignores_certs(void **state)
 
 /* ---- nodes in miniature (tests/lib/rdvclient.h) ------------------------------------- */
 
-#define CLIENTS 320
-#define CHACHA  YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305)
+#define CLIENTS           320
+#define MAX_ASKS_PER_NODE 16 /* the server's MAX_ASKS */
+#define CHACHA            YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305)
 
 static struct rdvc cl[CLIENTS];
 
@@ -1865,6 +1866,92 @@ static void rebinding_followed_after_challenge(void **state)
 	assert_true(S.stats.unpaid >= 1); /* one REGISTER did not pay for a challenge */
 }
 
+/* ---- the timers' cost -------------------------------------------------------------------- */
+
+static uint8_t sink_buf_[RDV_MAX_DGRAM];
+static uint64_t sunk;
+
+static uint8_t *sink_buf(void *ctx)
+{
+	(void)ctx;
+	return sink_buf_;
+}
+
+static void sink_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size_t len)
+{
+	(void)ctx;
+	(void)sock;
+	(void)to;
+	(void)len;
+	sunk++;
+}
+
+/*
+ * 64 000 lookups wait for their answers (4 000 nodes ask 16 each for a
+ * node that never answers). A timer run while none is due looks at one of
+ * them, not at the 131 072 slots of their table; when they expire, each
+ * is looked at once and answered UNKNOWN, and the table shrinks back to
+ * its first size.
+ */
+static void ask_timers_do_only_what_is_due(void **state)
+{
+	const unsigned askers = 4000, per = MAX_ASKS_PER_NODE;
+	struct rdvc *c = calloc(askers + 1, sizeof(*c)), *target;
+	struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER}, look = {.kind = WIRE_CTRL_LOOKUP};
+	size_t first_slots;
+	uint64_t visits, first_deadline;
+	struct rdv_io io = {NULL, sink_buf, sink_send}, saved;
+	char ip[32];
+
+	(void)state;
+	assert_non_null(c);
+	server_start(true);
+	S.cfg.init_global = 1000000; /* the budgets are not what this is about */
+	S.cfg.init_load = 1000000;
+	first_slots = S.asks.mask + 1;
+	target = &c[askers];
+	client_at(target, "192.0.2.200", 51820);
+	assert_true(client_connect(target));
+	client_send(target, RDV_SOCK_MAIN, NULL, &reg);
+	srv_n = 0;
+	memcpy(look.key, target->pub, YIP_KEY_LEN);
+	for (unsigned i = 0; i < askers; i++) {
+		snprintf(ip, sizeof(ip), "10.%u.%u.%u", 100 + i / 65536, i / 256 % 256, i % 256);
+		client_at(&c[i], ip, 4000);
+		assert_true(client_connect(&c[i]));
+		client_send(&c[i], RDV_SOCK_MAIN, NULL, &reg);
+		for (unsigned j = 0; j < per; j++) {
+			look.id = j;
+			client_send(&c[i], RDV_SOCK_MAIN, NULL, &look);
+			srv_n = 0;
+		}
+		if (i == 0)
+			first_deadline = now + 3 * YIP_NS_PER_S;
+	}
+	assert_int_equal(S.asks.count, askers * per);
+	print_message("%zu lookups open in a table of %zu slots\n", S.asks.count, S.asks.mask + 1);
+	/* Nothing due: one look. */
+	visits = S.stats.ask_visits;
+	assert_true(rdv_timers(&S, now) <= first_deadline);
+	assert_int_equal(S.stats.ask_visits - visits, 1);
+	/* All due: each once, every asker told UNKNOWN, and the table small again. */
+	saved = S.io;
+	S.io = io;
+	now += 3 * YIP_NS_PER_S;
+	visits = S.stats.ask_visits;
+	rdv_timers(&S, now);
+	S.io = saved;
+	assert_int_equal(S.stats.ask_visits - visits, askers * per);
+	assert_int_equal(sunk, askers * per);
+	assert_int_equal(S.asks.count, 0);
+	assert_null(S.ask_head);
+	print_message("after they expired: %zu slots\n", S.asks.mask + 1);
+	assert_int_equal(S.asks.mask + 1, first_slots);
+	for (unsigned i = 0; i <= askers; i++)
+		rdvc_wipe(&c[i]);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1893,6 +1980,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(obf_resp_no_longer_than_init, setup, teardown),
 	    cmocka_unit_test_setup_teardown(lookups_limited_per_node, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rebinding_followed_after_challenge, setup, teardown),
+	    cmocka_unit_test_setup_teardown(ask_timers_do_only_what_is_due, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
