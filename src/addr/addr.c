@@ -574,7 +574,8 @@ enum yip_scope yip_sockaddr_scope(const union yip_sockaddr *a)
 
 	if (as_v4(a, v4)) {
 		uint16_t port = a->sa.sa_family == AF_INET ? a->in4.sin_port : a->in6.sin6_port;
-		uint32_t ip = (uint32_t)v4[0] << 24 | (uint32_t)v4[1] << 16 | (uint32_t)v4[2] << 8 | v4[3];
+		uint32_t ip =
+		    (uint32_t)v4[0] << 24 | (uint32_t)v4[1] << 16 | (uint32_t)v4[2] << 8 | v4[3];
 
 		if (port == 0 || ip >> 24 == 0 || ip == 0xffffffffu || ip >> 28 >= 0xe)
 			return YIP_SCOPE_INVALID; /* 0/8, broadcast, multicast and 240/4 */
