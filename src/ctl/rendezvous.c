@@ -60,9 +60,9 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	fputc(',', f);
 	put_addr(f, "address", &n->addr);
 	fprintf(f, ",\"address_confirmed\":%s", n->confirmed ? "true" : "false");
-	if (n->moving) {
+	if (n->move != NULL) {
 		fputc(',', f);
-		put_addr(f, "moving_to", &n->moving_to);
+		put_addr(f, "moving_to", &n->move->to);
 	}
 	fprintf(f, ",\"since\":%" PRIu64 ",\"last_seen\":%" PRIu64 ",\"registered\":%s",
 	        unix_of(st, n->since), unix_of(st, n->last_rx), n->registered ? "true" : "false");

@@ -107,11 +107,6 @@ struct rdv_keys {
 	uint8_t cipher; /* enum yip_cipher */
 	uint32_t local, remote;
 	uint64_t created;
-	/* The Init they were made for came from init_addr; once a datagram
-	 * under them authenticates (used), that address is the node's: only
-	 * whoever got our Resp there can have them. */
-	union yip_sockaddr init_addr;
-	bool used;
 	uint64_t send_counter;
 	uint64_t win_top, win_bits; /* a 64-counter replay window: control traffic is sparse */
 	uint8_t send[YIP_KEY_LEN], recv[YIP_KEY_LEN];
@@ -122,6 +117,19 @@ struct rdv_node_stats {
 	uint64_t relay_out_dgrams, relay_out_bytes; /* we delivered to it */
 	uint64_t relay_refused;                     /* its Relay datagrams we dropped */
 	uint64_t lookups, intros, unknowns;
+};
+
+/*
+ * A node's authenticated datagrams came from `to`, not from its address: a
+ * PROBE with a random nonce (challenge) goes there, at most every second
+ * (challenged_at) and only as far as the bytes that came from there allow
+ * (credit), and the node's address becomes `to` when it echoes the nonce
+ * from there in a PROBE_OK. Allocated while it lasts.
+ */
+struct rdv_move {
+	union yip_sockaddr to;
+	uint32_t credit;
+	uint64_t challenge, challenged_at;
 };
 
 /* Why a node is not admitted to a members-only server. */
@@ -135,16 +143,12 @@ struct rdv_node {
 	 * source of an Init whose keys it used, or one that echoed a
 	 * challenge); before that (confirmed false), its Init's source. */
 	union yip_sockaddr addr;
+	/* The source of its newest Init, until the keys that Init made (local
+	 * index init_index; 0: none waiting) are used: only whoever got our
+	 * Resp there can have them, so that address is the node's. */
+	union yip_sockaddr init_addr;
+	uint32_t init_index;
 	bool confirmed;
-	/* Its authenticated datagrams come from elsewhere (moving_to): a
-	 * PROBE with a random nonce (challenge) goes there, at most every
-	 * second and only as far as the bytes that came from there allow
-	 * (credit), and addr becomes moving_to when the node echoes it from
-	 * there in a PROBE_OK. */
-	bool moving;
-	union yip_sockaddr moving_to;
-	uint64_t challenge, challenged_at;
-	uint32_t credit;
 	bool registered; /* it sent REGISTER */
 	uint8_t flags, nat, n_cands;
 	union yip_sockaddr cands[WIRE_MAX_CANDS];
@@ -154,18 +158,19 @@ struct rdv_node {
 	uint64_t since, last_rx;
 	uint64_t bucket, bucket_at; /* relay budget, bytes; when last topped up */
 	struct yip_bucket lookups;  /* its LOOKUPs a second */
+	struct rdv_move *move;      /* its datagrams come from elsewhere too, or NULL */
 	unsigned open_asks;
 	/* Members-only servers: the node's certificate was admitted (until
 	 * member_until, Unix seconds, skew included), else why not. */
 	bool member;
 	uint8_t refused; /* RDV_REFUSED_NO_CERT or a member verdict */
-	uint64_t member_until;
-	uint64_t member_at; /* when its last MEMBER was checked */
-	uint8_t cert_hash[MEMBER_HASH_LEN];
 	/* Members only, not admitted: forgotten at guest_until whatever it
 	 * sends (the guests list, in the order they came). */
 	bool guest;
 	uint64_t guest_until;
+	uint64_t member_until;
+	uint64_t member_at; /* when its last MEMBER was checked */
+	uint8_t cert_hash[MEMBER_HASH_LEN];
 	uint32_t *allowed; /* relay ids of nodes it was introduced to */
 	unsigned n_allowed, cap_allowed;
 	struct rdv_node *lru_prev, *lru_next; /* its list: oldest last_rx (guests: oldest) first */

@@ -387,6 +387,7 @@ static void node_free(struct rdv_server *s, struct rdv_node *n)
 	lru_unlink(s, n);
 	if (n->guest)
 		s->n_guests--;
+	free(n->move);
 	free(n->allowed);
 	sodium_memzero(n, sizeof(*n));
 	free(n);
@@ -692,7 +693,6 @@ static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr
 	k.local = (uint32_t)fresh(&s->by_index, UINT32_MAX);
 	k.remote = m.sender;
 	k.created = now;
-	k.init_addr = *src;
 	out = tx_buf(s);
 	wire_resp_payload_put(chosen, (uint8_t)cipher);
 	if (u64map_put(&s->by_index, k.local, n) != 0 ||
@@ -715,6 +715,10 @@ static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr
 	n->prev = n->cur;
 	n->cur = k;
 	memcpy(n->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
+	/* The node completes only its newest Init: whatever it did before,
+	 * these are the keys whose use proves src. */
+	n->init_addr = *src;
+	n->init_index = k.local;
 	if (!n->confirmed)
 		n->addr = *src; /* shown, not used, until the keys are */
 	touch(s, n, now);
@@ -805,9 +809,9 @@ static void confirm(struct rdv_node *n, const union yip_sockaddr *a)
 {
 	n->addr = *a;
 	n->confirmed = true;
-	if (n->moving && yip_sockaddr_eq(&n->moving_to, a)) {
-		n->moving = false;
-		n->challenge = 0;
+	if (n->move != NULL && yip_sockaddr_eq(&n->move->to, a)) {
+		free(n->move);
+		n->move = NULL;
 	}
 }
 
@@ -822,29 +826,31 @@ static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
                    const union yip_sockaddr *src)
 {
 	struct wire_ctrl p = {.kind = WIRE_CTRL_PROBE};
+	struct rdv_move *m = n->move;
 	size_t sent;
 
-	if (!n->moving || !yip_sockaddr_eq(&n->moving_to, src)) {
-		n->moving = true;
-		n->moving_to = *src;
-		n->credit = 0;
-		n->challenge = 0;
+	if (m == NULL && (m = n->move = calloc(1, sizeof(*m))) == NULL)
+		return; /* no memory: the node stays where it was */
+	if (!yip_sockaddr_eq(&m->to, src)) {
+		m->to = *src;
+		m->credit = 0;
+		m->challenge = 0;
 	}
-	n->credit =
-	    n->credit + s->rx_len > CREDIT_MAX ? CREDIT_MAX : n->credit + (uint32_t)s->rx_len;
-	if (n->challenged_at != 0 && now - n->challenged_at < PROBE_GAP)
+	m->credit =
+	    m->credit + s->rx_len > CREDIT_MAX ? CREDIT_MAX : m->credit + (uint32_t)s->rx_len;
+	if (m->challenged_at != 0 && now - m->challenged_at < PROBE_GAP)
 		return;
 	do
 		randombytes_buf(&p.nonce, sizeof(p.nonce));
 	while (p.nonce == 0);
-	sent = send_ctrl(s, n, src, &p, n->credit);
+	sent = send_ctrl(s, n, src, &p, m->credit);
 	if (sent == 0) {
 		s->stats.unpaid++; /* a later datagram from there pays for it */
 		return;
 	}
-	n->credit -= (uint32_t)sent;
-	n->challenge = p.nonce;
-	n->challenged_at = now;
+	m->credit -= (uint32_t)sent;
+	m->challenge = p.nonce;
+	m->challenged_at = now;
 	s->stats.challenges++;
 }
 
@@ -852,9 +858,11 @@ static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 static bool challenge_met(const struct rdv_node *n, const union yip_sockaddr *src,
                           const struct wire_ctrl *c)
 {
-	return c->kind == WIRE_CTRL_PROBE_OK && n->moving && n->challenge != 0 &&
-	       yip_sockaddr_eq(src, &n->moving_to) &&
-	       sodium_memcmp(&c->nonce, &n->challenge, sizeof(c->nonce)) == 0;
+	const struct rdv_move *m = n->move;
+
+	return c->kind == WIRE_CTRL_PROBE_OK && m != NULL && m->challenge != 0 &&
+	       yip_sockaddr_eq(src, &m->to) &&
+	       sodium_memcmp(&c->nonce, &m->challenge, sizeof(c->nonce)) == 0;
 }
 
 /* ---- members-only servers ------------------------------------------------------------- */
@@ -1063,11 +1071,11 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 	n = open_ctrl(s, now, d, len, &plen, &k);
 	if (n == NULL)
 		return;
-	if (!k->used) {
-		/* The first datagram under keys an Init made: the Init's source
-		 * got our Resp, so it is the node's. */
-		k->used = true;
-		confirm(n, &k->init_addr);
+	if (n->init_index != 0 && k->local == n->init_index) {
+		/* The first datagram under the keys its newest Init made: the
+		 * Init's source got our Resp, so it is the node's. */
+		n->init_index = 0;
+		confirm(n, &n->init_addr);
 	}
 	if (!wire_ctrl_get(&c, s->scratch, plen) ||
 	    (sock == RDV_SOCK_ALT && c.kind != WIRE_CTRL_WHOAMI)) {

@@ -1807,7 +1807,7 @@ static double rebind_and_follow(int i)
 		assert_non_null(a);
 		/* The first datagram from the new port: the server has a move
 		 * pending, or challenged it at once. */
-		if (seen_at == 0 && (a->moving || S.stats.challenges + S.stats.unpaid > c0))
+		if (seen_at == 0 && (a->move != NULL || S.stats.challenges + S.stats.unpaid > c0))
 			seen_at = now;
 		if (!yip_sockaddr_eq(&a->addr, &before))
 			break;
