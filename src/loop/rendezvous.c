@@ -1,11 +1,12 @@
 /*
  * yip-rendezvous's event loop (see rendezvous.h). The engine builds every
  * datagram it sends in the main socket's send batch (struct rdv_io.buf has
- * no socket argument, and all but WHOAMI answers leave from the main
- * socket), so a relayed datagram is copied once, from the receive buffer
- * into the send batch; the rare answer from the second port is copied
- * across to that socket's batch. Batches leave with one sendmmsg after each
- * receive batch, or when full.
+ * no socket argument; the engine sends everything from the main socket,
+ * the second port only listens), so a relayed datagram is copied once,
+ * from the receive buffer into the send batch; a datagram for the second
+ * socket, should the engine send one, would be copied across to that
+ * socket's batch. Batches leave with one sendmmsg after each receive
+ * batch, or when full.
  */
 #include "loop/rendezvous.h"
 

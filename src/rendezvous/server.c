@@ -3,7 +3,11 @@
  * relay. Every node is found by a keyed hash of its public key, by its
  * session indices, by its relay token and by its relay id (four maps onto
  * one struct rdv_node); nodes are kept in order of their last
- * authenticated datagram, so expiry looks only at the oldest.
+ * authenticated datagram (guests of a members-only server in the order
+ * they came), so expiry looks only at the oldest. Everything for a node
+ * goes to the address it showed is its own (docs/rendezvous.md, "What the
+ * server refuses"); forgotten nodes' Init timestamps are remembered while
+ * a replay of their Inits could still pass the clock.
  */
 #include "rendezvous/rendezvous.h"
 
