@@ -30,11 +30,10 @@
  *
  * Input layout (bytes past the end read as 0):
  *   [0] config: 1 relay off, 2 relay rate 2000 B/s with a 3000-byte burst,
- *       4 at most 2 nodes, 8 one Init per second per source, 16 two Inits
- *       per second in all, 32 members only (nodes 0 and 1 hold certificates
- *       of its CA, node 2 one of another CA, node 3 none; 64: node 1 revoked), 128 obf_psk
- *   then up to MAX_OPS operations: a selector byte and its arguments (op_*);
- *   handshakes past the first MAX_HS do nothing.
+ *       4 at most 2 nodes (and 2 remembered Init timestamps), 8 one Init per second per source, 16
+ * two Inits per second in all, 32 members only (nodes 0 and 1 hold certificates of its CA, node 2
+ * one of another CA, node 3 none; 64: node 1 revoked), 128 obf_psk then up to MAX_OPS operations: a
+ * selector byte and its arguments (op_*); handshakes past the first MAX_HS do nothing.
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -644,8 +643,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.relay_rate = 2000;
 		cfg.relay_burst = 3000;
 	}
-	if (flags & 4)
+	if (flags & 4) {
 		cfg.max_nodes = 2;
+		cfg.seen_max = 2; /* and two forgotten nodes' timestamps: the floor */
+	}
 	if (flags & 8)
 		cfg.init_rate = 1;
 	if (flags & 16)
