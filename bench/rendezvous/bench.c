@@ -205,6 +205,7 @@ static void run(struct results *r)
 	cfg.max_nodes = opt.nodes;
 	cfg.init_rate = 30000;        /* per source (a uint16 bucket of twice this) */
 	cfg.init_global = UINT32_MAX; /* in all */
+	cfg.init_load = UINT32_MAX;   /* and no cookies: every Init is answered with a Resp */
 	cfg.relay_rate = 1ULL << 34;
 	cfg.relay_burst = 1ULL << 62; /* the relay's budget never runs out here */
 	if (rdv_init(s, &cfg, &io, err, sizeof(err)) != 0)

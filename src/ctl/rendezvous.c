@@ -59,6 +59,11 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	put_key(f, "public_key", n->key);
 	fputc(',', f);
 	put_addr(f, "address", &n->addr);
+	fprintf(f, ",\"address_confirmed\":%s", n->confirmed ? "true" : "false");
+	if (n->move != NULL) {
+		fputc(',', f);
+		put_addr(f, "moving_to", &n->move->to);
+	}
 	fprintf(f, ",\"since\":%" PRIu64 ",\"last_seen\":%" PRIu64 ",\"registered\":%s",
 	        unix_of(st, n->since), unix_of(st, n->last_rx), n->registered ? "true" : "false");
 	fprintf(f, ",\"nat\":\"%s\",\"relay_id\":%" PRIu32 ",\"relay\":%s",
@@ -79,6 +84,7 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	        s->relay_in_dgrams, s->relay_in_bytes, s->relay_out_dgrams, s->relay_out_bytes,
 	        s->relay_refused, s->lookups, s->intros, s->unknowns);
 	if (st->srv->members_only) {
+		fprintf(f, ",\"guest\":%s", n->guest ? "true" : "false");
 		/* A certificate that ran out while registered: the engine refuses
 		 * the node from then on (member_until), so the status says so. */
 		bool expired = n->member && st->now_wall_s > n->member_until;
@@ -139,13 +145,21 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	fprintf(f,
 	        ",\"counters\":{\"handshakes\":%" PRIu64 ",\"registrations\":%" PRIu64
 	        ",\"lookups\":%" PRIu64 ",\"intros\":%" PRIu64 ",\"unknowns\":%" PRIu64
-	        ",\"relayed_dgrams\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64 "}",
+	        ",\"relayed_dgrams\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64
+	        ",\"challenges\":%" PRIu64 ",\"challenges_unpaid\":%" PRIu64 ",\"moves\":%" PRIu64
+	        ",\"replay_overflows\":%" PRIu64 "}",
 	        c->handshakes, c->registrations, c->lookups, c->intros, c->unknowns,
-	        c->relayed_dgrams, c->relayed_bytes);
+	        c->relayed_dgrams, c->relayed_bytes, c->challenges, c->unpaid, c->moves,
+	        c->seen_overflows);
+	fprintf(f, ",\"replay_memory\":%zu,\"replay_memory_max\":%zu", s->n_seen, rdv_seen_max(s));
 	fprintf(f, ",\"members_only\":%s", s->members_only ? "true" : "false");
 	if (s->members_only) {
 		fprintf(f, ",\"network\":\"%s\",\"admitted\":%" PRIu64 ",\"evicted\":%" PRIu64,
 		        s->members.network, c->admitted, c->evicted);
+		fprintf(f,
+		        ",\"guests\":%zu,\"max_guests\":%zu,\"guests_evicted\":%" PRIu64
+		        ",\"guests_expired\":%" PRIu64,
+		        s->n_guests, rdv_max_guests(s), c->guests_evicted, c->guests_expired);
 		if (s->members.revs != NULL)
 			fprintf(f, ",\"revocations_serial\":%" PRIu64, s->members.revs->f.serial);
 		fputs(",\"refused\":{", f);
@@ -278,6 +292,11 @@ static void show_server(FILE *out, const cJSON *r)
 		put_str(out, r, "network", "(unknown)");
 		fprintf(out, "; admitted %" PRIu64 ", evicted %" PRIu64, u64_field(r, "admitted"),
 		        u64_field(r, "evicted"));
+		fprintf(out,
+		        "; guests %" PRIu64 " (at most %" PRIu64 "; %" PRIu64 " made room, %" PRIu64
+		        " timed out)",
+		        u64_field(r, "guests"), u64_field(r, "max_guests"),
+		        u64_field(r, "guests_evicted"), u64_field(r, "guests_expired"));
 		if (cJSON_IsNumber(field(r, "revocations_serial")))
 			fprintf(out, "; revocation list %" PRIu64,
 			        u64_field(r, "revocations_serial"));
@@ -296,6 +315,16 @@ static void show_server(FILE *out, const cJSON *r)
 		}
 		fputs(any ? "" : " none", out);
 	}
+	fprintf(out,
+	        "\n  address changes: %" PRIu64 " confirmed, %" PRIu64 " challenges sent, %" PRIu64
+	        " waiting for bytes",
+	        u64_field(c, "moves"), u64_field(c, "challenges"),
+	        u64_field(c, "challenges_unpaid"));
+	fprintf(out,
+	        "\n  replay memory: %" PRIu64 " forgotten nodes' Init timestamps (at most %" PRIu64
+	        "), overflowed %" PRIu64 " times",
+	        u64_field(r, "replay_memory"), u64_field(r, "replay_memory_max"),
+	        u64_field(c, "replay_overflows"));
 	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
 	put_bytes(out, u64_field(c, "relayed_bytes"));
 	fprintf(out,
@@ -332,6 +361,13 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 	put_str(out, n, "public_key", "(unknown)");
 	fputs("\n  address: ", out);
 	put_str(out, n, "address", "(unknown)");
+	if (cJSON_IsFalse(field(n, "address_confirmed")))
+		fputs(" (its Init's; not confirmed yet)", out);
+	if (str_field(n, "moving_to") != NULL) {
+		fputs(" (moving to ", out);
+		put_str(out, n, "moving_to", "?");
+		fputs(": challenged)", out);
+	}
 	fputs("\n  local addresses: ", out);
 	if (cJSON_IsArray(cands)) {
 		cJSON_ArrayForEach(a, cands)
@@ -354,6 +390,9 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 			put_str(out, n, "refused", "?");
 			fputc(')', out);
 		}
+		if (cJSON_IsTrue(field(n, "guest")))
+			fputs(", a guest (forgotten 10 s after its handshake unless admitted)",
+			      out);
 	}
 	fprintf(out, "\n  registered: %s, since ", yes_no(n, "registered"));
 	put_ago(out, u64_field(n, "since"), now_s);

@@ -1,11 +1,12 @@
 /*
  * yip-rendezvous's event loop (see rendezvous.h). The engine builds every
  * datagram it sends in the main socket's send batch (struct rdv_io.buf has
- * no socket argument, and all but WHOAMI answers leave from the main
- * socket), so a relayed datagram is copied once, from the receive buffer
- * into the send batch; the rare answer from the second port is copied
- * across to that socket's batch. Batches leave with one sendmmsg after each
- * receive batch, or when full.
+ * no socket argument; the engine sends everything from the main socket,
+ * the second port only listens), so a relayed datagram is copied once,
+ * from the receive buffer into the send batch; a datagram for the second
+ * socket, should the engine send one, would be copied across to that
+ * socket's batch. Batches leave with one sendmmsg after each receive
+ * batch, or when full.
  */
 #include "loop/rendezvous.h"
 
@@ -47,6 +48,7 @@ struct rdv_loop {
 	int (*reload)(void *arg, struct rdv_members *m);
 	void *reload_arg;
 	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
+	uint64_t clock_at; /* when the engine was last told the wall clock */
 };
 
 /* ---- sending ----------------------------------------------------------------------- */
@@ -242,8 +244,13 @@ static int run(struct rdv_loop *l)
 		uint64_t now = yip_now_mono();
 		int n;
 
-		if (now >= l->srv.next_timer) {
+		/* The wall clock once a second: Init timestamps are checked
+		 * against it, so a step of the system clock must reach the engine. */
+		if (now - l->clock_at >= YIP_NS_PER_S) {
 			rdv_clock(&l->srv, now, (uint64_t)time(NULL));
+			l->clock_at = now;
+		}
+		if (now >= l->srv.next_timer) {
 			rdv_timers(&l->srv, now);
 			flush_all(l);
 		}
@@ -316,7 +323,8 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 		log_err("%s", err);
 		return -1;
 	}
-	rdv_clock(&l->srv, yip_now_mono(), (uint64_t)time(NULL));
+	l->clock_at = yip_now_mono();
+	rdv_clock(&l->srv, l->clock_at, (uint64_t)time(NULL));
 	if (c->members != NULL)
 		rdv_set_members(&l->srv, yip_now_mono(), c->members);
 	return 0;

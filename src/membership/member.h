@@ -106,8 +106,9 @@ int member_cert_sign(struct member_cert *c, const struct wire_cert *fields,
 
 /*
  * Is c, by itself, a valid certificate of network under the CA at time now?
- * In this order: MEMBER_WRONG_CA, MEMBER_WRONG_NETWORK, MEMBER_NOT_YET_VALID,
- * MEMBER_EXPIRED, else MEMBER_OK.
+ * In this order, the cheap checks before the signature: MEMBER_MALFORMED,
+ * MEMBER_WRONG_NETWORK, MEMBER_NOT_YET_VALID, MEMBER_EXPIRED, then
+ * MEMBER_WRONG_CA (the Ed25519 verification), else MEMBER_OK.
  */
 enum member_verdict member_cert_check(const struct member_cert *c,
                                       const uint8_t ca_public[MEMBER_SIGN_PUBLIC],
@@ -117,8 +118,10 @@ struct member_revocations;
 
 /*
  * Admission of a peer that presented c for the static key it proved in a
- * handshake: member_cert_check, then MEMBER_KEY_MISMATCH if c is for
- * another key, then MEMBER_REVOKED if revs (may be NULL) lists it.
+ * handshake: member_cert_check's cheap checks, then MEMBER_KEY_MISMATCH if c
+ * is for another key, then MEMBER_REVOKED if revs (may be NULL) lists it,
+ * and only then the signature (MEMBER_WRONG_CA): a stranger's certificate
+ * that fails a cheap check costs no Ed25519 verification.
  */
 enum member_verdict member_cert_admit(const struct member_cert *c,
                                       const uint8_t ca_public[MEMBER_SIGN_PUBLIC],

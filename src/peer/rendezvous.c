@@ -20,13 +20,11 @@
 #define REGISTER_EVERY (10 * YIP_NS_PER_S) /* at most: also how soon a lost server shows */
 #define REGISTER_RETRY (1 * YIP_NS_PER_S)  /* no REGISTERED yet: ask again */
 #define REGISTER_TRIES 4                   /* REGISTERs unanswered before reconnecting */
-#define REFUSED_RETRY                                                                              \
-	(30 * YIP_NS_PER_S) /* refused: try again (within the server's 60 s memory)                \
-	                     */
-#define RECONNECT    (5 * YIP_NS_PER_S)
-#define LOOKUP_FIRST (2 * YIP_NS_PER_S)
-#define LOOKUP_MAX   (60 * YIP_NS_PER_S)
-#define WHOAMI_EVERY (300 * YIP_NS_PER_S)
+#define REFUSED_RETRY  (30 * YIP_NS_PER_S) /* refused: try again, over a new session */
+#define RECONNECT      (5 * YIP_NS_PER_S)
+#define LOOKUP_FIRST   (2 * YIP_NS_PER_S)
+#define LOOKUP_MAX     (60 * YIP_NS_PER_S)
+#define WHOAMI_EVERY   (300 * YIP_NS_PER_S)
 
 static struct yip_server *server_of(struct yip_peer *p)
 {
@@ -249,6 +247,16 @@ static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
 	classify_nat(s->peer.dev);
 }
 
+/* Before it sends anything to a new address of ours (our NAT gave us
+ * another port), the server checks that it is ours: it sends a PROBE
+ * there, and we echo it (docs/nat.md). */
+static void on_challenge(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+{
+	struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = c->nonce, .ts_us = c->ts_us};
+
+	frame_send_ctrl(&s->peer, now, &ok, -1, NULL, 0);
+}
+
 static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
 {
 	struct yip_device *dev = s->peer.dev;
@@ -366,6 +374,9 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 	case WIRE_CTRL_REFUSED:
 		on_refused(s, now, c);
 		break;
+	case WIRE_CTRL_PROBE:
+		on_challenge(s, now, c);
+		break;
 	case WIRE_CTRL_ASK:
 		on_ask(s, now, c);
 		break;
@@ -408,12 +419,22 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 	struct yip_peer *sp = &s->peer;
 	char name[YIP_ADDRSTRLEN];
 
+	if (s->state == YIP_SERVER_REFUSED && now >= s->register_at && session_usable(sp, now)) {
+		/* A members-only server forgets a node it did not admit within
+		 * seconds (docs/rendezvous.md): try again over a new session.
+		 * Until it answers otherwise, we are still refused. */
+		session_clear(dev, &sp->cur);
+		handshake_start(sp, now);
+		s->register_at = now + RECONNECT;
+		return s->register_at;
+	}
 	if (!session_usable(sp, now)) {
 		if (s->state == YIP_SERVER_REGISTERED) {
 			server_name(s, name, sizeof(name));
 			log_warn("rendezvous %s: session lost, reconnecting", name);
 		}
-		s->state = YIP_SERVER_CONNECTING;
+		if (s->state != YIP_SERVER_REFUSED)
+			s->state = YIP_SERVER_CONNECTING;
 		if (!sp->hs_pending && now >= s->register_at) {
 			handshake_start(sp, now);
 			s->register_at = now + RECONNECT;

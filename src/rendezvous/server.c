@@ -3,7 +3,11 @@
  * relay. Every node is found by a keyed hash of its public key, by its
  * session indices, by its relay token and by its relay id (four maps onto
  * one struct rdv_node); nodes are kept in order of their last
- * authenticated datagram, so expiry looks only at the oldest.
+ * authenticated datagram (guests of a members-only server in the order
+ * they came), so expiry looks only at the oldest. Everything for a node
+ * goes to the address it showed is its own (docs/rendezvous.md, "What the
+ * server refuses"); forgotten nodes' Init timestamps are remembered while
+ * a replay of their Inits could still pass the clock.
  */
 #include "rendezvous/rendezvous.h"
 
@@ -17,13 +21,19 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define PROLOGUE    "yip-v1"
-#define NODE_TTL    (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
-#define KEYS_REJECT (360 * YIP_NS_PER_S) /* session keys older than this are refused */
-#define ASK_TTL     (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
-#define MAX_ASKS    16                   /* open lookups per node */
-#define MAX_ALLOWED 4096                 /* nodes one node may relay to */
-#define MEMBER_GAP  (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
+#define PROLOGUE     "yip-v1"
+#define NODE_TTL     (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
+#define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
+#define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
+#define MAX_ASKS     16                   /* open lookups per node */
+#define ASKS_HINT    64                   /* the asks' map starts with room for this many */
+#define MAX_ALLOWED  4096                 /* nodes one node may relay to */
+#define MEMBER_GAP   (1 * YIP_NS_PER_S)   /* one certificate check per node this often */
+#define GUEST_TTL    (10 * YIP_NS_PER_S)  /* members only: an unadmitted node lives this long */
+#define PROBE_GAP    (1 * YIP_NS_PER_S)   /* one challenge per node this often */
+#define CREDIT_MAX   65536                /* bytes an unconfirmed address may have in hand */
+#define LOOKUP_RATE  10                   /* LOOKUPs a second per node ... */
+#define LOOKUP_BURST 32                   /* ... and at once */
 
 static const char *const drop_names[] = {
 #define X(name, str) str,
@@ -74,43 +84,292 @@ static uint64_t fresh(const struct u64map *m, uint64_t mask)
 	return v & mask;
 }
 
-static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+/* The node with this key (h its key_hash), or NULL. */
+static struct rdv_node *find_h(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN],
+                               uint64_t h)
 {
-	struct rdv_node *n = u64map_get(&s->by_key, key_hash(s, key));
+	struct rdv_node *n = u64map_get(&s->by_key, h);
 
 	return n != NULL && sodium_memcmp(n->key, key, YIP_KEY_LEN) == 0 ? n : NULL;
 }
 
+static struct rdv_node *find(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
+{
+	return find_h(s, key, key_hash(s, key));
+}
+
+/* ---- replayed Inits ---------------------------------------------------------------- */
+
+/* The wall clock (ns since the epoch) at monotonic time now (rdv_clock). */
+static uint64_t wall_ns(const struct rdv_server *s, uint64_t now)
+{
+	int64_t t = (int64_t)now + s->wall_offset;
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+/* Is Init timestamp ts within WIRE_INIT_MAX_AGE_NS of our clock, either way?
+ * (Two clocks may differ by that much: docs/rendezvous.md.) */
+static bool init_time_ok(const struct rdv_server *s, uint64_t now, const uint8_t *ts)
+{
+	uint64_t w = wall_ns(s, now);
+	uint8_t newest[YIP_TAI64N_LEN];
+
+	if (!s->clock_known)
+		return true;
+	yip_tai64n(newest, w + WIRE_INIT_MAX_AGE_NS);
+	return yip_tai64n_fresh(ts, w, WIRE_INIT_MAX_AGE_NS) &&
+	       memcmp(ts, newest, YIP_TAI64N_LEN) <= 0;
+}
+
+size_t rdv_seen_max(const struct rdv_server *s)
+{
+	uint64_t n = (uint64_t)s->cfg.init_global * RDV_SEEN_SPAN_S;
+
+	if (s->cfg.seen_max != 0)
+		return s->cfg.seen_max;
+	return n < RDV_SEEN_LIMIT ? (size_t)n : RDV_SEEN_LIMIT;
+}
+
+static int seen_cmp(const struct rdv_server *s, size_t a, size_t b)
+{
+	return memcmp(s->seen[a].ts, s->seen[b].ts, YIP_TAI64N_LEN);
+}
+
+/* Records where entry i is (the key is in the map already: cannot fail). */
+static void seen_place(struct rdv_server *s, size_t i)
+{
+	u64map_put(&s->by_seen, s->seen[i].key_hash, (void *)(uintptr_t)(i + 1));
+}
+
+static void seen_swap(struct rdv_server *s, size_t a, size_t b)
+{
+	struct rdv_seen t = s->seen[a];
+
+	s->seen[a] = s->seen[b];
+	s->seen[b] = t;
+	seen_place(s, a);
+	seen_place(s, b);
+}
+
+static void seen_up(struct rdv_server *s, size_t i)
+{
+	while (i > 0 && seen_cmp(s, i, (i - 1) / 2) < 0) {
+		seen_swap(s, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void seen_down(struct rdv_server *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < s->n_seen && seen_cmp(s, l, m) < 0)
+			m = l;
+		if (r < s->n_seen && seen_cmp(s, r, m) < 0)
+			m = r;
+		if (m == i)
+			return;
+		seen_swap(s, i, m);
+		i = m;
+	}
+}
+
+static void seen_remove(struct rdv_server *s, size_t i)
+{
+	u64map_del(&s->by_seen, s->seen[i].key_hash);
+	if (i != --s->n_seen) {
+		s->seen[i] = s->seen[s->n_seen];
+		seen_place(s, i);
+		seen_down(s, i);
+		seen_up(s, i);
+	}
+	if (s->n_seen == 0) {
+		/* Empty after a flood: give the memory back. */
+		free(s->seen);
+		s->seen = NULL;
+		s->cap_seen = 0;
+		u64map_shrink(&s->by_seen, 0);
+	}
+}
+
+/* Timestamps the memory could not keep: no unknown key's Init may be as old. */
+static void seen_lost(struct rdv_server *s, const uint8_t ts[YIP_TAI64N_LEN])
+{
+	if (memcmp(ts, s->seen_floor, YIP_TAI64N_LEN) > 0)
+		memcpy(s->seen_floor, ts, YIP_TAI64N_LEN);
+	s->stats.seen_overflows++;
+}
+
+/* The place of key_hash's entry + 1, 0 if none. */
+static size_t seen_find(const struct rdv_server *s, uint64_t key_hash)
+{
+	return (size_t)(uintptr_t)u64map_get(&s->by_seen, key_hash);
+}
+
+/* A node with this key hash and newest Init timestamp ts is being forgotten. */
+static void seen_add(struct rdv_server *s, uint64_t now, uint64_t key_hash,
+                     const uint8_t ts[YIP_TAI64N_LEN])
+{
+	size_t i = seen_find(s, key_hash);
+
+	/* Out of the window, its Inits are refused by the clock alone. */
+	if (!s->clock_known || !yip_tai64n_fresh(ts, wall_ns(s, now), WIRE_INIT_MAX_AGE_NS))
+		return;
+	if (i != 0) {
+		if (memcmp(ts, s->seen[i - 1].ts, YIP_TAI64N_LEN) > 0) {
+			memcpy(s->seen[i - 1].ts, ts, YIP_TAI64N_LEN);
+			seen_down(s, i - 1);
+		}
+		return;
+	}
+	if (s->n_seen >= rdv_seen_max(s)) {
+		seen_lost(s, s->seen[0].ts);
+		seen_remove(s, 0);
+	}
+	if (s->n_seen == s->cap_seen) {
+		size_t cap = s->cap_seen ? 2 * s->cap_seen : 64;
+		struct rdv_seen *a = realloc(s->seen, cap * sizeof(*a));
+
+		if (a == NULL) {
+			seen_lost(s, ts);
+			return;
+		}
+		s->seen = a;
+		s->cap_seen = cap;
+	}
+	i = s->n_seen;
+	s->seen[i].key_hash = key_hash;
+	memcpy(s->seen[i].ts, ts, YIP_TAI64N_LEN);
+	if (u64map_put(&s->by_seen, key_hash, (void *)(uintptr_t)(i + 1)) != 0) {
+		seen_lost(s, ts);
+		return;
+	}
+	s->n_seen++;
+	seen_up(s, i);
+}
+
+/* Forgets what left the window; when the oldest that remains leaves it. */
+static uint64_t seen_expire(struct rdv_server *s, uint64_t now)
+{
+	uint8_t oldest[YIP_TAI64N_LEN];
+	uint64_t w = wall_ns(s, now), secs, ns, at;
+
+	if (!s->clock_known || s->n_seen == 0)
+		return UINT64_MAX;
+	yip_tai64n(oldest, w > WIRE_INIT_MAX_AGE_NS ? w - WIRE_INIT_MAX_AGE_NS : 0);
+	while (s->n_seen > 0 && memcmp(s->seen[0].ts, oldest, YIP_TAI64N_LEN) < 0)
+		seen_remove(s, 0);
+	if (s->n_seen == 0)
+		return UINT64_MAX;
+	/* The label is 2^62 + seconds, then nanoseconds, big-endian. */
+	secs = 0;
+	for (int b = 0; b < 8; b++)
+		secs = secs << 8 | s->seen[0].ts[b];
+	secs -= 1ULL << 62;
+	ns = (uint64_t)s->seen[0].ts[8] << 24 | (uint64_t)s->seen[0].ts[9] << 16 |
+	     (uint64_t)s->seen[0].ts[10] << 8 | s->seen[0].ts[11];
+	at = secs * YIP_NS_PER_S + ns + WIRE_INIT_MAX_AGE_NS;
+	/* In monotonic time, a second later at the soonest (fewer wake-ups). */
+	at = at > w ? now + (at - w) : now;
+	return at > now + YIP_NS_PER_S ? at : now + YIP_NS_PER_S;
+}
+
 /* ---- the order of last activity ------------------------------------------------ */
 
-static void lru_unlink(struct rdv_server *s, struct rdv_node *n)
+/*
+ * Two lists. Admitted nodes (every node of an open server) in order of
+ * their last authenticated datagram, so expiry looks only at the oldest;
+ * on a members-only server, the nodes not admitted (guests) apart, in the
+ * order they came, each forgotten GUEST_TTL after it came whatever it
+ * sends, and the first to go when room is needed.
+ */
+static void list_unlink(struct rdv_node **head, struct rdv_node **tail, struct rdv_node *n)
 {
 	if (n->lru_prev)
 		n->lru_prev->lru_next = n->lru_next;
-	else
-		s->lru_head = n->lru_next;
+	else if (*head == n)
+		*head = n->lru_next;
 	if (n->lru_next)
 		n->lru_next->lru_prev = n->lru_prev;
-	else
-		s->lru_tail = n->lru_prev;
+	else if (*tail == n)
+		*tail = n->lru_prev;
 	n->lru_prev = n->lru_next = NULL;
+}
+
+static void list_append(struct rdv_node **head, struct rdv_node **tail, struct rdv_node *n)
+{
+	n->lru_prev = *tail;
+	n->lru_next = NULL;
+	if (*tail)
+		(*tail)->lru_next = n;
+	else
+		*head = n;
+	*tail = n;
+}
+
+static void lru_unlink(struct rdv_server *s, struct rdv_node *n)
+{
+	if (n->guest)
+		list_unlink(&s->guest_head, &s->guest_tail, n);
+	else
+		list_unlink(&s->lru_head, &s->lru_tail, n);
+}
+
+static void timer_at(struct rdv_server *s, uint64_t t)
+{
+	if (t < s->next_timer)
+		s->next_timer = t;
 }
 
 static void touch(struct rdv_server *s, struct rdv_node *n, uint64_t now)
 {
 	n->last_rx = now;
-	if (s->lru_tail == n)
+	if (n->guest || s->lru_tail == n)
+		return; /* a guest's time is up when it is up, whatever it sends */
+	lru_unlink(s, n);
+	list_append(&s->lru_head, &s->lru_tail, n);
+	if (s->lru_head == n)
+		timer_at(s, now + NODE_TTL);
+}
+
+size_t rdv_max_guests(const struct rdv_server *s)
+{
+	size_t g = (s->cfg.max_nodes + RDV_GUEST_SHARE - 1) / RDV_GUEST_SHARE;
+
+	return g > 0 ? g : 1;
+}
+
+static void node_forget(struct rdv_server *s, uint64_t now, struct rdv_node *n);
+
+/* n (admitted so far, or new) becomes a guest: GUEST_TTL from now, the
+ * oldest guest forgotten if the guests' share is full. */
+static void guest_make(struct rdv_server *s, struct rdv_node *n, uint64_t now)
+{
+	if (n->guest)
 		return;
-	if (n->lru_prev || n->lru_next || s->lru_head == n)
-		lru_unlink(s, n);
-	n->lru_prev = s->lru_tail;
-	if (s->lru_tail)
-		s->lru_tail->lru_next = n;
-	else
-		s->lru_head = n;
-	s->lru_tail = n;
-	if (now + NODE_TTL < s->next_timer && s->lru_head == n)
-		s->next_timer = now + NODE_TTL;
+	while (s->n_guests >= rdv_max_guests(s) && s->guest_head != NULL) {
+		s->stats.guests_evicted++;
+		node_forget(s, now, s->guest_head);
+	}
+	lru_unlink(s, n);
+	n->guest = true;
+	n->guest_until = now + GUEST_TTL;
+	list_append(&s->guest_head, &s->guest_tail, n);
+	s->n_guests++;
+	timer_at(s, n->guest_until);
+}
+
+/* A guest admitted: an ordinary node from now on. */
+static void guest_admit(struct rdv_server *s, struct rdv_node *n, uint64_t now)
+{
+	if (!n->guest)
+		return;
+	lru_unlink(s, n);
+	n->guest = false;
+	s->n_guests--;
+	touch(s, n, now);
 }
 
 /* ---- nodes ---------------------------------------------------------------------- */
@@ -130,13 +389,25 @@ static void node_free(struct rdv_server *s, struct rdv_node *n)
 	u64map_del(&s->by_token, n->token);
 	u64map_del(&s->by_relay, n->relay_id);
 	lru_unlink(s, n);
+	if (n->guest)
+		s->n_guests--;
+	free(n->move);
 	free(n->allowed);
 	sodium_memzero(n, sizeof(*n));
 	free(n);
 	s->n_nodes--;
 }
 
-static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8_t *key)
+/* Forgets n, but not its newest Init timestamp: a replay of its Inits
+ * stays refused (above). */
+static void node_forget(struct rdv_server *s, uint64_t now, struct rdv_node *n)
+{
+	seen_add(s, now, n->key_hash, n->last_tai64n);
+	node_free(s, n);
+}
+
+/* A node not admitted (yet) to a members-only server comes as a guest. */
+static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8_t *key, bool guest)
 {
 	struct rdv_node *n = calloc(1, sizeof(*n));
 
@@ -158,7 +429,10 @@ static struct rdv_node *node_new(struct rdv_server *s, uint64_t now, const uint8
 		return NULL;
 	}
 	s->n_nodes++;
-	touch(s, n, now);
+	if (guest)
+		guest_make(s, n, now);
+	else
+		touch(s, n, now);
 	return n;
 }
 
@@ -201,34 +475,55 @@ static uint8_t *tx_buf(struct rdv_server *s)
 	return s->txbuf = s->io.buf(s->io.ctx);
 }
 
-/* Sends the len-byte datagram built in tx_buf(), obfuscated with obf_psk
- * (a Relay's payload is the sender's, wrapped already). */
-static void tx_send(struct rdv_server *s, unsigned sock, const union yip_sockaddr *to, size_t len)
+/*
+ * Sends the len-byte datagram built in tx_buf(), obfuscated with obf_psk
+ * (a Relay's payload is the sender's, wrapped already), if it is at most
+ * cap bytes on the wire (an envelope's random length is drawn within cap).
+ * Returns the bytes sent, 0 if none.
+ */
+static size_t tx_send(struct rdv_server *s, const union yip_sockaddr *to, size_t len, size_t cap)
 {
+	if (cap > RDV_MAX_DGRAM)
+		cap = RDV_MAX_DGRAM;
 	if (s->cfg.obf)
-		len = obf_wrap(&s->obf_keys, s->txbuf, len, RDV_MAX_DGRAM, false);
+		len = obf_wrap(&s->obf_keys, s->txbuf, len, cap, false);
+	else if (len > cap)
+		len = 0;
 	if (len > 0)
-		s->io.send(s->io.ctx, sock, to, len);
+		s->io.send(s->io.ctx, RDV_SOCK_MAIN, to, len);
+	return len;
 }
 
-static void send_ctrl(struct rdv_server *s, unsigned sock, struct rdv_node *n,
-                      const union yip_sockaddr *to, const struct wire_ctrl *c)
+/* Seals c under n's keys and sends it to `to` if that is at most cap bytes
+ * on the wire; the bytes sent, 0 if none. Everything leaves the main
+ * socket: the second port only listens. */
+static size_t send_ctrl(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *to,
+                        const struct wire_ctrl *c, size_t cap)
 {
 	struct rdv_keys *k = &n->cur;
 	uint8_t msg[WIRE_CTRL_MAX], *d;
-	size_t len = wire_ctrl_put(msg, c);
+	size_t len = wire_ctrl_put(msg, c), wire = WIRE_DATA_MIN + len;
 	struct yip_cipher_key key;
 	struct wire_hdr h;
 
-	if (len == 0 || !k->valid)
-		return;
+	if (s->cfg.obf)
+		wire += obf_frame_pad(wire) + OBF_TRAILER;
+	if (len == 0 || !k->valid || wire > cap)
+		return 0;
 	h = (struct wire_hdr){WIRE_CTRL, 0, 0, k->remote, k->send_counter++};
 	d = tx_buf(s);
 	wire_hdr_put(d, &h);
 	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->send);
 	yip_cipher_seal(d + WIRE_DATA_HDR, &key, h.counter, d, WIRE_DATA_HDR, msg, len);
 	sodium_memzero(&key, sizeof(key));
-	tx_send(s, sock, to, WIRE_DATA_MIN + len);
+	return tx_send(s, to, WIRE_DATA_MIN + len, cap);
+}
+
+/* Answers, questions and introductions go to n's confirmed address only. */
+static void reply(struct rdv_server *s, struct rdv_node *n, const struct wire_ctrl *c)
+{
+	if (n->confirmed)
+		send_ctrl(s, n, &n->addr, c, RDV_MAX_DGRAM);
 }
 
 /* What a node is told about a peer: its reflexive address first, then its own. */
@@ -243,7 +538,7 @@ static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
 	for (unsigned i = 0; i < about->n_cands && c.n_cands < WIRE_MAX_CANDS; i++)
 		if (!yip_sockaddr_eq(&about->cands[i], &about->addr))
 			c.cands[c.n_cands++] = about->cands[i];
-	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	reply(s, to, &c);
 	to->stats.intros++;
 }
 
@@ -252,25 +547,38 @@ static void unknown(struct rdv_server *s, struct rdv_node *to, uint32_t id, cons
 	struct wire_ctrl c = {.kind = WIRE_CTRL_UNKNOWN, .id = id};
 
 	memcpy(c.key, key, YIP_KEY_LEN);
-	send_ctrl(s, RDV_SOCK_MAIN, to, &to->addr, &c);
+	reply(s, to, &c);
 	to->stats.unknowns++;
 	s->stats.unknowns++;
 }
 
+/* The node's registration, as it stands, told to it. */
+static void registered(struct rdv_server *s, struct rdv_node *n)
+{
+	struct wire_ctrl r = {.kind = WIRE_CTRL_REGISTERED};
+
+	r.flags = s->cfg.relay ? WIRE_CTRL_RELAY : 0;
+	r.token = n->token;
+	r.relay_id = n->relay_id;
+	r.alt_port = s->cfg.alt_port;
+	r.addr = n->addr;
+	reply(s, n, &r);
+}
+
 /* ---- handshakes ------------------------------------------------------------------- */
 
-/* A token bucket: true (and one token less) if one is left after refilling. */
+/* A token bucket per source: true (and one token less) if one is left
+ * after refilling. The source is what one sender controls: an IPv4
+ * address (also IPv4-mapped, as a dual-stack socket shows it) or an IPv6
+ * /64, so that one host's 2^64 addresses share one budget. */
 static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src)
 {
-	uint8_t ip[16] = {0}, h[crypto_shorthash_BYTES];
+	uint8_t source[YIP_SOURCE_LEN], h[crypto_shorthash_BYTES];
+	size_t n = yip_sockaddr_source(src, source);
 	uint64_t v;
 	size_t i;
 
-	if (src->sa.sa_family == AF_INET)
-		memcpy(ip, &src->in4.sin_addr, 4);
-	else
-		memcpy(ip, &src->in6.sin6_addr, 16);
-	crypto_shorthash(h, ip, sizeof(ip), s->hash_key);
+	crypto_shorthash(h, source, n, s->hash_key);
 	memcpy(&v, h, sizeof(v));
 	i = v % RDV_INIT_BUCKETS;
 	return yip_bucket_take(&s->init_bucket[i], now, s->cfg.init_rate,
@@ -291,8 +599,8 @@ static int cipher_choose(unsigned offered)
 	return -1;
 }
 
-static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
-                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
+                    const uint8_t *d, size_t len)
 {
 	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
 	struct wire_init_payload pl;
@@ -302,6 +610,8 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	struct rdv_node *n;
 	struct rdv_keys k = {0};
 	uint8_t *out;
+	uint64_t h;
+	size_t seen;
 	int cipher;
 
 	/* A node sends a server no certificate: an Init is exactly WIRE_INIT_LEN. */
@@ -321,7 +631,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	if (!s->cfg.obf && cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
 	    !cookie_check(&s->cookies, now, &csrc, d, len)) {
 		cookie_reply(&s->cookies, now, &csrc, d, len, tx_buf(s));
-		tx_send(s, sock, src, WIRE_COOKIE_MSG);
+		tx_send(s, src, WIRE_COOKIE_MSG, s->rx_len); /* smaller than the Init */
 		drop(s, RDV_DROP_UNDER_LOAD);
 		return;
 	}
@@ -338,9 +648,23 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	n = find(s, rs);
-	if (n != NULL && memcmp(pl.tai64n, n->last_tai64n, YIP_TAI64N_LEN) <= 0) {
+	/* A replayed Init gets no answer, however late (docs/rendezvous.md):
+	 * out of the window of our clock, not newer than the node's last, or
+	 * than the last of a node we forgot, or than the floor. */
+	if (!init_time_ok(s, now, pl.tai64n)) {
+		drop(s, RDV_DROP_OLD_INIT);
+		goto out;
+	}
+	h = key_hash(s, rs);
+	n = find_h(s, rs, h);
+	seen = n == NULL ? seen_find(s, h) : 0;
+	if ((n != NULL && memcmp(pl.tai64n, n->last_tai64n, YIP_TAI64N_LEN) <= 0) ||
+	    (seen != 0 && memcmp(pl.tai64n, s->seen[seen - 1].ts, YIP_TAI64N_LEN) <= 0)) {
 		drop(s, RDV_DROP_STALE_INIT);
+		goto out;
+	}
+	if (n == NULL && seen == 0 && memcmp(pl.tai64n, s->seen_floor, YIP_TAI64N_LEN) <= 0) {
+		drop(s, RDV_DROP_INIT_FLOOR);
 		goto out;
 	}
 	cipher = cipher_choose(pl.ciphers);
@@ -348,13 +672,25 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	if (n == NULL && s->n_nodes >= s->cfg.max_nodes) {
-		drop(s, RDV_DROP_FULL);
-		goto out;
-	}
-	if (n == NULL && (n = node_new(s, now, rs)) == NULL) {
-		drop(s, RDV_DROP_FULL);
-		goto out;
+	if (n == NULL) {
+		/* Members only: a new node is a guest until its certificate is
+		 * admitted. Guests hold at most their share of the table, and
+		 * the oldest makes room for a newcomer when the table or the
+		 * share is full: a member always finds a place that only
+		 * members hold. */
+		if (s->members_only && s->guest_head != NULL &&
+		    (s->n_nodes >= s->cfg.max_nodes || s->n_guests >= rdv_max_guests(s))) {
+			s->stats.guests_evicted++;
+			node_forget(s, now, s->guest_head);
+		}
+		if (s->n_nodes >= s->cfg.max_nodes ||
+		    (n = node_new(s, now, rs, s->members_only)) == NULL) {
+			drop(s, RDV_DROP_FULL);
+			goto out;
+		}
+		/* Known again: its timestamp lives in the node (set below). */
+		if ((seen = seen_find(s, h)) != 0)
+			seen_remove(s, seen - 1);
 	}
 	k.valid = true;
 	k.cipher = (uint8_t)cipher;
@@ -383,10 +719,17 @@ static void rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
 	n->prev = n->cur;
 	n->cur = k;
 	memcpy(n->last_tai64n, pl.tai64n, YIP_TAI64N_LEN);
-	n->addr = *src;
+	/* The node completes only its newest Init: whatever it did before,
+	 * these are the keys whose use proves src. */
+	n->init_addr = *src;
+	n->init_index = k.local;
+	if (!n->confirmed)
+		n->addr = *src; /* shown, not used, until the keys are */
 	touch(s, n, now);
 	s->stats.handshakes++;
-	tx_send(s, sock, src, WIRE_RESP_LEN);
+	/* To the Init's source, not yet shown to be the node's: no longer than
+	 * the Init (with obf_psk, the envelope's length is drawn up to it). */
+	tx_send(s, src, WIRE_RESP_LEN, s->rx_len);
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(&k, sizeof(k));
@@ -414,9 +757,10 @@ static void window_mark(struct rdv_keys *k, uint64_t c)
 	k->win_bits |= 1ULL << (k->win_top - c - 1);
 }
 
-/* Authenticates a Ctrl into s->scratch; the node, or NULL if dropped. */
-static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
-                                  const uint8_t *d, size_t len, size_t *plen)
+/* Authenticates a Ctrl into s->scratch; the node (and in *kp the keys
+ * that opened it), or NULL if dropped. */
+static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const uint8_t *d, size_t len,
+                                  size_t *plen, struct rdv_keys **kp)
 {
 	struct yip_cipher_key key;
 	struct rdv_keys *k = NULL;
@@ -457,9 +801,72 @@ static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const unio
 		return NULL;
 	}
 	window_mark(k, h.counter);
-	n->addr = *src; /* authenticated: the node may have moved */
 	touch(s, n, now);
+	*kp = k;
 	return n;
+}
+
+/* ---- addresses ------------------------------------------------------------------------- */
+
+/* a is n's: everything for n goes there from now on. */
+static void confirm(struct rdv_node *n, const union yip_sockaddr *a)
+{
+	n->addr = *a;
+	n->confirmed = true;
+	if (n->move != NULL && yip_sockaddr_eq(&n->move->to, a)) {
+		free(n->move);
+		n->move = NULL;
+	}
+}
+
+/*
+ * n's authenticated datagram came from src, not from its confirmed address:
+ * the node moved (its NAT gave it another port), or somebody with its own
+ * keys sent it from someone else's address. Nothing goes to src but a
+ * challenge, no more bytes of it than came from src, so that the server
+ * can neither be turned against src nor made to amplify anything.
+ */
+static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
+                   const union yip_sockaddr *src)
+{
+	struct wire_ctrl p = {.kind = WIRE_CTRL_PROBE};
+	struct rdv_move *m = n->move;
+	size_t sent;
+
+	if (m == NULL && (m = n->move = calloc(1, sizeof(*m))) == NULL)
+		return; /* no memory: the node stays where it was */
+	if (!yip_sockaddr_eq(&m->to, src)) {
+		m->to = *src;
+		m->credit = 0;
+		m->challenge = 0;
+	}
+	m->credit =
+	    m->credit + s->rx_len > CREDIT_MAX ? CREDIT_MAX : m->credit + (uint32_t)s->rx_len;
+	if (m->challenged_at != 0 && now - m->challenged_at < PROBE_GAP)
+		return;
+	do
+		randombytes_buf(&p.nonce, sizeof(p.nonce));
+	while (p.nonce == 0);
+	sent = send_ctrl(s, n, src, &p, m->credit);
+	if (sent == 0) {
+		s->stats.unpaid++; /* a later datagram from there pays for it */
+		return;
+	}
+	m->credit -= (uint32_t)sent;
+	m->challenge = p.nonce;
+	m->challenged_at = now;
+	s->stats.challenges++;
+}
+
+/* Is c, from src, the echo of n's challenge? */
+static bool challenge_met(const struct rdv_node *n, const union yip_sockaddr *src,
+                          const struct wire_ctrl *c)
+{
+	const struct rdv_move *m = n->move;
+
+	return c->kind == WIRE_CTRL_PROBE_OK && m != NULL && m->challenge != 0 &&
+	       yip_sockaddr_eq(src, &m->to) &&
+	       sodium_memcmp(&c->nonce, &m->challenge, sizeof(c->nonce)) == 0;
 }
 
 /* ---- members-only servers ------------------------------------------------------------- */
@@ -477,16 +884,15 @@ static bool admitted(const struct rdv_server *s, const struct rdv_node *n, uint6
 	return !s->members_only || (n->member && unix_now(s, now) <= n->member_until);
 }
 
-static void refuse(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *src,
-                   uint8_t reason)
+static void refuse(struct rdv_server *s, struct rdv_node *n, uint8_t reason)
 {
 	struct wire_ctrl r = {.kind = WIRE_CTRL_REFUSED, .reason = reason};
 
-	send_ctrl(s, RDV_SOCK_MAIN, n, src, &r);
+	reply(s, n, &r);
 }
 
 static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
-                      const union yip_sockaddr *src, const struct wire_ctrl *c)
+                      const struct wire_ctrl *c)
 {
 	struct member_cert cert;
 	enum member_verdict v;
@@ -506,13 +912,15 @@ static void on_member(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 		n->member = false;
 		n->refused = (uint8_t)v;
 		s->stats.refused[v]++;
-		refuse(s, n, src, (uint8_t)v);
+		refuse(s, n, (uint8_t)v);
+		guest_make(s, n, now); /* a member that lost it has GUEST_TTL left */
 		return;
 	}
 	n->member = true;
 	n->member_until = cert.f.not_after + MEMBER_SKEW_S;
 	member_cert_hash(&cert, n->cert_hash);
 	s->stats.admitted++;
+	guest_admit(s, n, now);
 }
 
 static bool still_admitted(const struct rdv_server *s, const struct rdv_node *n)
@@ -530,21 +938,27 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
 	            strcmp(s->members.network, m->network) == 0;
 	struct rdv_node *n, *next;
 
-	(void)now;
 	s->members_only = m != NULL;
 	if (m != NULL)
 		memcpy(&s->members, m, sizeof(*m));
 	else
 		memset(&s->members, 0, sizeof(s->members));
-	if (!s->members_only)
+	if (!s->members_only) {
+		/* Open: every node is admitted. */
+		while (s->guest_head != NULL)
+			guest_admit(s, s->guest_head, now);
 		return;
+	}
 	/* Another CA or network: nobody admitted before is known to be now.
-	 * The same one with a new revocation list: forget whom it lists. */
+	 * The same one with a new revocation list: forget whom it lists.
+	 * Nodes of an open server that sent no certificate become guests. */
 	for (n = s->lru_head; n != NULL; n = next) {
 		next = n->lru_next;
 		if (n->member && (!same || !still_admitted(s, n))) {
 			s->stats.evicted++;
-			node_free(s, n);
+			node_forget(s, now, n);
+		} else if (!n->member) {
+			guest_make(s, n, now);
 		}
 	}
 }
@@ -552,6 +966,8 @@ void rdv_set_members(struct rdv_server *s, uint64_t now, const struct rdv_member
 void rdv_clock(struct rdv_server *s, uint64_t now, uint64_t unix_s)
 {
 	s->unix_offset = (int64_t)unix_s - (int64_t)(now / YIP_NS_PER_S);
+	s->wall_offset = (int64_t)(unix_s * YIP_NS_PER_S) - (int64_t)now;
+	s->clock_known = true;
 }
 
 /* ---- lookups ---------------------------------------------------------------------------- */
@@ -586,19 +1002,37 @@ static void on_lookup(struct rdv_server *s, uint64_t now, struct rdv_node *a,
 		drop(s, RDV_DROP_ASKS);
 		return;
 	}
+	q->id = ask.id;
+	q->prev = s->ask_tail;
+	if (s->ask_tail != NULL)
+		s->ask_tail->next = q;
+	else
+		s->ask_head = q;
+	s->ask_tail = q;
 	a->open_asks++;
 	if (q->deadline < s->next_timer)
 		s->next_timer = q->deadline;
 	memcpy(ask.key, a->key, YIP_KEY_LEN);
-	send_ctrl(s, RDV_SOCK_MAIN, b, &b->addr, &ask);
+	reply(s, b, &ask);
 }
 
-static void ask_done(struct rdv_server *s, uint32_t id, struct rdv_ask *q, struct rdv_node *a)
+static void ask_done(struct rdv_server *s, struct rdv_ask *q, struct rdv_node *a)
 {
-	u64map_del(&s->asks, id);
+	u64map_del(&s->asks, q->id);
+	if (q->prev != NULL)
+		q->prev->next = q->next;
+	else
+		s->ask_head = q->next;
+	if (q->next != NULL)
+		q->next->prev = q->prev;
+	else
+		s->ask_tail = q->prev;
 	if (a != NULL && a->open_asks > 0)
 		a->open_asks--;
 	free(q);
+	/* After a flood, give the table back (a quarter full at most after). */
+	if (s->asks.count * 16 < s->asks.mask + 1 && s->asks.mask + 1 > 2 * ASKS_HINT)
+		u64map_shrink(&s->asks, ASKS_HINT);
 }
 
 static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wire_ctrl *c)
@@ -613,7 +1047,7 @@ static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wir
 	a = u64map_get(&s->by_key, q->asker);
 	if (a == NULL || sodium_memcmp(a->key, c->key, YIP_KEY_LEN) != 0) {
 		drop(s, RDV_DROP_BAD_CTRL);
-		ask_done(s, c->id, q, a);
+		ask_done(s, q, a);
 		return;
 	}
 	if (c->flags & WIRE_CTRL_ACCEPT) {
@@ -627,35 +1061,56 @@ static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wir
 	} else {
 		unknown(s, a, q->asker_id, b->key);
 	}
-	ask_done(s, c->id, q, a);
+	ask_done(s, q, a);
 }
 
 static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
                     const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	struct wire_ctrl c, r = {0};
+	struct rdv_keys *k;
 	struct rdv_node *n;
 	size_t plen;
 
-	n = open_ctrl(s, now, src, d, len, &plen);
+	n = open_ctrl(s, now, d, len, &plen, &k);
 	if (n == NULL)
 		return;
+	if (n->init_index != 0 && k->local == n->init_index) {
+		/* The first datagram under the keys its newest Init made: the
+		 * Init's source got our Resp, so it is the node's. */
+		n->init_index = 0;
+		confirm(n, &n->init_addr);
+	}
 	if (!wire_ctrl_get(&c, s->scratch, plen) ||
 	    (sock == RDV_SOCK_ALT && c.kind != WIRE_CTRL_WHOAMI)) {
 		drop(s, RDV_DROP_BAD_CTRL);
 		return;
+	}
+	/* From elsewhere than the node's address: the answer to our challenge,
+	 * and the node has moved there; or reason to send one. (The second
+	 * port sees another address of the node wherever its NAT maps per
+	 * destination: that is what it is for.) */
+	if (sock == RDV_SOCK_MAIN && !yip_sockaddr_eq(src, &n->addr)) {
+		if (challenge_met(n, src, &c)) {
+			confirm(n, src);
+			s->stats.moves++;
+			if (n->registered)
+				registered(s, n); /* its REGISTERs went unanswered meanwhile */
+			return;
+		}
+		moving(s, now, n, src);
 	}
 	if ((c.kind == WIRE_CTRL_REGISTER || c.kind == WIRE_CTRL_LOOKUP ||
 	     c.kind == WIRE_CTRL_ANSWER) &&
 	    !admitted(s, n, now)) {
 		drop(s, RDV_DROP_NOT_MEMBER);
 		/* A member whose certificate ran out is told so. */
-		refuse(s, n, src, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
+		refuse(s, n, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
 		return;
 	}
 	switch (c.kind) {
 	case WIRE_CTRL_MEMBER:
-		on_member(s, now, n, src, &c);
+		on_member(s, now, n, &c);
 		break;
 	case WIRE_CTRL_REGISTER:
 		if (!n->registered)
@@ -665,29 +1120,32 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 		n->nat = c.nat;
 		n->n_cands = c.n_cands;
 		memcpy(n->cands, c.cands, sizeof(n->cands));
-		r.kind = WIRE_CTRL_REGISTERED;
-		r.flags = s->cfg.relay ? WIRE_CTRL_RELAY : 0;
-		r.token = n->token;
-		r.relay_id = n->relay_id;
-		r.alt_port = s->cfg.alt_port;
-		r.addr = *src;
-		send_ctrl(s, sock, n, src, &r);
+		registered(s, n);
 		break;
 	case WIRE_CTRL_WHOAMI:
+		/* What this port saw, told at the node's address (from the main
+		 * port, which the node's NAT lets in). */
 		r.kind = WIRE_CTRL_YOUARE;
 		r.id = c.id;
 		r.addr = *src;
-		send_ctrl(s, sock, n, src, &r);
+		reply(s, n, &r);
 		break;
 	case WIRE_CTRL_LOOKUP:
 		if (!n->registered) {
 			drop(s, RDV_DROP_BAD_CTRL);
 			return;
 		}
+		if (!yip_bucket_take(&n->lookups, now, LOOKUP_RATE, LOOKUP_BURST)) {
+			drop(s, RDV_DROP_LOOKUP_RATE);
+			return;
+		}
 		on_lookup(s, now, n, &c);
 		break;
 	case WIRE_CTRL_ANSWER:
 		on_answer(s, n, &c);
+		break;
+	case WIRE_CTRL_PROBE_OK:
+		drop(s, RDV_DROP_CHALLENGE); /* another nonce, or not from where we asked */
 		break;
 	default:
 		drop(s, RDV_DROP_BAD_CTRL); /* a kind nodes send to each other, or we send */
@@ -716,13 +1174,14 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_RELAY_TOKEN);
 		return;
 	}
-	if (!yip_sockaddr_eq(src, &a->addr)) {
+	if (!a->confirmed || !yip_sockaddr_eq(src, &a->addr)) {
 		drop(s, RDV_DROP_RELAY_SOURCE);
 		a->stats.relay_refused++;
 		return;
 	}
 	b = u64map_get(&s->by_relay, m.relay_id);
-	if (b == NULL || !allowed_has(a, b->relay_id) || !allowed_has(b, a->relay_id)) {
+	if (b == NULL || !b->confirmed || !allowed_has(a, b->relay_id) ||
+	    !allowed_has(b, a->relay_id)) {
 		drop(s, RDV_DROP_RELAY_NOT_ALLOWED);
 		a->stats.relay_refused++;
 		return;
@@ -748,7 +1207,7 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 	out = tx_buf(s);
 	wire_relay_put(out, WIRE_RELAY_FROM_SERVER, b->token, a->relay_id);
 	memcpy(out + WIRE_RELAY_HDR, m.payload, m.len);
-	tx_send(s, RDV_SOCK_MAIN, &b->addr, len);
+	tx_send(s, &b->addr, len, RDV_MAX_DGRAM);
 	a->stats.relay_in_dgrams++;
 	a->stats.relay_in_bytes += m.len;
 	b->stats.relay_out_dgrams++;
@@ -784,7 +1243,7 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
 	}
 	if (u64map_init(&s->by_key, 1024) != 0 || u64map_init(&s->by_index, 2048) != 0 ||
 	    u64map_init(&s->by_token, 1024) != 0 || u64map_init(&s->by_relay, 1024) != 0 ||
-	    u64map_init(&s->asks, 64) != 0) {
+	    u64map_init(&s->asks, ASKS_HINT) != 0 || u64map_init(&s->by_seen, 0) != 0) {
 		snprintf(err, errlen, "out of memory");
 		rdv_free(s);
 		return -1;
@@ -796,14 +1255,21 @@ void rdv_free(struct rdv_server *s)
 {
 	while (s->lru_head != NULL)
 		node_free(s, s->lru_head);
-	if (s->asks.slots != NULL)
-		for (size_t i = 0; i <= s->asks.mask; i++)
-			free(s->asks.slots[i].val);
+	while (s->guest_head != NULL)
+		node_free(s, s->guest_head);
+	while (s->ask_head != NULL) {
+		struct rdv_ask *q = s->ask_head;
+
+		s->ask_head = q->next;
+		free(q);
+	}
 	u64map_free(&s->by_key);
 	u64map_free(&s->by_index);
 	u64map_free(&s->by_token);
 	u64map_free(&s->by_relay);
 	u64map_free(&s->asks);
+	u64map_free(&s->by_seen);
+	free(s->seen);
 	if (s->obfbuf != NULL)
 		sodium_memzero(s->obfbuf, RDV_MAX_DGRAM);
 	free(s->obfbuf);
@@ -813,6 +1279,7 @@ void rdv_free(struct rdv_server *s)
 void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
             const uint8_t *d, size_t len)
 {
+	s->rx_len = len;
 	/* With obf_psk, anything that does not authenticate is dropped before
 	 * any other work, and answered with nothing. */
 	if (s->cfg.obf) {
@@ -834,7 +1301,7 @@ void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_s
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
 		if (sock == RDV_SOCK_MAIN)
-			rx_init(s, now, sock, src, d, len);
+			rx_init(s, now, src, d, len);
 		else
 			drop(s, RDV_DROP_NOT_FOR_SERVER);
 		break;
@@ -860,26 +1327,30 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 	uint64_t next = UINT64_MAX;
 
 	while (s->lru_head != NULL && now - s->lru_head->last_rx >= NODE_TTL)
-		node_free(s, s->lru_head);
-	if (s->lru_head != NULL)
+		node_forget(s, now, s->lru_head);
+	while (s->guest_head != NULL && now >= s->guest_head->guest_until) {
+		s->stats.guests_expired++;
+		node_forget(s, now, s->guest_head);
+	}
+	next = seen_expire(s, now);
+	if (s->lru_head != NULL && s->lru_head->last_rx + NODE_TTL < next)
 		next = s->lru_head->last_rx + NODE_TTL;
-	for (size_t i = 0; s->asks.count > 0 && i <= s->asks.mask; i++) {
-		struct u64map_slot *slot = &s->asks.slots[i];
-		struct rdv_ask *q = slot->val;
+	if (s->guest_head != NULL && s->guest_head->guest_until < next)
+		next = s->guest_head->guest_until;
+	/* Oldest first: the first not due yet is the next deadline. */
+	while (s->ask_head != NULL) {
+		struct rdv_ask *q = s->ask_head;
 		struct rdv_node *a;
 
-		if (slot->key == 0)
-			continue;
+		s->stats.ask_visits++;
 		if (now < q->deadline) {
 			next = q->deadline < next ? q->deadline : next;
-			continue;
+			break;
 		}
 		a = u64map_get(&s->by_key, q->asker);
 		if (a != NULL)
 			unknown(s, a, q->asker_id, q->target_key);
-		ask_done(s, (uint32_t)slot->key, q, a);
-		i--; /* the deletion may have moved a later entry into this slot
-		      * (at 0 this wraps, and the loop's i++ brings it back) */
+		ask_done(s, q, a);
 	}
 	s->next_timer = next;
 	return next;
@@ -888,6 +1359,8 @@ uint64_t rdv_timers(struct rdv_server *s, uint64_t now)
 void rdv_each(const struct rdv_server *s, void (*fn)(void *arg, const struct rdv_node *n),
               void *arg)
 {
+	for (const struct rdv_node *n = s->guest_head; n != NULL; n = n->lru_next)
+		fn(arg, n);
 	for (const struct rdv_node *n = s->lru_head; n != NULL; n = n->lru_next)
 		fn(arg, n);
 }

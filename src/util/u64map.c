@@ -40,22 +40,39 @@ void *u64map_get(const struct u64map *m, uint64_t key)
 	return m->slots[i].key == key ? m->slots[i].val : NULL;
 }
 
-static int grow(struct u64map *m)
+/* Moves every entry into a table made for `hint` entries. */
+static int rehash(struct u64map *m, size_t hint)
 {
-	struct u64map bigger;
+	struct u64map t;
 
-	if (u64map_init(&bigger, m->mask + 1) != 0)
+	if (u64map_init(&t, hint) != 0)
 		return -1;
 	for (size_t i = 0; i <= m->mask; i++)
 		if (m->slots[i].key != 0) {
-			size_t j = slot_find(&bigger, m->slots[i].key);
+			size_t j = slot_find(&t, m->slots[i].key);
 
-			bigger.slots[j] = m->slots[i];
-			bigger.count++;
+			t.slots[j] = m->slots[i];
+			t.count++;
 		}
 	free(m->slots);
-	*m = bigger;
+	*m = t;
 	return 0;
+}
+
+static int grow(struct u64map *m)
+{
+	return rehash(m, m->mask + 1);
+}
+
+int u64map_shrink(struct u64map *m, size_t hint)
+{
+	size_t want = m->count * 2 > hint ? m->count * 2 : hint, n = 16;
+
+	if (m->slots == NULL)
+		return -1;
+	while (n < want * 2)
+		n *= 2;
+	return n < m->mask + 1 ? rehash(m, want) : 0;
 }
 
 int u64map_put(struct u64map *m, uint64_t key, void *val)

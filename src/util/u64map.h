@@ -33,4 +33,10 @@ int u64map_put(struct u64map *m, uint64_t key, void *val);
 /* Removes key if present; returns its value or NULL. */
 void *u64map_del(struct u64map *m, uint64_t key);
 
+/* Makes the table smaller if it is larger than u64map_init would make it
+ * for `hint` entries or twice the entries it holds, whichever is more (a
+ * table never shrinks by itself). 0, or -1 if there is no memory (the map
+ * stays as it was). */
+int u64map_shrink(struct u64map *m, size_t hint);
+
 #endif

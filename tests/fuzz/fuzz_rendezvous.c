@@ -15,9 +15,12 @@
  * run (asks that expire, nodes that are forgotten, keys too old).
  *
  * Everything the server sends goes back to the nodes, which learn their
- * tokens, relay ids and the ids of questions asked to them. Checked
+ * tokens, relay ids, the ids of questions asked to them and the nonces of
+ * challenges (which they may echo, from where the challenge went). Checked
  * besides memory safety: one datagram never counts more than one drop; a
- * relayed datagram leaves with the server's header and the payload intact.
+ * relayed datagram leaves with the server's header and the payload intact;
+ * no address that is not a node's confirmed address ever gets more bytes
+ * from the server than it sent; guests stay within their share.
  *
  * With obf_psk (config bit 128) every datagram is obfuscated on its way to
  * the server (src/obf; a Relay's payload as it is, since the server only
@@ -27,11 +30,10 @@
  *
  * Input layout (bytes past the end read as 0):
  *   [0] config: 1 relay off, 2 relay rate 2000 B/s with a 3000-byte burst,
- *       4 at most 2 nodes, 8 one Init per second per source, 16 two Inits
- *       per second in all, 32 members only (nodes 0 and 1 hold certificates
- *       of its CA, node 2 one of another CA, node 3 none; 64: node 1 revoked), 128 obf_psk
- *   then up to MAX_OPS operations: a selector byte and its arguments (op_*);
- *   handshakes past the first MAX_HS do nothing.
+ *       4 at most 2 nodes (and 2 remembered Init timestamps), 8 one Init per second per source, 16
+ * two Inits per second in all, 32 members only (nodes 0 and 1 hold certificates of its CA, node 2
+ * one of another CA, node 3 none; 64: node 1 revoked), 128 obf_psk then up to MAX_OPS operations: a
+ * selector byte and its arguments (op_*); handshakes past the first MAX_HS do nothing.
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -85,8 +87,11 @@ static struct rdvc fresh_node[NODES];
 static uint8_t last_init[NODES][WIRE_INIT_LEN];
 static bool have_init[NODES];
 static uint64_t wall[NODES];
-static uint32_t ask_id[NODES];   /* the last ASK each node got */
-static uint8_t asker[NODES][32]; /* and who asked */
+static uint32_t ask_id[NODES];             /* the last ASK each node got */
+static uint8_t asker[NODES][32];           /* and who asked */
+static uint64_t probe_nonce[NODES];        /* the last challenge each node got */
+static union yip_sockaddr probe_to[NODES]; /* and where it went */
+static const union yip_sockaddr *echo_src; /* op_ctrl: send from there */
 static uint64_t now;
 static unsigned n_hs;
 static uint8_t dgram[BIG + 64];
@@ -96,9 +101,31 @@ static bool obf;
 static struct obf_keys obf_k;
 static uint8_t wrapped[BIG + 64], unwrapped[BIG + 64];
 
-/* Where datagrams come from: the nodes' own addresses, then strangers. */
+/* Where datagrams come from: the nodes' own addresses, then strangers;
+ * bytes from each, and bytes the server sent each while it was no node's
+ * confirmed address. */
 #define SOURCES (NODES + 3)
 static union yip_sockaddr sources[SOURCES];
+static uint64_t bytes_in[SOURCES], bytes_unconfirmed[SOURCES];
+
+static int source_index(const union yip_sockaddr *a)
+{
+	for (int i = 0; i < SOURCES; i++)
+		if (yip_sockaddr_eq(a, &sources[i]))
+			return i;
+	return -1;
+}
+
+static bool confirmed_somewhere(const union yip_sockaddr *a)
+{
+	for (const struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (n->confirmed && yip_sockaddr_eq(&n->addr, a))
+			return true;
+	for (const struct rdv_node *n = S.guest_head; n != NULL; n = n->lru_next)
+		if (n->confirmed && yip_sockaddr_eq(&n->addr, a))
+			return true;
+	return false;
+}
 
 /* ---- the server's I/O -------------------------------------------------------------- */
 
@@ -113,6 +140,13 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 	(void)ctx;
 	if (sock >= RDV_SOCKS || len > RDV_MAX_DGRAM)
 		__builtin_trap();
+	if (!confirmed_somewhere(to)) {
+		int i = source_index(to);
+
+		/* The server answers only where datagrams came from. */
+		if (i < 0 || (bytes_unconfirmed[i] += len) > bytes_in[i])
+			__builtin_trap();
+	}
 	if (n_out == OUTBOX || len > BIG) {
 		overflow++;
 		return;
@@ -154,6 +188,10 @@ static void deliver_out(void)
 					ask_id[i] = m.id;
 					memcpy(asker[i], m.key, YIP_KEY_LEN);
 				}
+				if (m.kind == WIRE_CTRL_PROBE) {
+					probe_nonce[i] = m.nonce;
+					probe_to[i] = o->to;
+				}
 				break;
 			}
 			break;
@@ -191,6 +229,8 @@ static void to_server(unsigned sock, const union yip_sockaddr *src, const uint8_
 			len = n;
 		}
 	}
+	if (source_index(src) >= 0)
+		bytes_in[source_index(src)] += len;
 	rdv_rx(&S, now, sock, src, d, len);
 	if (drops_total() > before + 1)
 		__builtin_trap(); /* one datagram, at most one drop */
@@ -203,6 +243,8 @@ static void probe_server(unsigned sock, const union yip_sockaddr *src, const uin
 	uint64_t before = drops_total(), obf_before = S.drops[RDV_DROP_OBF];
 	unsigned out_before = n_out;
 
+	if (source_index(src) >= 0)
+		bytes_in[source_index(src)] += len;
 	rdv_rx(&S, now, sock, src, d, len);
 	if (drops_total() > before + 1)
 		__builtin_trap();
@@ -255,14 +297,21 @@ static void key_of(struct reader *rd, uint8_t key[YIP_KEY_LEN])
 
 /* ---- operations --------------------------------------------------------------------- */
 
+/* The server's wall clock (told once, at the start), ns since the epoch. */
+static uint64_t server_wall(void)
+{
+	return WALL0 + now - YIP_NS_PER_S;
+}
+
 /*
  * node | how (0 fresh, 1 same timestamp as the last, 2 the last Init again,
- * 3 Noise damaged with mac1 recomputed, 4 mac1 wrong) | ciphers | source | socket
+ * 3 Noise damaged with mac1 recomputed, 4 mac1 wrong, 5 a timestamp 200 s
+ * old, 6 one 200 s ahead) | ciphers | source | socket
  */
 static void op_handshake(struct reader *rd)
 {
 	int i = next(rd) % NODES;
-	uint8_t how = next(rd) % 5, ciphers = next(rd);
+	uint8_t how = next(rd) % 7, ciphers = next(rd);
 	const union yip_sockaddr *src = source(rd, i);
 	unsigned sock = sock_of(rd);
 	uint8_t init[WIRE_INIT_LEN], mac1[YIP_KEY_LEN];
@@ -272,8 +321,9 @@ static void op_handshake(struct reader *rd)
 	ciphers = ciphers < 200 ? YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305) : ciphers % 4;
 	if (how == 2 && have_init[i]) {
 		memcpy(init, last_init[i], sizeof(init));
-	} else if (how != 1 && ciphers == YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305) &&
-	           n_pre[i] < PRE && pre[i][n_pre[i]].wall > wall[i]) {
+	} else if (how != 1 && how < 5 && ciphers == YIP_CIPHER_BIT(YIP_CIPHER_CHACHA20_POLY1305) &&
+	           n_pre[i] < PRE && pre[i][n_pre[i]].wall > wall[i] &&
+	           pre[i][n_pre[i]].wall + 100 * YIP_NS_PER_S > server_wall()) {
 		unsigned k = n_pre[i]++;
 
 		C[i].hs = pre[i][k].c.hs;
@@ -284,9 +334,17 @@ static void op_handshake(struct reader *rd)
 		memcpy(last_init[i], init, sizeof(init));
 		have_init[i] = true;
 	} else {
+		uint64_t w;
+
+		/* Mostly a node whose clock is the server's, give or take. */
 		if (how != 1)
 			wall[i] += YIP_NS_PER_S;
-		if (rdvc_init_msg(&C[i], S.public_key, wall[i], ciphers, init) != WIRE_INIT_LEN)
+		if (how != 1 && wall[i] < server_wall())
+			wall[i] = server_wall();
+		w = how == 5   ? server_wall() - 200 * YIP_NS_PER_S
+		    : how == 6 ? server_wall() + 200 * YIP_NS_PER_S
+		               : wall[i];
+		if (rdvc_init_msg(&C[i], S.public_key, w, ciphers, init) != WIRE_INIT_LEN)
 			__builtin_trap();
 		memcpy(last_init[i], init, sizeof(init));
 		have_init[i] = true;
@@ -344,6 +402,12 @@ static void make_ctrl(struct reader *rd, int node, uint8_t kind, struct wire_ctr
 	for (unsigned c = 0; c < m->n_cands; c++)
 		m->cands[c] = *source(rd, (next(rd) % NODES));
 	m->nonce = next64(rd);
+	/* PROBE_OK: mostly the echo of the node's last challenge, from where it went */
+	if (m->kind == WIRE_CTRL_PROBE_OK && mode < 200 && probe_nonce[node] != 0) {
+		m->nonce = probe_nonce[node];
+		if (mode < 150)
+			echo_src = &probe_to[node];
+	}
 	m->ts_us = next32(rd);
 	m->reason = next(rd);
 	/* MEMBER: mostly a node's real certificate (its own or another's), else bytes */
@@ -374,6 +438,7 @@ static void op_ctrl(struct reader *rd)
 	size_t plen = 0, len;
 	uint64_t counter;
 
+	echo_src = NULL;
 	if (kind < 240) {
 		make_ctrl(rd, i, kind, &m);
 		plen = wire_ctrl_put(plain, &m);
@@ -401,6 +466,8 @@ static void op_ctrl(struct reader *rd)
 	else if (damage >= 230)
 		wire_put32(dgram + 4, next32(rd)); /* another receiver index */
 	src = source(rd, i);
+	if (echo_src != NULL)
+		src = echo_src;
 	sock = sock_of(rd);
 	to_server(sock, src, dgram, len);
 	deliver_out();
@@ -576,8 +643,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.relay_rate = 2000;
 		cfg.relay_burst = 3000;
 	}
-	if (flags & 4)
+	if (flags & 4) {
 		cfg.max_nodes = 2;
+		cfg.seen_max = 2; /* and two forgotten nodes' timestamps: the floor */
+	}
 	if (flags & 8)
 		cfg.init_rate = 1;
 	if (flags & 16)
@@ -598,6 +667,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	n_out = 0;
 	n_hs = 0;
+	memset(bytes_in, 0, sizeof(bytes_in));
+	memset(bytes_unconfirmed, 0, sizeof(bytes_unconfirmed));
 	for (int i = 0; i < NODES; i++) {
 		C[i] = fresh_node[i];
 		C[i].addr = sources[i];
@@ -606,6 +677,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		have_init[i] = false;
 		ask_id[i] = 0;
 		memset(asker[i], 0, YIP_KEY_LEN);
+		probe_nonce[i] = 0;
 	}
 	for (int op = 0; op < MAX_OPS && rd.n > 0; op++) {
 		switch (next(&rd) % 5) {
@@ -627,11 +699,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	{
-		size_t n = 0;
+		size_t n = 0, g = 0;
 
 		for (const struct rdv_node *x = S.lru_head; x != NULL; x = x->lru_next)
-			n++;
-		if (n != S.n_nodes || S.n_nodes > cfg.max_nodes)
+			if (x->guest)
+				__builtin_trap();
+			else
+				n++;
+		for (const struct rdv_node *x = S.guest_head; x != NULL; x = x->lru_next)
+			if (!x->guest || !S.members_only)
+				__builtin_trap();
+			else
+				g++;
+		/* Guests hold their share at most, and only guests are not admitted. */
+		if (n + g != S.n_nodes || g != S.n_guests || S.n_nodes > cfg.max_nodes ||
+		    S.n_guests > rdv_max_guests(&S))
 			__builtin_trap();
 	}
 	rdv_free(&S);

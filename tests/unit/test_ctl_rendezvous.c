@@ -235,6 +235,8 @@ static void members_status(void **state)
 	n1->member_until = wall - 1;
 	n2->member = false;
 	n2->refused = RDV_REFUSED_NO_CERT;
+	n2->guest = true; /* as the engine would have it (the lists are not the point here) */
+	S.n_guests = 1;
 	r = reply("show", &len);
 	root = cJSON_Parse(r);
 	assert_non_null(root);
@@ -250,8 +252,14 @@ static void members_status(void **state)
 	assert_string_equal(str(b, "refused"), "expired");
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c, "member")));
 	assert_string_equal(str(c, "refused"), "no_certificate");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "guest")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "guest")));
+	assert_int_equal(num(root, "guests"), 1);
+	assert_int_equal(num(root, "max_guests"), 25000);
 	cJSON_Delete(root);
 	free(r);
+	n2->guest = false; /* back as it is in the lists, for rdv_free */
+	S.n_guests = 0;
 }
 
 static void show(void **state)
@@ -279,6 +287,10 @@ static void show(void **state)
 	assert_int_equal(num(root, "counters.intros"), 1);
 	assert_int_equal(num(root, "counters.relayed_dgrams"), 1);
 	assert_int_equal(num(root, "counters.relayed_bytes"), 100);
+	assert_int_equal(num(root, "counters.moves"), 0);
+	assert_int_equal(num(root, "counters.challenges"), 0);
+	assert_int_equal(num(root, "replay_memory"), 0);
+	assert_true(num(root, "replay_memory_max") > 0);
 	assert_int_equal(num(root, "io.rx_dgrams"), 12);
 	assert_int_equal(num(root, "io.tx_failed"), 1);
 	/* every drop reason, by name, in the engine's order */
@@ -293,6 +305,8 @@ static void show(void **state)
 	a = node_of(root, &nodes[0]);
 	b = node_of(root, &nodes[1]);
 	assert_string_equal(str(a, "address"), "192.0.2.1:51820");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "address_confirmed")));
+	assert_null(cJSON_GetObjectItemCaseSensitive(a, "moving_to"));
 	assert_string_equal(str(a, "nat"), "endpoint-independent");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "registered")));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "relay")));
@@ -369,6 +383,10 @@ static void render(void **state)
 	assert_non_null(strstr(text, "  nodes: 3 registered, 3 known (at most 100000)\n"));
 	assert_non_null(strstr(text, "  relayed: 1 datagrams, 100 B\n"));
 	assert_non_null(strstr(text, "  drops: relay_source 1\n"));
+	assert_non_null(strstr(
+	    text, "  address changes: 0 confirmed, 0 challenges sent, 0 waiting for bytes\n"));
+	assert_non_null(
+	    strstr(text, "  replay memory: 0 forgotten nodes' Init timestamps (at most "));
 	assert_non_null(strstr(text, "  address: 192.0.2.1:51820\n"));
 	assert_non_null(strstr(text, "  registered: yes, since 10 seconds ago; last seen "));
 	assert_non_null(strstr(text, "  nat: endpoint-independent\n"));

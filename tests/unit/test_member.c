@@ -188,9 +188,16 @@ static void cert_verdicts(void **state)
 	assert_int_equal(member_cert_sign(&bad, &f, K.ca_sec), 0);
 	assert_int_equal(member_cert_check(&bad, K.ca_pub, NET, 0), MEMBER_OK);
 	assert_int_equal(member_cert_check(&bad, K.ca_pub, NET, UINT64_MAX), MEMBER_OK);
-	/* The order: a signature that fails says so before anything else. */
-	assert_int_equal(member_cert_check(&c, K.rogue_pub, OTHER, 0), MEMBER_WRONG_CA);
+	/* The order: the checks that cost no Ed25519 verification first (a
+	 * stranger chooses the bytes), the signature last. */
+	assert_int_equal(member_cert_check(&c, K.rogue_pub, OTHER, 0), MEMBER_WRONG_NETWORK);
+	assert_int_equal(member_cert_check(&c, K.rogue_pub, NET, 0), MEMBER_NOT_YET_VALID);
+	assert_int_equal(member_cert_check(&c, K.rogue_pub, NET, UINT64_MAX), MEMBER_EXPIRED);
 	assert_int_equal(member_cert_check(&c, K.ca_pub, OTHER, 0), MEMBER_WRONG_NETWORK);
+	assert_int_equal(member_cert_admit(&c, K.rogue_pub, NET, NULL, K.bob_pub, NOW),
+	                 MEMBER_KEY_MISMATCH);
+	assert_int_equal(member_cert_admit(&c, K.rogue_pub, NET, NULL, K.alice_pub, NOW),
+	                 MEMBER_WRONG_CA);
 	/* A certificate for another key than the one presented. */
 	assert_int_equal(member_cert_admit(&c, K.ca_pub, NET, NULL, K.bob_pub, NOW),
 	                 MEMBER_KEY_MISMATCH);
@@ -283,6 +290,10 @@ static void revocation(void **state)
 	assert_false(member_revocations_has(r2, WIRE_REVOKED_CERT, K.alice_pub));
 	assert_false(member_is_revoked(NULL, &a));
 	assert_int_equal(member_cert_admit(&a2, K.ca_pub, NET, r2, K.alice_pub, NOW),
+	                 MEMBER_REVOKED);
+	/* A revoked key is refused before its certificate's signature is
+	 * checked: one under another CA's key says revoked, not wrong_ca. */
+	assert_int_equal(member_cert_admit(&a2, K.rogue_pub, NET, r2, K.alice_pub, NOW),
 	                 MEMBER_REVOKED);
 	/* The entries come out sorted. */
 	assert_int_equal(member_revocations_entries(r2)[0], WIRE_REVOKED_KEY);
