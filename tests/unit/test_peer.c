@@ -635,6 +635,31 @@ static void test_replay_after_restart_moves_nothing(void **state)
 	assert_true(yip_sockaddr_eq(&B->out[0].to, &A->addr));
 }
 
+/* A forged Resp that names A's pending Init (indices travel in the clear)
+ * fails, and the real one still completes the handshake: A works on a
+ * copy of its handshake state. */
+static void test_forged_resp_spoils_nothing(void **state)
+{
+	uint8_t pkt[64], forged[WIRE_RESP_LEN], key[YIP_KEY_LEN];
+	uint64_t now = YIP_NS_PER_S;
+	size_t len = ip4(pkt, "10.0.0.1", "10.0.0.2", 1);
+
+	(void)state;
+	yip_device_tx(&A->dev, now, pkt, len);
+	pair_pump(&P, 0, now, NULL, NULL); /* A's Init reaches B; B's Resp waits */
+	assert_int_equal(B->nout, 1);
+	memset(forged, 0x5a, sizeof(forged));
+	wire_resp_put(forged, 0x12345678, A->dev.peers[0]->hs_index);
+	wire_mac1_key(key, A->dev.public_key);
+	wire_mac1_put(forged, sizeof(forged), key);
+	yip_device_rx(&A->dev, now, &B->addr, forged, sizeof(forged));
+	assert_int_equal(A->dev.drops[YIP_DROP_HANDSHAKE_FAILED], 1);
+	assert_false(yip_peer_established(A->dev.peers[0], now));
+	settle(now);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	assert_int_equal(B->ndelivered, 1);
+}
+
 /*
  * Per-source budgets: an IPv6 sender holds a whole /64, so every address
  * in one /64 shares one budget (2 x YIP_INIT_RATE at once); IPv4 senders,
@@ -2012,6 +2037,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_old_init_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replay_after_restart_moves_nothing, setup,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_forged_resp_spoils_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_init_budget_per_source, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_glare, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_roaming_and_spoofing, setup, teardown),
