@@ -34,21 +34,7 @@ ping_ok a 10.77.0.2 3 -i 0.1 >/dev/null
 sleep 0.3
 kill "$TCPDUMP"
 wait "$TCPDUMP" 2>/dev/null || true
-python3 - "$TMP/init.pcap" "$TMP/init.bin" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-off = 24
-while off + 16 <= len(data):
-    incl = struct.unpack_from("<I", data, off + 8)[0]
-    pkt = data[off + 16: off + 16 + incl]
-    off += 16 + incl
-    ihl = (pkt[14] & 15) * 4
-    payload = pkt[14 + ihl + 8:]
-    if len(payload) == 149 and payload[:4] == b"\x01\0\0\0":
-        open(sys.argv[2], "wb").write(payload)
-        sys.exit(0)
-sys.exit("no Init of a's in the capture")
-PY
+pcap_pick "$TMP/init.pcap" "$TMP/init.bin" 1 198.18.0.1 || fail "no Init of a's in the capture"
 log "captured an Init of a's ($(stat -c %s "$TMP/init.bin") bytes)"
 
 # replayer SECS: sends the captured Init to b every 50 ms from 10.201.0.1

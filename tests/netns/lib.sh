@@ -181,6 +181,28 @@ wait_listen() {
 	fail "nothing listens on $2 port $3 in $n after 10 s"
 }
 
+# pcap_pick PCAP OUT TYPE [SRC_IP]: writes to OUT the first UDP payload in
+# PCAP (pcap, Ethernet, IPv4) whose first byte is TYPE (1: an Init), from
+# SRC_IP if given and not empty; fails if there is none.
+pcap_pick() {
+	python3 - "$@" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+want, src = int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
+off = 24
+while off + 16 <= len(data):
+    incl = struct.unpack_from("<I", data, off + 8)[0]
+    pkt = data[off + 16: off + 16 + incl]
+    off += 16 + incl
+    ihl = (pkt[14] & 15) * 4
+    payload = pkt[14 + ihl + 8:]
+    if payload[:1] == bytes([want]) and (src is None or ".".join(map(str, pkt[26:30])) == src):
+        open(sys.argv[2], "wb").write(payload)
+        sys.exit(0)
+sys.exit("no datagram of type %d in %s" % (want, sys.argv[1]))
+PY
+}
+
 # poll SECONDS CONDITION [STEP]: evaluates the shell condition CONDITION every
 # STEP seconds (default 0.1) until it holds; returns 1 if SECONDS (or more, on
 # a loaded machine) pass first. For a count that a daemon updates after the

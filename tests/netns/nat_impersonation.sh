@@ -70,26 +70,6 @@ elif kind == "relay-to":      # a relay request to the server, a random token, A
     d = b"\x08\0\0\0" + os.urandom(8) + int(sys.argv[3]).to_bytes(4, "little") + ctrl(os.urandom(4))
 open(out, "wb").write(d)
 PY
-# pcap_pick PCAP OUT TYPE [SRC_IP]: the first UDP payload of TYPE (its first
-# byte), from SRC_IP if given, out of a capture (pcap, Ethernet, IPv4).
-pcap_pick() {
-	python3 - "$@" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-want, src = int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None
-off = 24
-while off + 16 <= len(data):
-    incl = struct.unpack_from("<I", data, off + 8)[0]
-    pkt = data[off + 16: off + 16 + incl]
-    off += 16 + incl
-    ihl = (pkt[14] & 15) * 4
-    payload = pkt[14 + ihl + 8:]
-    if payload[:1] == bytes([want]) and (src is None or ".".join(map(str, pkt[26:30])) == src):
-        open(sys.argv[2], "wb").write(payload)
-        sys.exit(0)
-sys.exit("no datagram of type %d in %s" % (want, sys.argv[1]))
-PY
-}
 # capture NAME IFACE FILTER PCAP: tcpdump in NAME's namespace; sets CAPTURE.
 capture() {
 	ip netns exec "$(ns "$1")" tcpdump -i "$2" --immediate-mode -U -n -w "$4" "$3" >"$4.out" 2>&1 &

@@ -18,21 +18,7 @@ sleep 0.3
 kill "$TCPDUMP"; wait "$TCPDUMP" 2>/dev/null || true
 
 # Pull the first Init's UDP payload out of the capture (pcap, Ethernet, IPv4).
-python3 - "$TMP/init.pcap" "$TMP/init.bin" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-off = 24
-while off + 16 <= len(data):
-    incl = struct.unpack_from("<I", data, off + 8)[0]
-    pkt = data[off + 16: off + 16 + incl]
-    off += 16 + incl
-    ihl = (pkt[14] & 15) * 4
-    payload = pkt[14 + ihl + 8:]
-    if len(payload) == 149 and payload[:4] == b"\x01\0\0\0":
-        open(sys.argv[2], "wb").write(payload)
-        sys.exit(0)
-sys.exit("no Init in capture")
-PY
+pcap_pick "$TMP/init.pcap" "$TMP/init.bin" 1 198.18.0.1 || fail "no Init of a's in the capture"
 log "captured an Init ($(stat -c %s "$TMP/init.bin") bytes); replaying it 5 times from port 40000"
 
 hs_before=$(peer_field b handshakes)
