@@ -129,7 +129,8 @@ static int io_sock_open(void *ctx)
 {
 	struct pair_node *n = ctx;
 
-	if (n->socks_opened >= n->max_socks)
+	/* max_socks open at once; a closed one's number is not used again. */
+	if (n->socks_opened - n->socks_closed >= n->max_socks || n->socks_opened >= PAIR_MAX_SOCKS)
 		return -1;
 	return (int)++n->socks_opened;
 }
@@ -155,8 +156,15 @@ static void io_sock_close(void *ctx, int sock)
 {
 	struct pair_node *n = ctx;
 
-	(void)sock;
+	if (sock > 0 && (unsigned)sock <= PAIR_MAX_SOCKS)
+		n->sock_closed[(unsigned)sock / 64] |= 1ULL << ((unsigned)sock % 64);
 	n->socks_closed++;
+}
+
+bool pair_sock_closed(const struct pair_node *n, int sock)
+{
+	return sock > 0 && (unsigned)sock <= PAIR_MAX_SOCKS &&
+	       (n->sock_closed[(unsigned)sock / 64] >> ((unsigned)sock % 64) & 1) != 0;
 }
 
 static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)

@@ -31,6 +31,8 @@
 
 #define PAIR_PORT 51820
 
+#define PAIR_MAX_SOCKS 4095 /* extra sockets a node may open in its life, at most */
+
 struct pair_opts {
 	unsigned mtu[2];       /* cfg.mtu of each node; 0: YIP_DEFAULT_MTU */
 	unsigned ciphers[2];   /* cfg.ciphers of each node (YIP_CIPHER_BIT set); 0: auto */
@@ -93,6 +95,7 @@ struct pair_node {
 	uint64_t overflow;                              /* sends and deliveries that did not fit */
 	uint64_t packets, packet_bytes;                 /* every delivery, kept or not */
 	unsigned max_socks, socks_opened, socks_closed; /* extra sockets (pair_opts.extra_socks) */
+	uint64_t sock_closed[PAIR_MAX_SOCKS / 64 + 1];  /* which of them were closed */
 
 	/* Optional: returns true for a datagram to throw away as it is sent. */
 	bool (*tx_drop)(void *arg, const uint8_t *d, size_t len);
@@ -130,6 +133,9 @@ int pair_node_reset(struct pair *p, int i, char *err, size_t errlen);
 int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const struct yip_timing *t,
                    const struct pair_opts *o, char *err, size_t errlen);
 void pair_node_free(struct pair_node *n);
+
+/* True if the node closed extra socket sock (a closed socket receives nothing). */
+bool pair_sock_closed(const struct pair_node *n, int sock);
 
 /* Seals what seal_later left pending (nothing otherwise). */
 void pair_flush(struct pair_node *n);

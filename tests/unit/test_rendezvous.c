@@ -317,7 +317,7 @@ static void run_net(void)
 					continue;
 				}
 				to = nat_in(&d->to, &src, &sock);
-				if (to < 0)
+				if (to < 0 || pair_sock_closed(&N[to], sock))
 					continue;
 				if (cut && i + to == 1) {
 					lost_direct++;
@@ -336,7 +336,7 @@ static void run_net(void)
 			    to = nat_in(&srv_out[k].to, &srv_addr[srv_out[k].sock], &sock);
 
 			any = true;
-			if (to < 0)
+			if (to < 0 || pair_sock_closed(&N[to], sock))
 				continue;
 			memcpy(copy, srv_out[k].buf, srv_out[k].len);
 			if (sock == 0)
@@ -910,11 +910,17 @@ static void nat_port_sym(void **state)
 {
 	(void)state;
 	nat_pair(NAT_PORT, NAT_SYM, true, 400);
-	/* The symmetric side probed from extra sockets (how many before a port
-	 * matched is luck: a birthday match can come early) and closed every
-	 * one but the one in use. */
-	assert_true(N[1].socks_opened >= 1);
-	assert_int_equal(N[1].socks_closed, N[1].socks_opened - 1);
+	/* The symmetric side probes from extra sockets (how many before a port
+	 * matches is luck: a birthday match can come early) and closes every
+	 * one but the one in use. The match may also be its main socket's own
+	 * mapping, found by the other side's probes to many ports (a few runs in
+	 * a hundred): then none stays open. */
+	const struct yip_peer *p = peer_of(1, 0);
+	const struct yip_path *t = &p->paths[p->path];
+	unsigned in_use = t->kind == YIP_PATH_DIRECT && t->sock > 0;
+
+	assert_false(in_use && pair_sock_closed(&N[1], t->sock));
+	assert_int_equal(N[1].socks_opened - N[1].socks_closed, in_use);
 	assert_int_equal(N[0].socks_opened, 0);
 }
 
