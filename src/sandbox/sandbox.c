@@ -273,7 +273,7 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(renameat), 0);
 	/* renameat where there is none (arm64), with no flags (no exchange, no whiteout). */
 	if (rc == 0 && (s->uses & SANDBOX_MEMBERS)) {
-		const struct scmp_arg_cmp no_flags = SCMP_A4(SCMP_CMP_EQ, 0);
+		const struct scmp_arg_cmp no_flags = SCMP_A4(SCMP_CMP_EQ, 0, 0);
 
 		rc = add_named(ctx, "renameat2", 1, &no_flags);
 	}
