@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Checks that yipd refuses broken configuration files: exit status exactly 2,
 # and a "file:line: message" on stderr naming what is wrong. yipd checks the
 # configuration before it touches any device, so this needs neither root nor

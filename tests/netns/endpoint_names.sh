@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Endpoints given as host names (names from a hosts file of the test's own:
 # ip netns exec puts /etc/netns/NS/hosts in place of /etc/hosts).
 #   - The family listen= can reach wins: with listen on IPv4, a name with an

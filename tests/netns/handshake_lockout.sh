@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # A node whose only way to its server is to initiate (b has no endpoint for
 # a) must connect while a third host tries to lock it out (docs/security.md,
 # "Attacks considered"). The attack of the outside review: b allowed one

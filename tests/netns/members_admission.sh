@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Admission by certificate, refused for each reason: a root r and one good
 # member, and one node per refusal, each calling r: with no certificate
 # (no ca, r as a configured peer), another CA's, an expired one, one not yet

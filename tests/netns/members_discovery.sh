@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Discovery by gossip: five members, r the only root; no node lists another
 # as a [peer], and only r is in the root set. Each member calls r, the
 # members' signed records spread through gossip inside the sessions, and

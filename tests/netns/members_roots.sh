@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # A CA-gated network of three nodes built with yip-ca: r is the root; a and
 # b have no [peer] blocks, only the CA's key, their certificates and the
 # root set. Each calls the root, which admits it by the certificate in its

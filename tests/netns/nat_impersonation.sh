@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # What an attacker on the internet can try against a rendezvous server and
 # its nodes, and that each attempt fails and is counted. a (behind a full
 # cone, so anyone can send to it) and b (port-restricted) list each other;

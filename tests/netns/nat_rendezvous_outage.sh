@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Rendezvous servers going away and coming back. Nodes a and b (behind
 # port-restricted NATs) have two servers, rdv1 and rdv2 (two rendezvous=
 # entries), and meet directly. From before the servers stop until both are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Two nodes with different obf_psk: to each, the other's datagrams are
 # noise, dropped (counted as obf) and never answered, so no session forms
 # and no packet crosses. The initiator must say why, in its log and in

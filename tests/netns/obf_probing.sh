@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # Active probing against obfuscated yip (docs/obfuscation.md): a rendezvous
 # server and two nodes share an obf_psk; the nodes' sites cannot reach each
 # other, so their traffic goes through the server's relay, which must carry

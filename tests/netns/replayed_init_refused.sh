@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: what it checks does not depend on the I/O driver)
 # An Init captured off the wire and replayed later, from another source
 # port, must neither disturb the live session nor move b's idea of where a is.
 . "$(dirname "$0")/lib.sh"

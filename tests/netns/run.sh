@@ -10,13 +10,19 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 pass=0 failed=0 failures=""
 # Every test runs under each event-loop driver (yipd reads YIP_IO); tests
-# that start no yipd run once.
-for io in ${NETNS_IO:-epoll uring}; do
+# that start no yipd, and control-plane tests (a "# drivers: one" line),
+# run under the first only.
+ios=${NETNS_IO:-epoll uring}
+first_io=${ios%% *}
+for io in $ios; do
 	for t in "$dir"/*.sh; do
 		name=$(basename "$t" .sh)
 		case "$name" in lib | run) continue ;; esac
 		if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
-		if [ "$io" != epoll ] && ! grep -q -e start_yipd -e launch_yipd "$t"; then continue; fi
+		if [ "$io" != "$first_io" ] &&
+			{ ! grep -q -e start_yipd -e launch_yipd "$t" || grep -q '^# drivers: one' "$t"; }; then
+			continue
+		fi
 		start=$(date +%s.%N)
 		if YIP_IO=$io timeout 300 bash "$t"; then
 			pass=$((pass + 1))
