@@ -21,6 +21,7 @@
 #include "config/lines.h"
 #include "ctl/members.h"
 #include "membership/member.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 enum { EXIT_INVALID = 1, EXIT_USAGE = 2 };
@@ -89,24 +90,20 @@ static uint64_t now_unix(void)
 /* The whole of path ("-": stdin), NUL-terminated; exits on failure. */
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC), rc;
 	char *buf;
-	size_t n;
 
-	if (f == NULL)
+	if (fd < 0)
 		die_usage("cannot read %s: %s", path, strerror(errno));
-	buf = malloc(MAX_FILE + 1);
-	if (buf == NULL)
-		die_usage("out of memory");
-	n = fread(buf, 1, MAX_FILE + 1, f);
-	if (ferror(f))
-		die_usage("cannot read %s: %s", path, strerror(errno));
-	if (n > MAX_FILE)
+	rc = yip_read_fd(fd, MAX_FILE, &buf, len);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc == -EFBIG)
 		die_usage("%s: longer than %u bytes: not a yip file", path, MAX_FILE);
-	if (f != stdin)
-		fclose(f);
-	buf[n] = '\0';
-	*len = n;
+	if (rc == -ENOMEM)
+		die_usage("out of memory");
+	if (rc != 0)
+		die_usage("cannot read %s: %s", path, strerror(-rc));
 	return buf;
 }
 
