@@ -174,7 +174,11 @@ udp_run() {
 	rm -f "$TMP/ready"
 	ip netns exec "$NS_B" python3 "$TMP/udp.py" recv "$PORT" "$count" "$TMP/ready" 0.5 >"$out" &
 	RX_PID=$!
-	poll 2 '[ -e "$TMP/ready" ]' 0.02 || true
+	local _
+	for _ in $(seq 1 100); do
+		[ -e "$TMP/ready" ] && break
+		sleep 0.02
+	done
 	in_ns "$NS_A" python3 "$TMP/udp.py" send "$IP_B" "$PORT" "$count" "$pps"
 	wait "$RX_PID" || true
 	RX_PID=""
