@@ -1005,11 +1005,11 @@ static int cmd_verify(int argc, char **argv)
 	    {"peer-key", required_argument, NULL, 'p'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct common o = {0};
-	bool have_peer = false;
 	const char *revs_path = NULL;
 	uint8_t peer[32];
+	bool have_peer = false;
 	uint64_t now = now_unix();
+	struct common o = {0};
 	struct member_revocations *revs = NULL;
 	enum member_verdict v;
 	struct any *a;
