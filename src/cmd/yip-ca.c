@@ -21,6 +21,7 @@
 #include "config/lines.h"
 #include "ctl/members.h"
 #include "membership/member.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 enum { EXIT_INVALID = 1, EXIT_USAGE = 2 };
@@ -89,24 +90,20 @@ static uint64_t now_unix(void)
 /* The whole of path ("-": stdin), NUL-terminated; exits on failure. */
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC), rc;
 	char *buf;
-	size_t n;
 
-	if (f == NULL)
+	if (fd < 0)
 		die_usage("cannot read %s: %s", path, strerror(errno));
-	buf = malloc(MAX_FILE + 1);
-	if (buf == NULL)
-		die_usage("out of memory");
-	n = fread(buf, 1, MAX_FILE + 1, f);
-	if (ferror(f))
-		die_usage("cannot read %s: %s", path, strerror(errno));
-	if (n > MAX_FILE)
+	rc = yip_read_fd(fd, MAX_FILE, &buf, len);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc == -EFBIG)
 		die_usage("%s: longer than %u bytes: not a yip file", path, MAX_FILE);
-	if (f != stdin)
-		fclose(f);
-	buf[n] = '\0';
-	*len = n;
+	if (rc == -ENOMEM)
+		die_usage("out of memory");
+	if (rc != 0)
+		die_usage("cannot read %s: %s", path, strerror(-rc));
 	return buf;
 }
 
@@ -284,6 +281,93 @@ static void network_arg(const char *s, char out[WIRE_NETWORK_MAX + 1])
 	strcpy(out, s);
 }
 
+/* ---- options ------------------------------------------------------------------------ */
+
+/* Options several commands take, which next_option handles (codes above any character). */
+enum { OPT_OUT = 256, OPT_FORCE, OPT_CA_KEY, OPT_CA, OPT_NETWORK };
+
+/* clang-format off */
+/* --out FILE and --force: where an object goes. */
+#define OUTPUT_OPTIONS \
+	{"out", required_argument, NULL, OPT_OUT}, {"force", no_argument, NULL, OPT_FORCE}
+/* --ca-key FILE and --network NAME, what signs for which network, and the
+ * output: sign-cert, sign-roots, revoke. */
+#define SIGNING_OPTIONS \
+	{"ca-key", required_argument, NULL, OPT_CA_KEY}, \
+	{"network", required_argument, NULL, OPT_NETWORK}, OUTPUT_OPTIONS
+/* --ca KEY and --network NAME, what an object is checked against: show, verify. */
+#define CHECKING_OPTIONS \
+	{"ca", required_argument, NULL, OPT_CA}, {"network", required_argument, NULL, OPT_NETWORK}
+/* clang-format on */
+
+/* The values of the common options (o below). */
+struct common {
+	const char *out; /* NULL: stdout */
+	bool force;
+	const char *ca_key;
+	bool have_ca;
+	uint8_t ca[32];
+	char network[WIRE_NETWORK_MAX + 1]; /* "": not given */
+};
+
+/* The next option (getopt_long) that is not one of the common ones, which go
+ * into o; -1 after the last. An option not in opts exits. */
+static int next_option(int argc, char **argv, const struct option *opts, struct common *o)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case '?':
+			exit(EXIT_USAGE);
+		case OPT_OUT:
+			o->out = optarg;
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_CA_KEY:
+			o->ca_key = optarg;
+			break;
+		case OPT_CA:
+			ca_public_arg(optarg, o->ca);
+			o->have_ca = true;
+			break;
+		case OPT_NETWORK:
+			network_arg(optarg, o->network);
+			break;
+		default:
+			return c;
+		}
+	}
+	return -1;
+}
+
+/* After the options of cmd: exits if any argument is left. */
+static void no_arguments(int argc, char **argv, const char *cmd)
+{
+	if (optind != argc)
+		die_usage("%s: unexpected argument '%s'", cmd, argv[optind]);
+}
+
+/* The revocation list in path, which must be the CA's for network; on the heap. */
+static struct member_revocations *read_revocations(const char *path, const uint8_t ca[32],
+                                                   const char *network)
+{
+	struct member_revocations *r = malloc(sizeof(*r));
+	enum member_verdict v;
+	size_t n;
+
+	if (r == NULL)
+		die_usage("out of memory");
+	n = read_object(path, WIRE_OBJ_REVOCATIONS, r->raw, sizeof(r->raw));
+	parsed(member_revocations_parse(r, r->raw, n), path, WIRE_OBJ_REVOCATIONS);
+	v = member_revocations_check(r, ca, network, 0);
+	if (v != MEMBER_OK)
+		die_usage("%s: %s (%s)", path, member_verdict_name(v), member_verdict_text(v));
+	return r;
+}
+
 /* ---- writing ------------------------------------------------------------------------ */
 
 /* Writes text to path (NULL: stdout), refusing to replace a file unless force. */
@@ -321,8 +405,7 @@ static int write_text(const char *path, bool force, mode_t mode, const char *tex
 }
 
 /* comment lines (each "# ...\n") then the object's text form. */
-static int write_object(const char *path, bool force, const char *comment, const uint8_t *obj,
-                        size_t len)
+static int write_object(const struct common *o, const char *comment, const uint8_t *obj, size_t len)
 {
 	size_t clen = strlen(comment), cap = clen + member_armor_size(len);
 	char *text = malloc(cap);
@@ -333,7 +416,7 @@ static int write_object(const char *path, bool force, const char *comment, const
 	memcpy(text, comment, clen);
 	if (member_armor(text + clen, cap - clen, obj, len) == 0)
 		die_usage("cannot encode the object");
-	rc = write_text(path, force, OBJ_FILE_MODE, text);
+	rc = write_text(o->out, o->force, OBJ_FILE_MODE, text);
 	free(text);
 	return rc;
 }
@@ -342,27 +425,15 @@ static int write_object(const char *path, bool force, const char *comment, const
 
 static int cmd_genkey(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"out", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *out = NULL;
-	bool force = false;
+	static const struct option opts[] = {OUTPUT_OPTIONS, {NULL, 0, NULL, 0}};
+	struct common o = {0};
 	uint8_t seed[32], pub[32], sec[64];
 	char text[256], hs[65], hp[65];
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'o')
-			out = optarg;
-		else if (c == 'f')
-			force = true;
-		else
-			exit(EXIT_USAGE);
-	}
-	if (optind != argc)
-		die_usage("genkey: unexpected argument '%s'", argv[optind]);
+	while (next_option(argc, argv, opts, &o) != -1)
+		; /* --out and --force are all it takes */
+	no_arguments(argc, argv, "genkey");
 	randombytes_buf(seed, sizeof(seed));
 	member_ca_keypair(seed, pub, sec);
 	yip_hex_encode(hs, seed, 32);
@@ -371,8 +442,8 @@ static int cmd_genkey(int argc, char **argv)
 	         "# yip CA key. Keep it offline: whoever holds it can admit anyone.\n"
 	         "ca_private=%s\nca_public=%s\n",
 	         hs, hp);
-	rc = write_text(out, force, KEY_FILE_MODE, text);
-	if (rc == 0 && out != NULL)
+	rc = write_text(o.out, o.force, KEY_FILE_MODE, text);
+	if (rc == 0 && o.out != NULL)
 		printf("%s\n", hp);
 	sodium_memzero(seed, sizeof(seed));
 	sodium_memzero(sec, sizeof(sec));
@@ -399,23 +470,21 @@ static int cmd_pubkey(int argc, char **argv)
 static int cmd_sign_cert(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"ca-key", required_argument, NULL, 'c'},
+	    SIGNING_OPTIONS,
 	    {"request", required_argument, NULL, 'r'},
 	    {"key", required_argument, NULL, 'k'},
 	    {"sign-key", required_argument, NULL, 's'},
-	    {"network", required_argument, NULL, 'n'},
 	    {"name", required_argument, NULL, 'm'},
 	    {"addr", required_argument, NULL, 'a'},
 	    {"group", required_argument, NULL, 'g'},
 	    {"days", required_argument, NULL, 'd'},
 	    {"not-after", required_argument, NULL, 'A'},
 	    {"not-before", required_argument, NULL, 'B'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *ca_key = NULL, *request = NULL, *out = NULL;
-	bool have_key = false, have_sign = false, have_network = false, force = false;
+	struct common o = {0};
+	const char *request = NULL;
+	bool have_key = false, have_sign = false;
 	bool have_after = false, have_before = false;
 	uint64_t days = 0;
 	struct wire_cert f;
@@ -425,11 +494,8 @@ static int cmd_sign_cert(int argc, char **argv)
 	int c, rc;
 
 	memset(&f, 0, sizeof(f));
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, opts, &o)) != -1) {
 		switch (c) {
-		case 'c':
-			ca_key = optarg;
-			break;
 		case 'r':
 			request = optarg;
 			break;
@@ -442,10 +508,6 @@ static int cmd_sign_cert(int argc, char **argv)
 			if (!crypto_core_ed25519_is_valid_point(f.sign_key))
 				die_usage("--sign-key: not an Ed25519 public key");
 			have_sign = true;
-			break;
-		case 'n':
-			network_arg(optarg, f.network);
-			have_network = true;
 			break;
 		case 'm':
 			if (!wire_member_name_ok(optarg))
@@ -492,19 +554,10 @@ static int cmd_sign_cert(int argc, char **argv)
 			f.not_before = parse_date("--not-before", optarg);
 			have_before = true;
 			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		default:
-			exit(EXIT_USAGE);
 		}
 	}
-	if (optind != argc)
-		die_usage("sign-cert: unexpected argument '%s'", argv[optind]);
-	if (ca_key == NULL || !have_network || f.name[0] == '\0' || f.n_prefixes == 0)
+	no_arguments(argc, argv, "sign-cert");
+	if (o.ca_key == NULL || o.network[0] == '\0' || f.name[0] == '\0' || f.n_prefixes == 0)
 		die_usage(
 		    "sign-cert: --ca-key, --network, --name and at least one --addr are needed");
 	if (request != NULL && (have_key || have_sign))
@@ -537,7 +590,8 @@ static int cmd_sign_cert(int argc, char **argv)
 	}
 	if (f.not_after <= f.not_before)
 		die_usage("sign-cert: the certificate would end before it starts");
-	read_ca_file(ca_key, true, ca_pub, ca_sec);
+	strcpy(f.network, o.network);
+	read_ca_file(o.ca_key, true, ca_pub, ca_sec);
 	rc = member_cert_sign(&cert, &f, ca_sec);
 	sodium_memzero(ca_sec, sizeof(ca_sec));
 	if (rc != 0)
@@ -548,7 +602,7 @@ static int cmd_sign_cert(int argc, char **argv)
 	snprintf(comment, sizeof(comment),
 	         "# yip certificate: \"%s\" in network %s\n# member key %s\n# valid %s to %s\n",
 	         f.name, f.network, hk, t1, t2);
-	return write_object(out, force, comment, cert.raw, cert.len);
+	return write_object(&o, comment, cert.raw, cert.len);
 }
 
 /* ---- sign-roots --------------------------------------------------------------------------- */
@@ -613,13 +667,14 @@ static int roots_line(void *arg, unsigned line, char *s)
 static int cmd_sign_roots(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"ca-key", required_argument, NULL, 'c'}, {"network", required_argument, NULL, 'n'},
-	    {"serial", required_argument, NULL, 's'}, {"root", required_argument, NULL, 'r'},
-	    {"roots", required_argument, NULL, 'R'},  {"out", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0},
+	    SIGNING_OPTIONS,
+	    {"serial", required_argument, NULL, 's'},
+	    {"root", required_argument, NULL, 'r'},
+	    {"roots", required_argument, NULL, 'R'},
+	    {NULL, 0, NULL, 0},
 	};
-	const char *ca_key = NULL, *out = NULL;
-	bool have_serial = false, force = false;
+	struct common o = {0};
+	bool have_serial = false;
 	struct wire_roots f;
 	struct member_roots r;
 	uint8_t ca_pub[32], ca_sec[64];
@@ -627,14 +682,8 @@ static int cmd_sign_roots(int argc, char **argv)
 	int c, rc;
 
 	memset(&f, 0, sizeof(f));
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, opts, &o)) != -1) {
 		switch (c) {
-		case 'c':
-			ca_key = optarg;
-			break;
-		case 'n':
-			network_arg(optarg, f.network);
-			break;
 		case 's':
 			f.serial = parse_u64("--serial", optarg, 1, UINT64_MAX);
 			have_serial = true;
@@ -661,26 +710,18 @@ static int cmd_sign_roots(int argc, char **argv)
 			free(text);
 			break;
 		}
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		default:
-			exit(EXIT_USAGE);
 		}
 	}
-	if (optind != argc)
-		die_usage("sign-roots: unexpected argument '%s'", argv[optind]);
-	if (ca_key == NULL || f.network[0] == '\0')
+	no_arguments(argc, argv, "sign-roots");
+	if (o.ca_key == NULL || o.network[0] == '\0')
 		die_usage("sign-roots: --ca-key and --network are needed");
+	strcpy(f.network, o.network);
 	if (f.n_roots == 0)
 		die_usage("sign-roots: no roots (--root KEY@IP:PORT or --roots FILE)");
 	f.issued_at = now_unix();
 	if (!have_serial)
 		f.serial = f.issued_at;
-	read_ca_file(ca_key, true, ca_pub, ca_sec);
+	read_ca_file(o.ca_key, true, ca_pub, ca_sec);
 	rc = member_roots_sign(&r, &f, ca_sec);
 	sodium_memzero(ca_sec, sizeof(ca_sec));
 	if (rc != 0)
@@ -689,7 +730,7 @@ static int cmd_sign_roots(int argc, char **argv)
 	snprintf(comment, sizeof(comment),
 	         "# yip root set of network %s: serial %" PRIu64 ", %u root%s, issued %s\n",
 	         f.network, f.serial, f.n_roots, f.n_roots == 1 ? "" : "s", t);
-	return write_object(out, force, comment, r.raw, r.len);
+	return write_object(&o, comment, r.raw, r.len);
 }
 
 /* ---- revoke ------------------------------------------------------------------------------ */
@@ -697,37 +738,29 @@ static int cmd_sign_roots(int argc, char **argv)
 static int cmd_revoke(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"ca-key", required_argument, NULL, 'c'},
-	    {"network", required_argument, NULL, 'n'},
+	    SIGNING_OPTIONS,
 	    {"list", required_argument, NULL, 'l'},
 	    {"cert", required_argument, NULL, 'C'},
 	    {"key", required_argument, NULL, 'k'},
 	    {"serial", required_argument, NULL, 's'},
-	    {"out", required_argument, NULL, 'o'},
-	    {"force", no_argument, NULL, 'f'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *ca_key = NULL, *list = NULL, *out = NULL;
+	struct common o = {0};
+	const char *list = NULL;
 	const char **certs = calloc((size_t)argc, sizeof(*certs));
 	size_t n_certs = 0, n_new = 0, n_old = 0, n;
 	uint8_t *entries = calloc((size_t)argc + WIRE_REVOKED_MAX, WIRE_REVOKED_ENTRY);
 	struct member_revocations *old = NULL, *r = malloc(sizeof(*r));
-	char network[WIRE_NETWORK_MAX + 1] = "", comment[512], t[MEMBER_TIME_LEN];
+	const char *network = o.network;
+	char comment[512], t[MEMBER_TIME_LEN];
 	uint8_t ca_pub[32], ca_sec[64];
 	uint64_t serial = 0, issued;
-	bool force = false;
 	int c, rc;
 
 	if (certs == NULL || entries == NULL || r == NULL)
 		die_usage("out of memory");
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, opts, &o)) != -1) {
 		switch (c) {
-		case 'c':
-			ca_key = optarg;
-			break;
-		case 'n':
-			network_arg(optarg, network);
-			break;
 		case 'l':
 			list = optarg;
 			break;
@@ -744,21 +777,12 @@ static int cmd_revoke(int argc, char **argv)
 		case 's':
 			serial = parse_u64("--serial", optarg, 1, UINT64_MAX);
 			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		default:
-			exit(EXIT_USAGE);
 		}
 	}
-	if (optind != argc)
-		die_usage("revoke: unexpected argument '%s'", argv[optind]);
-	if (ca_key == NULL || network[0] == '\0')
+	no_arguments(argc, argv, "revoke");
+	if (o.ca_key == NULL || network[0] == '\0')
 		die_usage("revoke: --ca-key and --network are needed");
-	read_ca_file(ca_key, true, ca_pub, ca_sec);
+	read_ca_file(o.ca_key, true, ca_pub, ca_sec);
 	/* Certificates: revoked by hash, and only this CA's of this network. */
 	for (size_t i = 0; i < n_certs; i++) {
 		struct member_cert cert;
@@ -777,16 +801,7 @@ static int cmd_revoke(int argc, char **argv)
 	}
 	/* The old list's entries stay. */
 	if (list != NULL) {
-		enum member_verdict v;
-
-		if ((old = malloc(sizeof(*old))) == NULL)
-			die_usage("out of memory");
-		n = read_object(list, WIRE_OBJ_REVOCATIONS, old->raw, sizeof(old->raw));
-		parsed(member_revocations_parse(old, old->raw, n), list, WIRE_OBJ_REVOCATIONS);
-		v = member_revocations_check(old, ca_pub, network, 0);
-		if (v != MEMBER_OK)
-			die_usage("%s: %s (%s)", list, member_verdict_name(v),
-			          member_verdict_text(v));
+		old = read_revocations(list, ca_pub, network);
 		n_old = old->f.n;
 		memcpy(entries + n_new * WIRE_REVOKED_ENTRY, member_revocations_entries(old),
 		       n_old * WIRE_REVOKED_ENTRY);
@@ -807,7 +822,7 @@ static int cmd_revoke(int argc, char **argv)
 	snprintf(comment, sizeof(comment),
 	         "# yip revocation list of network %s: serial %" PRIu64 ", %u revoked, issued %s\n",
 	         network, serial, r->f.n, t);
-	rc = write_object(out, force, comment, r->raw, r->len);
+	rc = write_object(&o, comment, r->raw, r->len);
 	free(certs);
 	free(entries);
 	free(old);
@@ -902,72 +917,58 @@ static void print_line(void *arg, const char *line)
 static int cmd_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
+	    CHECKING_OPTIONS,
 	    {"json", no_argument, NULL, 'j'},
-	    {"ca", required_argument, NULL, 'c'},
-	    {"network", required_argument, NULL, 'n'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json = false, have_ca = false;
-	char network[WIRE_NETWORK_MAX + 1] = "", *text;
-	uint8_t ca[32];
+	struct common o = {0};
+	bool json = false;
+	char *text;
 	uint64_t now = now_unix();
 	enum member_verdict v = MEMBER_OK;
 	struct any *a;
-	cJSON *o = NULL;
+	cJSON *j = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
+	while ((c = next_option(argc, argv, opts, &o)) != -1)
+		if (c == 'j')
 			json = true;
-			break;
-		case 'c':
-			ca_public_arg(optarg, ca);
-			have_ca = true;
-			break;
-		case 'n':
-			network_arg(optarg, network);
-			break;
-		default:
-			exit(EXIT_USAGE);
-		}
-	}
 	if (optind != argc - 1)
 		die_usage("show: expected one FILE");
-	if (network[0] != '\0' && !have_ca)
+	if (o.network[0] != '\0' && !o.have_ca)
 		die_usage("show: --network needs --ca");
 	a = read_any(argv[optind]);
 	/* A request checks itself; the others need the CA. */
-	if (have_ca || a->kind == WIRE_OBJ_REQUEST)
-		v = check_any(a, ca, network[0] ? network : NULL, NULL, NULL, now);
+	if (o.have_ca || a->kind == WIRE_OBJ_REQUEST)
+		v = check_any(a, o.ca, o.network[0] ? o.network : NULL, NULL, NULL, now);
 	if (json) {
 		switch (a->kind) {
 		case WIRE_OBJ_CERT:
-			o = yip_ctl_cert_json(&a->u.cert, now);
+			j = yip_ctl_cert_json(&a->u.cert, now);
 			break;
 		case WIRE_OBJ_ROOTS:
-			o = yip_ctl_roots_json(&a->u.roots);
+			j = yip_ctl_roots_json(&a->u.roots);
 			break;
 		case WIRE_OBJ_REVOCATIONS:
-			o = yip_ctl_revocations_json(&a->u.revs);
+			j = yip_ctl_revocations_json(&a->u.revs);
 			break;
 		case WIRE_OBJ_RECORD:
-			o = yip_ctl_record_json(&a->u.record, now);
+			j = yip_ctl_record_json(&a->u.record, now);
 			break;
 		default:
-			o = yip_ctl_request_json(&a->u.request);
+			j = yip_ctl_request_json(&a->u.request);
 		}
-		if (o != NULL && (have_ca || a->kind == WIRE_OBJ_REQUEST) &&
-		    (cJSON_AddStringToObject(o, "check", member_verdict_name(v)) == NULL ||
-		     cJSON_AddStringToObject(o, "check_text", member_verdict_text(v)) == NULL)) {
-			cJSON_Delete(o);
-			o = NULL;
+		if (j != NULL && (o.have_ca || a->kind == WIRE_OBJ_REQUEST) &&
+		    (cJSON_AddStringToObject(j, "check", member_verdict_name(v)) == NULL ||
+		     cJSON_AddStringToObject(j, "check_text", member_verdict_text(v)) == NULL)) {
+			cJSON_Delete(j);
+			j = NULL;
 		}
-		if (o == NULL || (text = cJSON_Print(o)) == NULL)
+		if (j == NULL || (text = cJSON_Print(j)) == NULL)
 			die_usage("out of memory");
 		printf("%s\n", text);
 		cJSON_free(text);
-		cJSON_Delete(o);
+		cJSON_Delete(j);
 	} else {
 		switch (a->kind) {
 		case WIRE_OBJ_CERT:
@@ -985,7 +986,7 @@ static int cmd_show(int argc, char **argv)
 		default:
 			member_request_describe(&a->u.request, print_line, NULL);
 		}
-		if (have_ca || a->kind == WIRE_OBJ_REQUEST)
+		if (o.have_ca || a->kind == WIRE_OBJ_REQUEST)
 			printf("  check:       %s: %s\n", member_verdict_name(v),
 			       member_verdict_text(v));
 		else
@@ -998,32 +999,24 @@ static int cmd_show(int argc, char **argv)
 static int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"ca", required_argument, NULL, 'c'},
-	    {"network", required_argument, NULL, 'n'},
+	    CHECKING_OPTIONS,
 	    {"at", required_argument, NULL, 'a'},
 	    {"revocations", required_argument, NULL, 'r'},
 	    {"peer-key", required_argument, NULL, 'p'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool have_ca = false, have_peer = false;
-	char network[WIRE_NETWORK_MAX + 1] = "";
 	const char *revs_path = NULL;
-	uint8_t ca[32], peer[32];
+	uint8_t peer[32];
+	bool have_peer = false;
 	uint64_t now = now_unix();
+	struct common o = {0};
 	struct member_revocations *revs = NULL;
 	enum member_verdict v;
 	struct any *a;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = next_option(argc, argv, opts, &o)) != -1) {
 		switch (c) {
-		case 'c':
-			ca_public_arg(optarg, ca);
-			have_ca = true;
-			break;
-		case 'n':
-			network_arg(optarg, network);
-			break;
 		case 'a':
 			now = parse_date("--at", optarg);
 			break;
@@ -1034,31 +1027,18 @@ static int cmd_verify(int argc, char **argv)
 			hex_key("--peer-key", optarg, peer);
 			have_peer = true;
 			break;
-		default:
-			exit(EXIT_USAGE);
 		}
 	}
 	if (optind != argc - 1)
 		die_usage("verify: expected one FILE");
-	if (!have_ca || network[0] == '\0')
+	if (!o.have_ca || o.network[0] == '\0')
 		die_usage("verify: --ca and --network are needed");
-	if (revs_path != NULL) {
-		size_t n;
-
-		if ((revs = malloc(sizeof(*revs))) == NULL)
-			die_usage("out of memory");
-		n = read_object(revs_path, WIRE_OBJ_REVOCATIONS, revs->raw, sizeof(revs->raw));
-		parsed(member_revocations_parse(revs, revs->raw, n), revs_path,
-		       WIRE_OBJ_REVOCATIONS);
-		v = member_revocations_check(revs, ca, network, 0);
-		if (v != MEMBER_OK)
-			die_usage("%s: %s (%s)", revs_path, member_verdict_name(v),
-			          member_verdict_text(v));
-	}
+	if (revs_path != NULL)
+		revs = read_revocations(revs_path, o.ca, o.network);
 	a = read_any(argv[optind]);
 	if (have_peer && a->kind != WIRE_OBJ_CERT)
 		die_usage("verify: --peer-key is for certificates");
-	v = check_any(a, ca, network, revs, have_peer ? peer : NULL, now);
+	v = check_any(a, o.ca, o.network, revs, have_peer ? peer : NULL, now);
 	printf("%s\n", member_verdict_name(v));
 	if (v != MEMBER_OK)
 		fprintf(stderr, "yip-ca: %s: %s\n", argv[optind], member_verdict_text(v));

@@ -24,6 +24,7 @@
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"
 #include "udp/udp.h"
+#include "util/file.h"
 #include "util/hex.h"
 #include "util/log.h"
 
@@ -99,10 +100,8 @@ static int cmd_pubkey(void)
 static int read_text(const char *path, bool secret, char **out, size_t *out_len, char *err,
                      size_t errlen)
 {
-	size_t cap = RDV_CONF_FILE_LIMIT + 1, len = 0;
 	struct stat st;
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -121,38 +120,15 @@ static int read_text(const char *path, bool secret, char **out, size_t *out_len,
 		close(fd);
 		return -1;
 	}
-	buf = malloc(cap);
-	if (buf == NULL) {
-		snprintf(err, errlen, "out of memory");
-		close(fd);
-		return -1;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0) {
-			close(fd);
-			*out = buf;
-			*out_len = len;
-			return 0;
-		}
-		len += (size_t)n;
-		if (len == cap) {
-			snprintf(err, errlen, "%s: longer than %d bytes", path,
-			         RDV_CONF_FILE_LIMIT);
-			break;
-		}
-	}
-	sodium_memzero(buf, cap);
-	free(buf);
+	rc = yip_read_fd(fd, RDV_CONF_FILE_LIMIT, out, out_len);
 	close(fd);
-	return -1;
+	if (rc == -EFBIG)
+		snprintf(err, errlen, "%s: longer than %d bytes", path, RDV_CONF_FILE_LIMIT);
+	else if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (rc != 0)
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+	return rc == 0 ? 0 : -1;
 }
 
 static void drop_text(char *text, size_t len)

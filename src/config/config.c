@@ -21,6 +21,7 @@
 #include <sodium.h>
 
 #include "config/lines.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 #define MAX_FILE_SIZE (16 * 1024 * 1024) /* far above YIP_MAX_PEERS worth of text */
@@ -1059,56 +1060,6 @@ int yip_config_parse(const char *text, size_t len, const char *name, bool resolv
 	return 0;
 }
 
-/*
- * Reads a whole file into a fresh buffer. The buffer holds the private key,
- * so when it must grow the old copy is wiped rather than left to realloc.
- */
-static int read_file(int fd, char **out, size_t *outlen)
-{
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *bigger;
-	ssize_t n;
-
-	if (buf == NULL)
-		return -ENOMEM;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= MAX_FILE_SIZE) {
-				sodium_memzero(buf, len);
-				free(buf);
-				return -EFBIG;
-			}
-			bigger = malloc(cap * 2);
-			if (bigger == NULL) {
-				sodium_memzero(buf, len);
-				free(buf);
-				return -ENOMEM;
-			}
-			memcpy(bigger, buf, len);
-			sodium_memzero(buf, len);
-			free(buf);
-			buf = bigger;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int saved = errno;
-
-			sodium_memzero(buf, len);
-			free(buf);
-			return -saved;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*out = buf;
-	*outlen = len;
-	return 0;
-}
-
 static int __attribute__((format(printf, 3, 4)))
 load_fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -1132,7 +1083,7 @@ int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return load_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-	rc = read_file(fd, &text, &len);
+	rc = yip_read_fd(fd, MAX_FILE_SIZE, &text, &len);
 	close(fd);
 	if (rc == -EFBIG)
 		return load_fail(err, errlen, "%s: file is too large (limit %d bytes)", path,

@@ -13,6 +13,7 @@
 
 #include "membership/member.h"
 #include "util/clock.h"
+#include "util/file.h"
 #include "util/log.h"
 
 #define FILE_MAX (1u << 20) /* the largest object's text form is well under this */
@@ -31,24 +32,25 @@ static int read_object(int dirfd, const char *path, uint8_t want, uint8_t **out,
 	size_t n = 0, cap = WIRE_OBJ_MAX;
 	/* In the state directory, not through a symbolic link. */
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0)),
-	    rc = -1;
-	ssize_t r;
+	    rc = -1, got;
 
 	*out = NULL;
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return errno == ENOENT ? -2 : -1;
 	}
-	text = malloc(FILE_MAX);
+	got = yip_read_fd(fd, FILE_MAX, &text, &n);
 	*out = malloc(cap);
-	if (text == NULL || *out == NULL) {
+	if (got == -EFBIG) {
+		snprintf(err, errlen, "%s: larger than %u bytes", path, FILE_MAX);
+		goto done;
+	}
+	if (got == -ENOMEM || *out == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto done;
 	}
-	while (n < FILE_MAX && (r = read(fd, text + n, FILE_MAX - n)) > 0)
-		n += (size_t)r;
-	if (n == FILE_MAX) {
-		snprintf(err, errlen, "%s: larger than %u bytes", path, FILE_MAX);
+	if (got != 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-got));
 		goto done;
 	}
 	if (member_unarmor(text, n, want, *out, cap, len, why, sizeof(why)) != 0) {
@@ -229,17 +231,13 @@ static void load_lists(struct loop_members *m, struct yip_device *dev)
 static void load_records(struct loop_members *m, struct yip_device *dev)
 {
 	static const char end_mark[] = "-----END YIP MEMBER RECORD-----";
-	char *text = malloc(FILE_MAX), why[160];
+	char *text = NULL, why[160];
 	uint8_t *obj = malloc(WIRE_RECORD_MAX);
 	size_t n = 0, len, held = 0, seen = 0;
 	int fd = openat(m->dirfd, STATE_RECORDS, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t r;
 
-	if (fd < 0 || text == NULL || obj == NULL)
+	if (fd < 0 || obj == NULL || yip_read_fd(fd, FILE_MAX, &text, &n) != 0)
 		goto done;
-	while (n < FILE_MAX - 1 && (r = read(fd, text + n, FILE_MAX - 1 - n)) > 0)
-		n += (size_t)r;
-	text[n] = '\0';
 	for (char *at = text, *end; (end = strstr(at, end_mark)) != NULL; at = end) {
 		end += sizeof(end_mark) - 1;
 		seen++;

@@ -16,6 +16,7 @@
 #   ny_conf [--line K=V]... NODE SERVERS PEER...   NODE's config, no endpoint=
 #   ny_peer A B FIELD...                    fields of A's peer B (yipctl show --json)
 #   ny_kind A B                             direct, relayed or none: A's path to B
+#   ny_wait_direct A B                      until both paths are direct (10 s)
 #   ny_server_state NODE I                  the state of NODE's server I
 #   ny_classify SERVER A1 A2 HOST...        checks each host's NAT with natlab_classify
 #   ny_tcp_copy FROM TO TO_IP BYTES RATE    a paced TCP transfer, hashed
@@ -55,12 +56,9 @@ ny_rdv_start() {
 	pid=$!
 	PIDS+=("$pid")
 	eval "PID_$n=$pid"
-	for _ in $(seq 1 50); do
-		tail -n +$((start + 1)) "$log" | grep -q "listening on" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "yip-rendezvous $n exited at start"
-		sleep 0.1
-	done
-	fail "yip-rendezvous $n did not start"
+	poll 5 'tail -n +$((start + 1)) "$log" | grep -q "listening on" ||
+		{ kill -0 "$pid" 2>/dev/null || fail "yip-rendezvous $n exited at start"; false; }' ||
+		fail "yip-rendezvous $n did not start"
 }
 
 ny_rdv_stop() {
@@ -174,6 +172,14 @@ ny_kind() {
 	esac
 }
 
+# ny_wait_direct A B: waits (up to 10 s) until A's path to B and B's to A are
+# direct; fails naming both paths.
+ny_wait_direct() {
+	local a=$1 b=$2
+	poll 10 '[ "$(ny_kind "$a" "$b")/$(ny_kind "$b" "$a")" = direct/direct ]' 0.2 ||
+		fail "$a and $b are not direct: $a: $(ny_peer "$a" "$b" path), $b: $(ny_peer "$b" "$a" path)"
+}
+
 # ny_server_state NODE I: the state of NODE's rendezvous server I (0-based).
 ny_server_state() {
 	local out
@@ -236,7 +242,7 @@ with open(sys.argv[1], "wb") as f:
         f.write(d)
 PY
 	srv=$!
-	for _ in $(seq 1 50); do [ -e "$TMP/copy.ready" ] && break; sleep 0.1; done
+	poll 5 '[ -e "$TMP/copy.ready" ]' || true
 	t0=$EPOCHREALTIME
 	in_ns "$from" python3 - "$ip" "$TMP/copy.src" "$rate" <<'PY' || true
 import socket, sys, time

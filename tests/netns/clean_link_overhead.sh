@@ -33,7 +33,7 @@ run_transfer() {
 	# The kernel removes a TUN device after its last user exits; the next
 	# daemon must not find the old one half torn down.
 	for n in a b; do
-		for _ in $(seq 1 50); do in_ns "$n" ip link show yip0 >/dev/null 2>&1 || break; sleep 0.1; done
+		poll 5 '! in_ns "$n" ip link show yip0 >/dev/null 2>&1' || true
 	done
 	echo $(( a1 - a0 + b1 - b0 )) $(( ra1 - ra0 + rb1 - rb0 ))
 }

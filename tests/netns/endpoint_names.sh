@@ -57,24 +57,17 @@ echo 198.18.0.9 >"$TMP/peerb.addr"
 ip netns exec "$(ns a)" python3 "$ROOT/tests/lib/dnsstub.py" peerb.yip.test "$TMP/peerb.addr" \
 	>"$TMP/dns.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 1 30); do
-	[ "$(in_ns a getent hosts peerb.yip.test | awk '{print $1}')" = 198.18.0.9 ] && break
-	sleep 0.1
-done
+poll 3 '[ "$(in_ns a getent hosts peerb.yip.test | awk "{print \$1}")" = 198.18.0.9 ]' ||
+	fail "the DNS stub does not answer for peerb.yip.test"
 sed -i 's/^endpoint=.*/endpoint=peerb.yip.test:51820/' "$TMP/a.conf"
 start_yipd a YIP_RESOLVE_INTERVAL_MS=300
 in_ns a ping -n -q -c 2 -W 1 10.77.0.2 >/dev/null 2>&1 && fail "a reached b through 198.18.0.9"
 [ "$(peer_field a endpoint)" = "198.18.0.9:51820" ] || fail "a's endpoint: $(peer_field a endpoint)"
 echo 198.18.0.2 >"$TMP/peerb.addr"
-for _ in $(seq 1 30); do
-	grep -q "peerb.yip.test:51820 now resolves to 198.18.0.2:51820" "$TMP/a.log" && break
-	sleep 0.1
-done
-grep -q "now resolves to 198.18.0.2:51820" "$TMP/a.log" || fail "a did not resolve the name again"
-ok=no
-for _ in $(seq 1 20); do
-	if in_ns a ping -n -q -c 1 -W 1 10.77.0.2 >/dev/null 2>&1; then ok=yes; break; fi
-done
-[ $ok = yes ] || fail "no ping from a to b after the name moved"
+poll 3 'grep -q "peerb.yip.test:51820 now resolves to 198.18.0.2:51820" "$TMP/a.log"' ||
+	fail "a did not resolve the name again"
+# 20 pings of up to a second each.
+poll 2 'in_ns a ping -n -q -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' ||
+	fail "no ping from a to b after the name moved"
 [ "$(peer_field a endpoint)" = "198.18.0.2:51820" ] || fail "a's endpoint: $(peer_field a endpoint)"
 log "ok: a followed the name to b"

@@ -97,14 +97,11 @@ launch_yipd() {
 	eval "PID_$n=$!"
 }
 wait_yipd() {
-	local n=$1 pid i
+	local n=$1 pid
 	pid=$(pid_of "$n")
-	for i in $(seq 1 50); do
-		if grep -q "device .* up" "$TMP/$n.log" 2>/dev/null; then return 0; fi
-		kill -0 "$pid" 2>/dev/null || fail "yipd $n exited at start"
-		sleep 0.1
-	done
-	fail "yipd $n did not come up"
+	poll 5 'grep -q "device .* up" "$TMP/$n.log" 2>/dev/null ||
+		{ kill -0 "$pid" 2>/dev/null || fail "yipd $n exited at start"; false; }' ||
+		fail "yipd $n did not come up"
 }
 pid_of() { eval "echo \$PID_$1"; }
 
@@ -172,13 +169,10 @@ ping_ok() {
 # namespace NS listens on TCP PORT, or is bound to UDP PORT; fails after that.
 # For servers started in the background, before a client uses them.
 wait_listen() {
-	local n=$1 flag=t _
+	local n=$1 flag=t port=$3
 	[ "$2" = udp ] && flag=u
-	for _ in $(seq 1 100); do
-		[ -n "$(in_ns "$n" ss -Hln$flag "sport = :$3")" ] && return 0
-		sleep 0.1
-	done
-	fail "nothing listens on $2 port $3 in $n after 10 s"
+	poll 10 '[ -n "$(in_ns "$n" ss -Hln$flag "sport = :$port")" ]' ||
+		fail "nothing listens on $2 port $3 in $n after 10 s"
 }
 
 # pcap_pick PCAP OUT TYPE [SRC_IP]: writes to OUT the first UDP payload in
@@ -205,16 +199,30 @@ PY
 
 # poll SECONDS CONDITION [STEP]: evaluates the shell condition CONDITION every
 # STEP seconds (default 0.1) until it holds; returns 1 if SECONDS (or more, on
-# a loaded machine) pass first. For a count that a daemon updates after the
-# test acted: the caller asserts the same condition afterwards, with its own
-# message.
+# a loaded machine) pass first. It tries SECONDS / STEP times, and once more
+# at the end, however long CONDITION takes. For a state that a daemon reaches
+# after the test acted: `poll ... || fail MESSAGE`, or the caller asserts the
+# same condition afterwards with its own message. CONDITION is evaluated
+# inside poll: it names the caller's variables, not $1, $2, ...
 poll() {
-	local _ step=${3:-0.1}
-	for _ in $(seq 1 "$(awk -v s="$1" -v t="$step" 'BEGIN { print int(s / t + 0.5) }')"); do
+	local _ _step=${3:-0.1}
+	for _ in $(seq 1 "$(awk -v s="$1" -v t="$_step" 'BEGIN { print int(s / t + 0.5) }')"); do
 		eval "$2" && return 0
-		sleep "$step"
+		sleep "$_step"
 	done
 	eval "$2"
+}
+
+# poll_since T0 SECONDS CONDITION [STEP]: like poll, but until SECONDS of the
+# clock have passed since T0 (an $EPOCHREALTIME), then returns 1: for a test
+# that also measures how long the state took to come.
+poll_since() {
+	local _t0=$1 _within=$2 _step=${4:-0.1}
+	until eval "$3"; do
+		awk -v a="$_t0" -v b="$EPOCHREALTIME" -v w="$_within" 'BEGIN { exit !(b - a > w) }' &&
+			return 1
+		sleep "$_step"
+	done
 }
 
 # two_peers: namespaces a and b joined by a veth (198.18.0.1/.2), keys, and
@@ -431,12 +439,9 @@ as_tap() {
 
 # wait_ping NS DEST: waits (up to ~5 s) until one ping gets through.
 wait_ping() {
-	local _
-	for _ in $(seq 1 25); do
-		in_ns "$1" ping -n -c 1 -W 1 "$2" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	fail "no ping from $1 to $2 within 5 s"
+	local from=$1 to=$2
+	poll 5 'in_ns "$from" ping -n -c 1 -W 1 "$to" >/dev/null 2>&1' 0.2 ||
+		fail "no ping from $1 to $2 within 5 s"
 }
 
 # ---- CA-gated networks (docs/membership.md) ----

@@ -54,14 +54,10 @@ log "good member: admitted, pings r"
 # counted its handshakes under VERDICT (each node calls r at start and
 # again as it retries).
 check_refused() {
-	local n=$1 verdict=$2 out i
+	local n=$1 verdict=$2 out
 	out=$(in_ns "$n" ping -n -c 3 -i 0.3 -W 1 "$(addr_of r)" 2>&1 || true)
 	grep -q " 100% packet loss" <<<"$out" || fail "$n reached r: $out"
-	for i in $(seq 1 50); do
-		[ "$(refused r "$verdict")" -gt 0 ] && break
-		sleep 0.2
-	done
-	[ "$(refused r "$verdict")" -gt 0 ] || fail "r did not count $verdict for $n"
+	poll 10 '[ "$(refused r "$verdict")" -gt 0 ]' 0.2 || fail "r did not count $verdict for $n"
 	log "$n refused: $verdict (r counted $(refused r "$verdict"))"
 }
 check_refused nc no_certificate

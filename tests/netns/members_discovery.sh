@@ -21,11 +21,8 @@ start=$(date +%s.%N)
 # reach NODE DEST: one ping from NODE to DEST answered, retried until 10 s
 # after start.
 reach() {
-	while :; do
-		in_ns "$1" ping -n -c 1 -W 1 "$2" >/dev/null 2>&1 && return 0
-		awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { exit !(e - s > 10) }' && return 1
-		sleep 0.1
-	done
+	local from=$1 to=$2
+	poll_since "$start" 10 'in_ns "$from" ping -n -c 1 -W 1 "$to" >/dev/null 2>&1'
 }
 for n in $NODES; do
 	for m in $NODES; do
@@ -60,11 +57,7 @@ yipctl_of r show | grep -q "gossip: .* items" || fail "yipctl show does not show
 log "five members found each other from one root in $took s"
 
 # c saves the records it holds (every 10 s when they changed).
-for i in $(seq 1 150); do
-	[ "$(grep -c 'END YIP MEMBER RECORD' "$TMP/state-c/records" 2>/dev/null || echo 0)" -ge 4 ] && break
-	sleep 0.1
-done
-[ "$(grep -c 'END YIP MEMBER RECORD' "$TMP/state-c/records" 2>/dev/null || echo 0)" -ge 4 ] ||
+poll 15 '[ "$(grep -c "END YIP MEMBER RECORD" "$TMP/state-c/records" 2>/dev/null || echo 0)" -ge 4 ]' ||
 	fail "c did not save the others' records in its state directory"
 kill "$(pid_of r)"
 kill "$(pid_of c)"

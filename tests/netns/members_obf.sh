@@ -29,11 +29,7 @@ done
 ip netns exec "$(ns a)" tcpdump -i "va$NSP" -w "$TMP/a.pcap" -U -s 0 udp 2>"$TMP/cap.tcpdump" &
 TD=$!
 PIDS+=("$TD")
-for _ in $(seq 1 50); do
-	grep -q "listening on" "$TMP/cap.tcpdump" && break
-	sleep 0.1
-done
-grep -q "listening on" "$TMP/cap.tcpdump" || fail "tcpdump did not start"
+poll 5 'grep -q "listening on" "$TMP/cap.tcpdump"' || fail "tcpdump did not start"
 
 for n in r a b; do start_yipd "$n"; done
 grep -q "obfuscation on" "$TMP/a.log" || fail "a did not turn obfuscation on: $(head -n 5 "$TMP/a.log")"

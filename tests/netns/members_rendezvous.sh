@@ -28,11 +28,7 @@ env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" -v --key "$TMP/serve
 	>"$TMP/rdv.log" 2>&1 &
 RDV_PID=$!
 PIDS+=($RDV_PID)
-for _ in $(seq 1 50); do
-	grep -q "listening on" "$TMP/rdv.log" && break
-	sleep 0.1
-done
-grep -q "listening on" "$TMP/rdv.log" || fail "yip-rendezvous did not start"
+poll 5 'grep -q "listening on" "$TMP/rdv.log"' || fail "yip-rendezvous did not start"
 
 for n in a b c; do
 	# No root set: the server is how they meet.
@@ -52,11 +48,8 @@ import json, sys
 r = json.load(sys.stdin)["rendezvous"][0]
 print(r["state"], r.get("refused"))'
 }
-for i in $(seq 1 50); do
-	[ "$(server_state a)" = "registered None" ] && [ "$(server_state b)" = "registered None" ] &&
-		[ "$(server_state c)" = "refused no_certificate" ] && break
-	sleep 0.2
-done
+poll 10 '[ "$(server_state a)" = "registered None" ] && [ "$(server_state b)" = "registered None" ] &&
+	[ "$(server_state c)" = "refused no_certificate" ]' 0.2 || true
 [ "$(server_state a)" = "registered None" ] || fail "a: $(server_state a)"
 [ "$(server_state b)" = "registered None" ] || fail "b: $(server_state b)"
 [ "$(server_state c)" = "refused no_certificate" ] || fail "c: $(server_state c)"

@@ -33,10 +33,7 @@ log "r, a and b connected"
 	--cert "$TMP/a.crt" --force --out "$TMP/revoked.txt" || fail "yip-ca revoke a"
 start=$(date +%s)
 kill -HUP "$(pid_of r)"
-for i in $(seq 1 300); do
-	[ "$(peer_count r)" -eq 1 ] && break
-	sleep 0.1
-done
+poll 30 '[ "$(peer_count r)" -eq 1 ]' || true
 took=$(($(date +%s) - start))
 [ "$(peer_count r)" -eq 1 ] || fail "r still holds a 30 s after the revocation"
 [ "$took" -le 30 ] || fail "a was removed after $took s"
@@ -49,13 +46,14 @@ assert "node a" not in names and "node b" in names, names
 ' || fail "r still lists a as a member"
 log "a removed by r $took s after the list arrived"
 # b gets the list by gossip and drops a too, within 30 s of r's SIGHUP.
-for i in $(seq 1 300); do
-	[ "$(json_get b show membership.revocations_serial)" = 2 ] &&
-		[ "$(yipctl_of b members --json | python3 -c '
+# a_members NAME: how many of NAME's members are "node a".
+a_members() {
+	yipctl_of "$1" members --json | python3 -c '
 import json, sys
-print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))')" -eq 0 ] && break
-	sleep 0.1
-done
+print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))'
+}
+poll 30 '[ "$(json_get b show membership.revocations_serial)" = 2 ] && [ "$(a_members b)" -eq 0 ]' ||
+	true
 took_b=$(($(date +%s) - start))
 [ "$(json_get b show membership.revocations_serial)" = 2 ] || fail "b did not get list 2 by gossip"
 [ "$took_b" -le 30 ] || fail "b dropped a after $took_b s"
@@ -82,16 +80,9 @@ wait "$(pid_of a)" 2>/dev/null || true
 start_yipd a
 out=$(in_ns a ping -n -c 3 -i 0.3 -W 1 "$(addr_of r)" 2>&1 || true)
 grep -q " 100% packet loss" <<<"$out" || fail "a rejoined: $out"
-for i in $(seq 1 50); do
-	[ "$(refused r revoked)" -gt 0 ] && break
-	sleep 0.2
-done
-[ "$(refused r revoked)" -gt 0 ] || fail "r did not refuse a as revoked"
+poll 10 '[ "$(refused r revoked)" -gt 0 ]' 0.2 || fail "r did not refuse a as revoked"
 [ "$(peer_count r)" -eq 1 ] || fail "a got back into r's peer table"
-[ "$(yipctl_of b members --json | python3 -c '
-import json, sys
-print(sum(1 for m in json.load(sys.stdin)["members"] if m["name"] == "node a"))')" -eq 0 ] ||
-	fail "a got back into b's members"
+[ "$(a_members b)" -eq 0 ] || fail "a got back into b's members"
 
 # The older list again: refused as a rollback.
 cp "$TMP/revoked-1.txt" "$TMP/revoked.txt"

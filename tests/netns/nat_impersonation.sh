@@ -76,8 +76,8 @@ capture() {
 	ip netns exec "$(ns "$1")" tcpdump -i "$2" --immediate-mode -U -n -w "$4" "$3" >"$4.out" 2>&1 &
 	CAPTURE=$!
 	PIDS+=("$CAPTURE")
-	for _ in $(seq 1 50); do grep -q listening "$4.out" && return 0; sleep 0.1; done
-	fail "tcpdump in $1 did not start"
+	local out=$4.out
+	poll 5 'grep -q listening "$out"' || fail "tcpdump in $1 did not start"
 }
 
 ny_rdv_start rdv "$S:7000"
@@ -96,12 +96,7 @@ CAP_CTRL=$CAPTURE
 start_yipd a
 start_yipd b
 wait_ping a 10.77.0.2
-for _ in $(seq 1 50); do
-	[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] && break
-	sleep 0.2
-done
-[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] ||
-	fail "a and b are not direct: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+ny_wait_direct a b
 sleep 0.3
 kill "$CAP_INIT" "$CAP_CTRL"
 wait "$CAP_INIT" "$CAP_CTRL" 2>/dev/null || true
@@ -149,10 +144,7 @@ log "refused: $m; a still at $A_AT"
 
 log "eve registers with her own key"
 start_yipd eve
-for _ in $(seq 1 50); do
-	[ "$(rdv_node rdv eve registered)" = True ] && break
-	sleep 0.2
-done
+poll 10 '[ "$(rdv_node rdv eve registered)" = True ]' 0.2 || true
 [ "$(rdv_node rdv eve address)" = "$EVE:51820" ] || fail "eve's entry: $(rdv_node rdv eve address)"
 # b's entry must still be there ("missing" is not "not at eve's"), and a
 # failed query must fail the test: the addresses are assigned first.
@@ -204,11 +196,7 @@ ping_ok b 10.77.0.1 10 -i 0.05 >/dev/null
 log "a's candidates for b unchanged, a registered, a and b still ping directly"
 
 log "eve asks for b, who does not list her"
-for _ in $(seq 1 50); do
-	[ "$(rdv_node rdv eve unknowns)" -ge 1 ] && [ "$(json_get eve show rendezvous.0.unknowns)" -ge 1 ] && break
-	sleep 0.2
-done
-[ "$(rdv_node rdv eve unknowns)" -ge 1 ] && [ "$(json_get eve show rendezvous.0.unknowns)" -ge 1 ] ||
+poll 10 '[ "$(rdv_node rdv eve unknowns)" -ge 1 ] && [ "$(json_get eve show rendezvous.0.unknowns)" -ge 1 ]' 0.2 ||
 	fail "no UNKNOWN for eve's lookup: server $(rdv_node rdv eve unknowns), eve $(json_get eve show rendezvous.0.unknowns)"
 [ "$(json_get b show rendezvous.0.asks)" -ge 1 ] || fail "the server never asked b"
 if in_ns eve ping -n -c 2 -W 1 10.77.0.2 >/dev/null 2>&1; then fail "eve reached b"; fi

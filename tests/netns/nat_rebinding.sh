@@ -28,12 +28,7 @@ ny_conf b rdv a
 start_yipd a
 start_yipd b
 wait_ping a 10.77.0.2
-for _ in $(seq 1 50); do
-	[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] && break
-	sleep 0.2
-done
-[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] ||
-	fail "a and b are not direct: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+ny_wait_direct a b
 before=$(ny_peer b a path)
 roams0=$(ny_peer b a roams)
 log "direct: a -> $(ny_peer a b path), b -> $before"
@@ -43,11 +38,9 @@ ny_tcp_copy a b 10.77.0.2 "$BYTES" "$RATE" >"$TMP/copy.result" &
 COPY=$!
 # received BYTES: waits (up to 20 s) until b has received BYTES.
 received() {
-	for _ in $(seq 1 200); do
-		[ "$(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	fail "b received only $(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0) bytes of the transfer"
+	local bytes=$1
+	poll 20 '[ "$(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0)" -ge "$bytes" ]' ||
+		fail "b received only $(stat -c %s "$TMP/copy.dst" 2>/dev/null || echo 0) bytes of the transfer"
 }
 received $((BYTES / 4))
 flows=$(natlab_exec sym conntrack -L -p udp 2>/dev/null | wc -l)

@@ -29,12 +29,7 @@ ny_conf b rdv a
 start_yipd a
 start_yipd b
 wait_ping a 10.77.0.2
-for _ in $(seq 1 50); do
-	[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] && break
-	sleep 0.2
-done
-[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] ||
-	fail "a and b are not direct: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+ny_wait_direct a b
 
 ip netns exec "$(ns b)" iperf3 -s -B 10.77.0.2 >"$TMP/iperf3-server.out" 2>&1 &
 PIDS+=($!)
@@ -51,12 +46,10 @@ print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 }
 # path_is KIND: waits (up to 8 s, pinging) until both ends' paths are KIND.
 path_is() {
-	for _ in $(seq 1 40); do
-		[ "$(ny_kind a b)/$(ny_kind b a)" = "$1/$1" ] && return 0
-		in_ns a ping -n -q -c 1 -W 1 10.77.0.2 >/dev/null 2>&1 || true
-		sleep 0.2
-	done
-	fail "not $1: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+	local kind=$1
+	poll 8 '[ "$(ny_kind a b)/$(ny_kind b a)" = "$kind/$kind" ] ||
+		{ in_ns a ping -n -q -c 1 -W 1 10.77.0.2 >/dev/null 2>&1; false; }' 0.2 ||
+		fail "not $1: a: $(ny_peer a b path), b: $(ny_peer b a path)"
 }
 
 # Two runs each way, alternating, the best of each counted: the machine is

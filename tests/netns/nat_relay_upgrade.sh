@@ -46,16 +46,9 @@ sleep 3
 relay0=$(rdv_node rdv a relay_in_dgrams)
 ny_build natlab_unblock sitea siteb
 T0=$EPOCHREALTIME
-direct_at=""
-while [ -z "$direct_at" ]; do
-	if [ "$(ny_kind a b)" = direct ] && [ "$(ny_kind b a)" = direct ]; then
-		direct_at=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-		break
-	fi
-	awk -v a="$T0" -v b="$EPOCHREALTIME" -v w="$UPGRADE_WITHIN" 'BEGIN { exit !(b - a > w) }' &&
-		fail "still not direct $UPGRADE_WITHIN s after the block went: a: $(ny_peer a b path), b: $(ny_peer b a path)"
-	sleep 0.2
-done
+poll_since "$T0" "$UPGRADE_WITHIN" '[ "$(ny_kind a b)" = direct ] && [ "$(ny_kind b a)" = direct ]' 0.2 ||
+	fail "still not direct $UPGRADE_WITHIN s after the block went: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+direct_at=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 log "direct on both ends $direct_at s after the block went: a: $(ny_peer a b path), b: $(ny_peer b a path)"
 wait "$PINGER" || true
 sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$TMP/ping.out")

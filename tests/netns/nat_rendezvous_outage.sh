@@ -45,18 +45,13 @@ since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; 
 # SERVER (its status) and NODE's yipctl shows its server I registered, anew
 # since T0 (registered_age below the time since T0); fails after WITHIN s.
 registered_at() {
-	local srv=$1 n=$2 i=$3 t0=$4 within=$5 age
-	while :; do
-		if [ "$(rdv_node "$srv" "$n" registered)" = True ] &&
-			[ "$(ny_server_state "$n" "$i")" = registered ]; then
-			age=$(json_get "$n" show "rendezvous.$i.registered_age")
-			awk -v a="$age" -v s="$(since "$t0")" 'BEGIN { exit !(a <= s) }' && return 0
-		fi
-		awk -v s="$(since "$t0")" -v w="$within" 'BEGIN { exit !(s > w) }' &&
-			fail "$n not registered at $srv $within s after it started:" \
-				"$(yipctl_of "$n" show --json | tr -d ' \n' | grep -o '"rendezvous":.*')"
-		sleep 0.5
-	done
+	local srv=$1 n=$2 i=$3 t0=$4 within=$5
+	poll_since "$t0" "$within" '[ "$(rdv_node "$srv" "$n" registered)" = True ] &&
+		[ "$(ny_server_state "$n" "$i")" = registered ] &&
+		awk -v a="$(json_get "$n" show "rendezvous.$i.registered_age")" -v s="$(since "$t0")" \
+			"BEGIN { exit !(a <= s) }"' 0.5 ||
+		fail "$n not registered at $srv $within s after it started:" \
+			"$(yipctl_of "$n" show --json | tr -d ' \n' | grep -o '"rendezvous":.*')"
 }
 
 T=$EPOCHREALTIME
@@ -65,12 +60,7 @@ for n in a b; do
 	registered_at rdv2 "$n" 1 "$T" 10
 done
 wait_ping a 10.77.0.2
-for _ in $(seq 1 50); do
-	[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] && break
-	sleep 0.2
-done
-[ "$(ny_kind a b)/$(ny_kind b a)" = direct/direct ] ||
-	fail "a and b are not direct: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+ny_wait_direct a b
 log "a and b registered with both servers, direct: $(ny_peer a b path)"
 
 log "both servers stop; a and b ping each other every 200 ms meanwhile"
@@ -96,11 +86,8 @@ log "a and b registered with rdv1 again $(since "$T1") s after its restart" \
 	"(it dropped $(rdv_get rdv1 drops.unknown_index) datagrams of their old sessions)"
 
 for n in a b; do
-	while [ "$(ny_server_state "$n" 1)" = registered ]; do
-		awk -v s="$(since "$T")" 'BEGIN { exit !(s > 20) }' &&
-			fail "$n still thinks rdv2 is there 20 s after it stopped"
-		sleep 0.5
-	done
+	poll_since "$T" 20 '[ "$(ny_server_state "$n" 1)" != registered ]' 0.5 ||
+		fail "$n still thinks rdv2 is there 20 s after it stopped"
 done
 log "a and b know rdv2 is gone (a: $(ny_server_state a 1), b: $(ny_server_state b 1))"
 

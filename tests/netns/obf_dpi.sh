@@ -32,11 +32,8 @@ capture() {
 	ip netns exec "$(ns a)" tcpdump -i "v${NSP}a" -w "$TMP/$1.pcap" -U -s 0 udp 2>"$TMP/$1.tcpdump" &
 	TD=$!
 	PIDS+=("$TD")
-	for _ in $(seq 1 50); do
-		grep -q "listening on" "$TMP/$1.tcpdump" && return 0
-		sleep 0.1
-	done
-	fail "tcpdump did not start"
+	local out=$TMP/$1.tcpdump
+	poll 5 'grep -q "listening on" "$out"' || fail "tcpdump did not start"
 }
 capture_stop() {
 	sleep 0.5
@@ -141,7 +138,7 @@ if [ "${YIP_IO:-epoll}" = epoll ]; then
 		rm -f "/var/run/wireguard/$dev.sock"
 		WG_PROCESS_FOREGROUND=1 ip netns exec "$(ns "$1")" wireguard-go -f "$dev" >"$TMP/wg-$1.log" 2>&1 &
 		PIDS+=($!)
-		for _ in $(seq 1 50); do [ -S "/var/run/wireguard/$dev.sock" ] && break; sleep 0.1; done
+		poll 5 '[ -S "/var/run/wireguard/$dev.sock" ]' || fail "wireguard-go did not start on $1"
 		in_ns "$1" wg set "$dev" private-key "$TMP/$1.wgkey" listen-port "$3" \
 			peer "$(cat "$TMP/$2.wgpub")" endpoint "$7:$4" allowed-ips "$6/32" || fail "wg set on $1"
 		in_ns "$1" ip addr add "$5/24" dev "$dev"

@@ -37,10 +37,8 @@ TD1=$!
 ip netns exec "$(ns q)" tcpdump -i eth0 -U -n -s 0 -w "$TMP/q.pcap" udp >"$TMP/td-q.out" 2>&1 &
 TD2=$!
 PIDS+=("$TD1" "$TD2")
-for _ in $(seq 1 50); do
-	grep -q listening "$TMP/td-rdv.out" && grep -q listening "$TMP/td-q.out" && break
-	sleep 0.1
-done
+poll 5 'grep -q listening "$TMP/td-rdv.out" && grep -q listening "$TMP/td-q.out"' ||
+	fail "tcpdump did not start"
 
 ny_rdv_start rdv "$S:7000" --obf-psk "$PSK"
 ny_node a 10.77.0.1

@@ -80,11 +80,8 @@ env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" -v --config "$TMP/rd
 	>"$TMP/rdv.log" 2>&1 &
 RDV_PID=$!
 PIDS+=("$RDV_PID")
-for _ in $(seq 1 50); do
-	grep -q "listening on" "$TMP/rdv.log" && break
-	kill -0 "$RDV_PID" 2>/dev/null || fail "yip-rendezvous exited at start"
-	sleep 0.1
-done
+poll 5 'grep -q "listening on" "$TMP/rdv.log" ||
+	{ kill -0 "$RDV_PID" 2>/dev/null || fail "yip-rendezvous exited at start"; false; }' || true
 grep -q "public key $SPUB" "$TMP/rdv.log" || fail "the start log does not name the public key"
 grep -q "listening on \[::\]:7000, second port 7001" "$TMP/rdv.log" ||
 	fail "the start log does not name the addresses"
@@ -145,12 +142,9 @@ node_conf c "[fd77::3]:51820" "[fd77::4]:7000"
 
 # wait_registered N: until the server shows N registered nodes (10 s).
 wait_registered() {
-	local _
-	for _ in $(seq 1 50); do
-		[ "$(rdv_get nodes_registered)" = "$1" ] && return 0
-		sleep 0.2
-	done
-	fail "the server shows $(rdv_get nodes_registered) registered nodes, wanted $1"
+	local want=$1
+	poll 10 '[ "$(rdv_get nodes_registered)" = "$want" ]' 0.2 ||
+		fail "the server shows $(rdv_get nodes_registered) registered nodes, wanted $1"
 }
 
 log "yipd a and b (no endpoints) register over IPv4, c over IPv6"
@@ -190,9 +184,8 @@ in_ns b nft add rule inet cut input ip saddr 198.18.0.1 udp dport 51820 drop
 relayed0=$(rdv_get counters.relayed_dgrams)
 start_yipd a
 start_yipd b
-for _ in $(seq 1 15); do
-	in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1 && break
-done
+# 15 pings of up to a second each.
+poll 1.5 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' || true
 ping_ok a 10.77.0.2 10 -i 0.1 >/dev/null
 ping_ok b 10.77.0.1 10 -i 0.1 >/dev/null
 relayed=$(( $(rdv_get counters.relayed_dgrams) - relayed0 ))
@@ -210,10 +203,7 @@ log "a UDP stream through the relay: $got of 2000 arrived; the server sent" \
 
 log "SIGUSR1 logs the status; SIGTERM exits 0 and removes the socket"
 kill -USR1 "$RDV_PID"
-for _ in $(seq 1 20); do
-	grep -q "status: rendezvous server" "$TMP/rdv.log" && break
-	sleep 0.1
-done
+poll 2 'grep -q "status: rendezvous server" "$TMP/rdv.log"' || true
 grep -q "status:   nodes: 3 registered" "$TMP/rdv.log" || fail "SIGUSR1 logged no status"
 [ -S "$TMP/ctl-s/rendezvous.sock" ] || fail "no control socket"
 kill -TERM "$RDV_PID"

@@ -48,8 +48,8 @@ sandboxed() {
 
 # wait_sandbox NAME: until NAME's log says it entered the sandbox (after "device up").
 wait_sandbox() {
-	for _ in $(seq 1 50); do grep -q "sandbox on" "$TMP/$1.log" && return 0; sleep 0.1; done
-	fail "$1 did not enter the sandbox"
+	local log=$TMP/$1.log
+	poll 5 'grep -q "sandbox on" "$log"' || fail "$1 did not enter the sandbox"
 }
 
 two_peers
@@ -73,8 +73,7 @@ ping_ok a 10.77.0.2 20 -i 0.2 >/dev/null
 ping_ok b "$(addr_of a)" 5 -i 0.1 >/dev/null
 [ "$(peer_field a handshakes)" -ge 3 ] || fail "a rekeyed only $(peer_field a handshakes) times"
 kill -USR1 "$(pid_of a)"
-for _ in $(seq 1 20); do grep -q "status: " "$TMP/a.log" && break; sleep 0.1; done
-grep -q "status: " "$TMP/a.log" || fail "SIGUSR1 logged no status"
+poll 2 'grep -q "status: " "$TMP/a.log"' || fail "SIGUSR1 logged no status"
 for n in a b; do
 	kill -TERM "$(pid_of "$n")"
 	status=0

@@ -169,12 +169,8 @@ ctl_a show >/dev/null || fail "yipctl show after hostile clients"
 # is the text of yipctl show, from its "public key" line, and of yipctl
 # stats, to its last data-path line); prints block N without the log prefix.
 status_lines() {
-	local i
-	for i in $(seq 1 50); do
-		[ "$(grep -c "status:     aqm_drops: " "$TMP/$1.log")" -ge "$2" ] && break
-		sleep 0.1
-	done
-	[ "$(grep -c "status:     aqm_drops: " "$TMP/$1.log")" -ge "$2" ] ||
+	local log=$TMP/$1.log n=$2
+	poll 5 '[ "$(grep -c "status:     aqm_drops: " "$log")" -ge "$n" ]' ||
 		fail "$1 logged no status block $2"
 	awk -v n="$2" '/ status:   public key: /{b++} b==n && / status: /{sub(/^.* status: /, ""); print}' \
 		"$TMP/$1.log"

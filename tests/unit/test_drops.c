@@ -28,6 +28,8 @@
 #include "util/clock.h"
 #include "wire/wire.h"
 
+#include "testpkt.h"
+
 static struct pair P;
 static struct pair_node *A, *B;
 static uint64_t now = YIP_NS_PER_S;
@@ -56,14 +58,8 @@ static void finish(void)
 /* An IPv4/UDP packet of len bytes (>= 28) from 10.0.0.s to 10.0.0.d. */
 static size_t ip4(uint8_t *pkt, size_t len, uint8_t s, uint8_t d)
 {
-	memset(pkt, 0, len);
-	pkt[0] = 0x45;
-	pkt[2] = (uint8_t)(len >> 8);
-	pkt[3] = (uint8_t)len;
-	pkt[8] = 64;
-	pkt[9] = 17;
-	pkt[12] = 10, pkt[15] = s;
-	pkt[16] = 10, pkt[19] = d;
+	ip4_packet(pkt, len, IPPROTO_UDP, "10.0.0.0", "10.0.0.0");
+	pkt[15] = s, pkt[19] = d;
 	return len;
 }
 

@@ -20,6 +20,8 @@
 #include "util/clock.h"
 #include "wire/wire.h"
 
+#include "testpkt.h"
+
 static struct pair P;
 static struct pair_node *A, *B;
 
@@ -31,16 +33,10 @@ static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
 	inet_pton(AF_INET, ip, &a->in4.sin_addr);
 }
 
+/* A minimal IPv4 packet from src to dst (protocol 253, for experiments). */
 static size_t ip4(uint8_t *p, const char *src, const char *dst)
 {
-	memset(p, 0, 21);
-	p[0] = 0x45;
-	p[3] = 21;
-	p[8] = 64;
-	p[9] = 253;
-	inet_pton(AF_INET, src, p + 12);
-	inet_pton(AF_INET, dst, p + 16);
-	return 21;
+	return ip4_packet(p, 21, 253, src, dst);
 }
 
 static int setup(void **state)

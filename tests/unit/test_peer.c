@@ -21,6 +21,8 @@
 #include "util/clock.h"
 #include "wire/wire.h"
 
+#include "testpkt.h"
+
 #define MAXQ 64
 
 static const struct yip_timing timing = {
@@ -64,13 +66,7 @@ static void pump_lossy(int from, uint64_t now, unsigned percent)
 /* A minimal IPv4 packet from src to dst with a one-byte marker payload. */
 static size_t ip4(uint8_t *p, const char *src, const char *dst, uint8_t marker)
 {
-	memset(p, 0, 21);
-	p[0] = 0x45;
-	p[3] = 21;
-	p[8] = 64;
-	p[9] = 253;
-	inet_pton(AF_INET, src, p + 12);
-	inet_pton(AF_INET, dst, p + 16);
+	ip4_packet(p, 21, 253, src, dst);
 	p[20] = marker;
 	return 21;
 }
@@ -820,14 +816,7 @@ static void test_handshake_retry_and_give_up(void **state)
 /* A UDP packet of len bytes (len >= 28) from a to b carrying a 32-bit sequence number. */
 static size_t udp4(uint8_t *p, const char *src, const char *dst, size_t len, uint32_t seq)
 {
-	memset(p, 0, len);
-	p[0] = 0x45;
-	p[2] = (uint8_t)(len >> 8);
-	p[3] = (uint8_t)len;
-	p[8] = 64;
-	p[9] = 17;
-	inet_pton(AF_INET, src, p + 12);
-	inet_pton(AF_INET, dst, p + 16);
+	ip4_packet(p, len, IPPROTO_UDP, src, dst);
 	p[20] = 0x30, p[21] = 0x39, p[22] = 0x30, p[23] = 0x39; /* ports 12345 */
 	memcpy(p + 28, &seq, sizeof(seq));
 	return len;

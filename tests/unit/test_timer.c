@@ -16,6 +16,8 @@
 #include "peer/internal.h"
 #include "util/clock.h"
 
+#include "testpkt.h"
+
 #define N 300
 
 static uint32_t rng = 12345;
@@ -79,16 +81,10 @@ static void heap_matches_model(void **state)
 	timer_free(&dev);
 }
 
+/* A 64-byte IPv4/UDP packet from src to dst. */
 static size_t ip4(uint8_t *p, const char *src, const char *dst)
 {
-	memset(p, 0, 64);
-	p[0] = 0x45;
-	p[3] = 64;
-	p[8] = 64;
-	p[9] = 17;
-	inet_pton(AF_INET, src, p + 12);
-	inet_pton(AF_INET, dst, p + 16);
-	return 64;
+	return ip4_packet(p, 64, IPPROTO_UDP, src, dst);
 }
 
 /* 30 s of a ping every 20 ms between nodes 0 and 1; node 0 also lists
