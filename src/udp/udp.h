@@ -1,4 +1,10 @@
-/* The UDP socket and batched receive/send (recvmmsg/sendmmsg). */
+/*
+ * The UDP socket and batched receive/send (recvmmsg/sendmmsg): the first
+ * kind of link (link/link.h). The daemon's loop makes the main socket's
+ * send batch link YIP_LINK_MAIN (batching: a FEC block hint becomes a GSO
+ * train tag); the extra sockets of many-ports probing are links of their
+ * own (socks.h).
+ */
 #ifndef YIP_UDP_UDP_H
 #define YIP_UDP_UDP_H
 
