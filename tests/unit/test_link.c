@@ -24,9 +24,9 @@
 #include "util/clock.h"
 #include "wire/wire.h"
 
-#define PIPE_LINK  3           /* the pipe's id in both nodes' tables */
-#define N_LINKS    4           /* ids 0 (main) .. PIPE_LINK */
-#define PIPE_BYTES (1u << 22)  /* bytes in flight one way, at most */
+#define PIPE_LINK  3          /* the pipe's id in both nodes' tables */
+#define N_LINKS    4          /* ids 0 (main) .. PIPE_LINK */
+#define PIPE_BYTES (1u << 22) /* bytes in flight one way, at most */
 
 static const struct yip_timing timing = {
     .rekey_after = 2 * YIP_NS_PER_S,
@@ -51,7 +51,7 @@ struct node {
 	union yip_sockaddr addr; /* what the other side sees as this node's address */
 	struct yip_links links;
 	struct yip_link slot[N_LINKS];
-	uint8_t *build; /* YIP_MAX_DGRAM: where the engine builds a datagram */
+	uint8_t *build;     /* YIP_MAX_DGRAM: where the engine builds a datagram */
 	struct stream *out; /* the pipe towards the other node */
 	uint64_t sent[256]; /* datagrams on the pipe, by wire type */
 	uint64_t main_sent; /* datagrams on the main link */
@@ -177,8 +177,8 @@ static void node_init(int i, uint32_t pipe_flags)
 	struct yip_cidr cidr = {.family = AF_INET, .plen = 32};
 	struct yip_peer_config pc = {.allowed_ips = &cidr, .n_allowed_ips = 1};
 	struct yip_config cfg = {.peers = &pc, .n_peers = 1};
-	struct yip_io io = {.ctx = n, .links = &n->links, .tun_write = io_tun_write,
-	                    .wall_ns = io_wall};
+	struct yip_io io = {
+	    .ctx = n, .links = &n->links, .tun_write = io_tun_write, .wall_ns = io_wall};
 	char err[256];
 
 	memcpy(cfg.private_key, n->key, YIP_KEY_LEN);
@@ -187,12 +187,10 @@ static void node_init(int i, uint32_t pipe_flags)
 	inet_pton(AF_INET, inner[1 - i], cidr.addr);
 	n->wall = 1700000000ULL * YIP_NS_PER_S;
 	n->links = (struct yip_links){n->slot, N_LINKS};
-	assert_int_equal(yip_link_set(&n->links, YIP_LINK_MAIN, &main_ops, n, YIP_MAX_DGRAM,
-	                              YIP_LINK_BATCH),
-	                 0);
-	assert_int_equal(yip_link_set(&n->links, PIPE_LINK, &pipe_ops, n, YIP_MAX_DGRAM,
-	                              pipe_flags),
-	                 0);
+	assert_int_equal(
+	    yip_link_set(&n->links, YIP_LINK_MAIN, &main_ops, n, YIP_MAX_DGRAM, YIP_LINK_BATCH), 0);
+	assert_int_equal(
+	    yip_link_set(&n->links, PIPE_LINK, &pipe_ops, n, YIP_MAX_DGRAM, pipe_flags), 0);
 	n->out = &S[i];
 	if (yip_device_init(&n->dev, &cfg, &io, &timing, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
