@@ -28,16 +28,8 @@
 #define N_LINKS    4          /* ids 0 (main) .. PIPE_LINK */
 #define PIPE_BYTES (1u << 22) /* bytes in flight one way, at most */
 
-static const struct yip_timing timing = {
-    .rekey_after = 2 * YIP_NS_PER_S,
-    .reject_after = 6 * YIP_NS_PER_S,
-    .rekey_attempt = 90 * YIP_NS_PER_S,
-    .retry_base = YIP_NS_PER_S,
-    .retry_max = 8 * YIP_NS_PER_S,
-    .keepalive = 10 * YIP_NS_PER_S,
-    .dead_after = 15 * YIP_NS_PER_S,
-    .prev_overlap = 15 * YIP_NS_PER_S,
-};
+/* Rekeys every 2 s; keys live 6 s (set in pair_up). */
+static struct yip_timing timing;
 
 /* One direction of the pipe: records of a 4-byte length and the datagram. */
 struct stream {
@@ -159,14 +151,6 @@ static uint64_t io_wall(void *ctx)
 	return n->wall += 20000000;
 }
 
-static void set_v4(union yip_sockaddr *a, const char *ip, uint16_t port)
-{
-	memset(a, 0, sizeof(*a));
-	a->in4.sin_family = AF_INET;
-	a->in4.sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a->in4.sin_addr);
-}
-
 static const char *const inner[2] = {"10.0.0.1", "10.0.0.2"};
 
 /* Node i, knowing the other's key and prefix but no endpoint; pipe_flags
@@ -198,15 +182,21 @@ static void node_init(int i, uint32_t pipe_flags)
 
 static void pair_up(uint32_t pipe_flags)
 {
+	char err[128];
+
 	memset(N, 0, sizeof(N));
 	assert_int_equal(yip_crypto_init(), 0);
+	yip_timing_default(&timing);
+	yip_timing_rekey(&timing, 2 * YIP_NS_PER_S);
 	for (int i = 0; i < 2; i++) {
 		S[i] = (struct stream){.bytes = malloc(PIPE_BYTES)};
 		N[i].build = malloc(YIP_MAX_DGRAM);
 		assert_non_null(S[i].bytes);
 		assert_non_null(N[i].build);
 		yip_key_generate(N[i].key);
-		set_v4(&N[i].addr, i == 0 ? "192.0.2.1" : "192.0.2.2", 443);
+		assert_int_equal(yip_endpoint_parse(i == 0 ? "192.0.2.1:443" : "192.0.2.2:443", 0,
+		                                    false, &N[i].addr, NULL, err, sizeof(err)),
+		                 0);
 	}
 	for (int i = 0; i < 2; i++)
 		node_init(i, pipe_flags);
