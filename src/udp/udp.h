@@ -43,7 +43,8 @@ struct udp_batch {
 	struct mmsghdr msgs[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	union yip_sockaddr addrs[UDP_BATCH];
-	uint32_t trains[UDP_BATCH]; /* tx: each datagram's train tag (see struct yip_io) */
+	uint32_t trains[UDP_BATCH]; /* tx: each datagram's train tag (a link's block hint,
+	                               link/link.h) */
 	uint16_t segs[UDP_BATCH];   /* tx: datagrams in each message; rx: segment size */
 	uint64_t stamps[UDP_BATCH]; /* rx: kernel receive time, ns since the epoch (0 = none) */
 	union {
