@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 # Bottom to top. A module may call only modules before it in this list.
-ENGINE = ["util", "crypto", "addr", "noise", "replay", "wire", "cookie", "obf", "fec", "flow", "mac", "route",
+ENGINE = ["util", "crypto", "addr", "link", "noise", "replay", "wire", "cookie", "obf", "fec", "flow", "mac", "route",
           "aqm", "offload", "membership", "config", "gossip", "peer", "rendezvous"]
 OS_SIDE = ["tun", "udp", "ctl", "sandbox", "loop"]
 MODULES = ENGINE + OS_SIDE + ["cmd"]

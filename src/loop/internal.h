@@ -14,10 +14,10 @@
 #include "loop/members.h"
 #include "loop/resolve.h"
 #include "loop/shape.h"
-#include "loop/socks.h"
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
+#include "udp/socks.h"
 #include "udp/udp.h"
 
 /* Datagrams of one receive batch opened on the workers; the rest inline. */
@@ -75,6 +75,10 @@ struct yip_loop {
 	struct yip_ctl_config ctl_cfg;
 	bool ctl_on; /* the control socket is open */
 	struct yip_ctl_server ctl;
+	/* The engine's links (link/link.h): the main UDP socket (l->tx) as
+	 * YIP_LINK_MAIN, then the extra sockets. */
+	struct yip_links links;
+	struct yip_link link_slot[1 + SOCKS_MAX];
 	struct socks socks;        /* extra sockets for many-ports probing */
 	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
 	struct resolver *resolver; /* NULL: no host names to resolve again */

@@ -19,7 +19,7 @@
 #include "util/log.h"
 #include "wire/wire.h"
 
-/* ---- The engine's I/O callbacks ---- */
+/* ---- The engine's I/O callbacks, and the main UDP socket as a link ---- */
 
 /* Seals what the engine queued for the workers, then sends the batch. */
 static void tx_flush(struct yip_loop *l)
@@ -36,10 +36,11 @@ static void tx_flush(struct yip_loop *l)
 		yip_device_drop_n(l->dev, YIP_DROP_SEND_FAILED, failed);
 }
 
-static uint8_t *io_udp_buf(void *ctx)
+static uint8_t *main_buf(void *ctx, uint32_t link)
 {
 	struct yip_loop *l = ctx;
 
+	(void)link;
 	if (l->tx.count == UDP_BATCH)
 		tx_flush(l);
 	return udp_tx_buf(&l->tx);
@@ -53,7 +54,7 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	struct crypto_job *j;
 
 	/* A batch to more peers than there are key slots; or more jobs than
-	 * datagrams fit in a batch, which io_udp_send's clean-up rules out and
+	 * datagrams fit in a batch, which main_send's clean-up rules out and
 	 * this makes harmless even so. */
 	if (k == NULL || l->n_seal == UDP_BATCH) {
 		yip_cipher_seal(d + hdr, key, counter, d, hdr, d + hdr, len);
@@ -69,25 +70,35 @@ static void io_seal_later(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	j->counter = counter;
 }
 
-static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
+/* The block hint becomes the datagram's train tag: a GSO train never
+ * holds two of one tag (udp_tx_push). */
+static bool main_send(void *ctx, uint32_t link, const union yip_sockaddr *to, size_t len,
+                      uint32_t block)
 {
 	struct yip_loop *l = ctx;
 	const uint8_t *buf = udp_tx_buf(&l->tx);
 
-	if (udp_tx_push(&l->tx, to, len, train))
-		return;
+	(void)link;
+	if (udp_tx_push(&l->tx, to, len, block))
+		return true;
 	/*
 	 * The datagram stays out of the batch (a destination the socket cannot
 	 * reach), so its buffer is handed out again for the next one. The seal
-	 * job queued for it just before (seal_later precedes udp_send) must go
+	 * job queued for it just before (seal_later precedes the send) must go
 	 * too: left in place it would seal the next datagram a second time, and
 	 * a run of such failures would queue more jobs than seal_jobs holds.
 	 */
 	if (l->n_seal > 0 && buf != NULL && l->seal_jobs[l->n_seal - 1].ad >= buf &&
 	    l->seal_jobs[l->n_seal - 1].ad < buf + l->tx.buf_size)
 		l->n_seal--;
-	yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
+	return false; /* counted by the engine */
 }
+
+static const struct yip_link_ops main_ops = {
+    .kind = YIP_LINK_UDP,
+    .buf = main_buf,
+    .send = main_send,
+};
 
 static void tun_write_raw(struct yip_loop *l, const uint8_t *pkt, size_t len)
 {
@@ -122,27 +133,18 @@ static uint64_t io_wall(void *ctx)
 	return yip_now_wall();
 }
 
-static int io_sock_open(void *ctx)
+static int64_t io_link_open(void *ctx)
 {
 	struct yip_loop *l = ctx;
 
 	return socks_open(&l->socks);
 }
 
-static void io_udp_send_on(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
-                           size_t len)
+static void io_link_close(void *ctx, uint32_t link)
 {
 	struct yip_loop *l = ctx;
 
-	if (!socks_send(&l->socks, sock, to, d, len))
-		yip_device_drop(l->dev, YIP_DROP_SEND_FAILED);
-}
-
-static void io_sock_close(void *ctx, int sock)
-{
-	struct yip_loop *l = ctx;
-
-	socks_close(&l->socks, sock);
+	socks_close(&l->socks, link);
 }
 
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
@@ -155,15 +157,13 @@ static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
 void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 {
 	io->ctx = l;
-	io->udp_buf = io_udp_buf;
-	io->udp_send = io_udp_send;
+	io->links = &l->links;
 	io->tun_write = io_tun_write;
 	io->wall_ns = io_wall;
 	io->seal_later = l->threaded ? io_seal_later : NULL;
 	io->local_addrs = io_local_addrs;
-	io->sock_open = io_sock_open;
-	io->udp_send_on = io_udp_send_on;
-	io->sock_close = io_sock_close;
+	io->link_open = io_link_open;
+	io->link_close = io_link_close;
 }
 
 /* ---- Setting up ---- */
@@ -193,8 +193,10 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 	l->sigfd = daemon_signalfd();
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
 	l->sockbuf = malloc(YIP_MAX_DGRAM);
-	socks_init(&l->socks, l->epfd, c->udp_family);
+	l->links = (struct yip_links){l->link_slot, 1 + SOCKS_MAX};
+	yip_link_set(&l->links, YIP_LINK_MAIN, &main_ops, l, YIP_MAX_DGRAM, YIP_LINK_BATCH);
 	if (l->epfd < 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
+	    socks_init(&l->socks, l->epfd, c->udp_family, &l->links, YIP_MAX_DGRAM) != 0 ||
 	    shape_init(&l->shape, c->tap) != 0 ||
 	    (c->vnet && offload_gro_init(&l->gro, gro_write, l) != 0) ||
 	    udp_batch_init(&l->rx, c->udp_fd, c->udp_family, YIP_MAX_DGRAM, true, c->udp_offload) !=
@@ -274,8 +276,7 @@ void yip_loop_free(struct yip_loop *l)
 	resolver_stop(l->resolver);
 	members_free(&l->members);
 	yip_ctl_config_free(&l->ctl_cfg);
-	if (l->epfd >= 0)
-		socks_free(&l->socks);
+	socks_free(&l->socks);
 	if (l->epfd >= 0)
 		close(l->epfd);
 	if (l->sigfd >= 0)
@@ -588,6 +589,15 @@ static void reload_cb(void *arg)
 		members_reload(&l->members, l->dev);
 }
 
+/* A datagram on an extra socket. */
+static void sock_rx(void *arg, uint32_t link, const union yip_sockaddr *from, const uint8_t *d,
+                    size_t len)
+{
+	struct yip_loop *l = arg;
+
+	yip_device_rx_link(l->dev, yip_now_mono(), link, from, d, len);
+}
+
 /* Handles pending signals; false (and l->stopped) when the daemon should stop. */
 static bool signals(struct yip_loop *l)
 {
@@ -621,15 +631,19 @@ int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int 
 			resolver_take(l->resolver, resolved, l);
 			yip_loop_flush(l);
 			break;
-		default:
-			if (l->dev != NULL &&
-			    socks_event(&l->socks, evs[i].data.u32, l->dev, yip_now_mono(),
-			                l->sockbuf, YIP_MAX_DGRAM)) {
+		default: {
+			uint64_t truncated = l->socks.truncated;
+
+			if (l->dev != NULL && socks_event(&l->socks, evs[i].data.u32, l->sockbuf,
+			                                  YIP_MAX_DGRAM, sock_rx, l)) {
+				yip_device_drop_n(l->dev, YIP_DROP_TRUNCATED,
+				                  l->socks.truncated - truncated);
 				yip_loop_flush(l);
 				break;
 			}
 			evs[kept++] = evs[i];
 			break;
+		}
 		}
 	}
 	return kept;

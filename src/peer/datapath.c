@@ -53,7 +53,8 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 		frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, 0);
 		return;
 	}
-	if (dev->fec_off)
+	/* A reliable link loses nothing: no repair symbols, no ARQ history. */
+	if (dev->fec_off || path_reliable(p))
 		frame_send(p, now, WIRE_DATA, WIRE_FEC_NONE, 0, NULL, 0, pkt, len);
 	else
 		protect_packet(p, now, classify(dev, pkt, len, now), pkt, len);
@@ -280,7 +281,8 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 	/* Every datagram of the session takes a counter, probes too: all of them
 	 * count for the loss statistics, or each probe would look like a loss. */
 	recover_observe(p, now, rx.kp, rx.h.counter,
-	                rx.h.type != WIRE_REPORT && rx.h.type != WIRE_CTRL);
+	                rx.h.type != WIRE_REPORT && rx.h.type != WIRE_CTRL,
+	                from->server < 0 && link_reliable(dev, from->link));
 	if (rx.h.type == WIRE_CTRL) {
 		const uint8_t *gmsg;
 		size_t glen;

@@ -118,7 +118,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	}
 	dev->routes = route_table_new(prefixes);
 	dev->scratch = malloc(YIP_MAX_DGRAM);
-	dev->sockbuf = malloc(YIP_MAX_DGRAM);
+	dev->deadbuf = malloc(YIP_MAX_DGRAM);
 	dev->obfbuf = dev->obf ? malloc(YIP_MAX_DGRAM) : NULL;
 	dev->txsym = malloc(dev->sym_cap);
 	dev->flows = calloc(1, sizeof(*dev->flows));
@@ -131,7 +131,7 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 			goto fail;
 		}
 	}
-	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->sockbuf ||
+	if (!dev->routes || !dev->scratch || !dev->flows || !dev->txsym || !dev->deadbuf ||
 	    (dev->obf && !dev->obfbuf) ||
 	    index_reserve(dev, cfg->n_peers + cfg->n_rendezvous) != 0 ||
 	    peers_reserve(dev, cfg->n_peers) != 0) {
@@ -178,7 +178,7 @@ void yip_device_free(struct yip_device *dev)
 	if (dev->scratch)
 		sodium_memzero(dev->scratch, YIP_MAX_DGRAM);
 	free(dev->scratch);
-	free(dev->sockbuf);
+	free(dev->deadbuf);
 	if (dev->obfbuf)
 		sodium_memzero(dev->obfbuf, YIP_MAX_DGRAM);
 	free(dev->obfbuf);
@@ -350,7 +350,7 @@ int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
 		return -1;
 	for (unsigned k = 0; k < p->n_paths && c < 0; k++)
 		if (p->paths[k].kind == YIP_PATH_DIRECT &&
-		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].sock == 0)
+		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].link == YIP_LINK_MAIN)
 			c = (int)k;
 	if (c >= 0 && yip_sockaddr_eq(&p->paths[c].addr, addr))
 		return 0;
@@ -481,15 +481,37 @@ void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockadd
 		dispatch(dev, now, &from, d, len);
 }
 
-void yip_device_rx_on(struct yip_device *dev, uint64_t now, int sock, const union yip_sockaddr *src,
-                      const uint8_t *d, size_t len)
+void yip_device_rx_link(struct yip_device *dev, uint64_t now, uint32_t link,
+                        const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
-	struct yip_from from = {.addr = *src, .server = -1, .sock = sock};
+	struct yip_from from = {.addr = *src, .server = -1, .link = link};
 
 	if (dev->obf && (d = deobfuscate(dev, d, &len)) == NULL)
 		return;
-	/* Extra sockets exist for direct paths only: nothing relayed comes here. */
+	/* Rendezvous servers relay over the main socket only: nothing relayed comes here. */
 	dispatch(dev, now, &from, d, len);
+}
+
+int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
+                         uint32_t link, const union yip_sockaddr *addr)
+{
+	struct yip_peer *p = index_key_find(dev, pub);
+	int i;
+
+	if (p == NULL || (i = path_add_link(p, now, addr, link)) < 0)
+		return -1;
+	if (p->path < 0)
+		path_use(p, now, i);
+	schedule_peer(p, now);
+	return 0;
+}
+
+void yip_device_link_closed(struct yip_device *dev, uint32_t link)
+{
+	for (size_t i = 0; i < dev->n_peers; i++)
+		path_forget_link(dev->peers[i], link);
+	for (size_t i = 0; i < dev->n_servers; i++)
+		path_forget_link(&dev->servers[i].peer, link);
 }
 
 const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uint8_t *d, size_t len)

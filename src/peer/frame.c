@@ -1,7 +1,7 @@
 /*
- * Frames: the engine's edge. Sealing and sending a datagram, opening one,
- * and delivering an inner packet to the device all happen here, and
- * nowhere else does the engine call struct yip_io.
+ * Frames: the engine's edge. Sealing and sending a datagram on a link,
+ * opening one, and delivering an inner packet to the device all happen
+ * here, and nowhere else does the engine call struct yip_io or a link.
  */
 #include "peer/internal.h"
 
@@ -22,22 +22,30 @@ void frame_tun_write(struct yip_device *dev, const uint8_t *pkt, size_t len)
 	dev->io.tun_write(dev->io.ctx, pkt, len);
 }
 
-/* Where a datagram for p on path i (-1: the current one) is built, and how it leaves. */
+/* Where a datagram is built, and the link it leaves on. */
 struct out {
 	uint8_t *buf; /* the relay header (if any), then the datagram */
 	size_t hdr;
 	const union yip_sockaddr *to;
-	int sock; /* > 0: an extra socket, sent at once */
+	const struct yip_link *lk; /* NULL: the link is gone (built in dev->deadbuf, not sent) */
+	uint32_t link;
 };
 
+/* Takes the buffer of link `link` for the next datagram. */
+static void out_link(struct yip_device *dev, uint32_t link, struct out *o)
+{
+	o->link = link;
+	o->lk = link_of(dev, link);
+	o->buf = o->lk != NULL ? o->lk->ops->buf(o->lk->ctx, link) : dev->deadbuf;
+}
+
+/* For p on path i (-1: the current one). */
 static void out_begin(struct yip_peer *p, int i, struct out *o)
 {
-	struct yip_device *dev = p->dev;
 	int cur = i >= 0 ? i : p->path;
 	const struct yip_path *t = cur >= 0 ? &p->paths[cur] : NULL;
 
-	o->sock = t != NULL && t->kind == YIP_PATH_DIRECT ? t->sock : 0;
-	o->buf = o->sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
+	out_link(p->dev, t != NULL && t->kind == YIP_PATH_DIRECT ? t->link : YIP_LINK_MAIN, o);
 	o->hdr = i >= 0 ? path_prefix_for(p, i, o->buf, &o->to) : path_prefix(p, o->buf, &o->to);
 }
 
@@ -59,36 +67,30 @@ static size_t obfuscate(struct yip_device *dev, uint8_t *buf, size_t len)
 	return n;
 }
 
-/* Sends what o holds (len bytes after the relay header); returns the bytes sent. */
-static size_t out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t train)
+/* Sends what o holds (len bytes after the relay header) on its link, with
+ * the block hint (struct yip_link_ops); returns the bytes sent. */
+static size_t out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t block)
 {
 	size_t n = obfuscate(dev, o->buf, o->hdr + len);
 
 	if (n == 0)
 		return 0;
-	if (o->sock > 0) {
-		if (dev->io.udp_send_on != NULL)
-			dev->io.udp_send_on(dev->io.ctx, o->sock, o->to, o->buf, n);
-		return n;
-	}
-	dev->io.udp_send(dev->io.ctx, o->to, n, train);
+	if (o->lk == NULL || n > o->lk->mtu ||
+	    !o->lk->ops->send(o->lk->ctx, o->link, o->to, n, block))
+		yip_device_drop(dev, YIP_DROP_SEND_FAILED);
 	return n;
 }
 
-void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
-                   size_t len)
+void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, uint32_t link,
+                   const uint8_t *d, size_t len)
 {
-	uint8_t *out = sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
+	struct out o;
 
-	if (sock > 0 && dev->io.udp_send_on == NULL)
-		return;
-	memmove(out, d, len);
-	if ((len = obfuscate(dev, out, len)) == 0)
-		return;
-	if (sock > 0)
-		dev->io.udp_send_on(dev->io.ctx, sock, to, out, len);
-	else
-		dev->io.udp_send(dev->io.ctx, to, len, 0);
+	out_link(dev, link, &o);
+	o.hdr = 0;
+	o.to = to;
+	memmove(o.buf, d, len);
+	out_send(dev, &o, len, 0);
 }
 
 void frame_send_back(struct yip_device *dev, const struct yip_from *from, const uint8_t *d,
@@ -98,12 +100,11 @@ void frame_send_back(struct yip_device *dev, const struct yip_from *from, const 
 	struct out o;
 
 	if (from->server < 0) {
-		frame_send_to(dev, &from->addr, from->sock, d, len);
+		frame_send_to(dev, &from->addr, from->link, d, len);
 		return;
 	}
 	s = &dev->servers[from->server];
-	o.sock = 0;
-	o.buf = dev->io.udp_buf(dev->io.ctx);
+	out_link(dev, YIP_LINK_MAIN, &o);
 	o.hdr = WIRE_RELAY_HDR;
 	o.to = &s->peer.endpoint;
 	wire_relay_put(o.buf, WIRE_RELAY_TO_SERVER, s->token, from->relay_id);
@@ -121,17 +122,17 @@ void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len)
 }
 
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
-                     const union yip_sockaddr *to, int sock)
+                     const union yip_sockaddr *to, uint32_t link)
 {
 	uint8_t msg[WIRE_CTRL_MAX];
 	size_t len = wire_ctrl_put(msg, c);
 
 	if (len != 0)
-		frame_send_ctrl_bytes(p, now, msg, len, path, to, sock);
+		frame_send_ctrl_bytes(p, now, msg, len, path, to, link);
 }
 
 void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len,
-                           int path, const union yip_sockaddr *to, int sock)
+                           int path, const union yip_sockaddr *to, uint32_t link)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_keypair *kp = p->cur;
@@ -143,8 +144,7 @@ void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg,
 	    !session_usable(p, now))
 		return;
 	if (to != NULL) {
-		o.sock = sock;
-		o.buf = sock > 0 ? dev->sockbuf : dev->io.udp_buf(dev->io.ctx);
+		out_link(dev, link, &o);
 		o.hdr = 0;
 		o.to = to;
 	} else {
@@ -166,7 +166,7 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	struct wire_hdr h = {type, idx, block, kp->remote_index, kp->send_counter++};
 	size_t total = WIRE_DATA_HDR + prelen + len + YIP_AEAD_TAG;
 	uint8_t *d, *body;
-	uint32_t train;
+	uint32_t block_hint;
 	struct out o;
 
 	out_begin(p, -1, &o);
@@ -175,7 +175,8 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 	wire_hdr_put(d, &h);
 	/* With obf_psk the header is protected with a sample of the ciphertext,
 	 * so the datagram is sealed here, before it is obfuscated. */
-	if (dev->io.seal_later != NULL && o.sock == 0 && !dev->obf) {
+	if (dev->io.seal_later != NULL && o.lk != NULL && (o.lk->flags & YIP_LINK_BATCH) &&
+	    !dev->obf) {
 		if (prelen > 0)
 			memcpy(body, pre, prelen);
 		memcpy(body + prelen, pkt, len);
@@ -189,14 +190,15 @@ uint64_t frame_send(struct yip_peer *p, uint64_t now, uint8_t type, uint8_t idx,
 		memcpy(body + prelen, pkt, len);
 		yip_cipher_seal(body, &kp->send, h.counter, d, WIRE_DATA_HDR, body, prelen + len);
 	}
-	/* Symbols of one block share a train tag: the I/O layer never puts two
-	 * of them in one GSO train. Not bulk blocks sent one at a time (loss
-	 * that is not bursty, fec/policy.h): their trains go as they come. */
-	train = (type == WIRE_REPAIR || (type == WIRE_DATA && wire_fec_symbol(idx))) &&
-	                (wire_block_class(block) != FLOW_BULK || wire_fec_lanes(idx) > 1)
-	            ? 0x10000u | block
-	            : 0;
-	p->stats.wire_bytes += out_send(dev, &o, total, train);
+	/* Symbols of one block share a block hint: a batching link never puts
+	 * two of them in one batch (one GSO train). Not bulk blocks sent one
+	 * at a time (loss that is not bursty, fec/policy.h): their symbols go
+	 * as they come. */
+	block_hint = (type == WIRE_REPAIR || (type == WIRE_DATA && wire_fec_symbol(idx))) &&
+	                     (wire_block_class(block) != FLOW_BULK || wire_fec_lanes(idx) > 1)
+	                 ? 0x10000u | block
+	                 : 0;
+	p->stats.wire_bytes += out_send(dev, &o, total, block_hint);
 	p->last_tx = now;
 	return h.counter;
 }

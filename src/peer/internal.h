@@ -41,6 +41,21 @@ static inline uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* The link with this id in the I/O layer's table (link/link.h), or NULL if it is gone. */
+static inline const struct yip_link *link_of(const struct yip_device *dev, uint32_t id)
+{
+	return yip_link_get(dev->io.links, id);
+}
+
+/* Whether datagrams on link id are delivered reliably and in order: no
+ * FEC, no ARQ, no NACKs over it. */
+static inline bool link_reliable(const struct yip_device *dev, uint32_t id)
+{
+	const struct yip_link *lk = link_of(dev, id);
+
+	return lk != NULL && (lk->flags & YIP_LINK_RELIABLE);
+}
+
 /* ---- timer.c: the peers' deadlines ------------------------------------- */
 
 /* Room in the heap for n peers (the device's peers; it never shrinks). */
@@ -121,6 +136,8 @@ int path_from(const struct yip_peer *p, const struct yip_from *from);
 /* Adds a candidate (or finds it); its index, or -1 if the table is full. */
 int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
              uint32_t relay_id, int origin);
+/* A configured direct path to addr over link (yip_device_link_path); as path_add. */
+int path_add_link(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr, uint32_t link);
 /* Makes path i current (logs the change). */
 void path_use(struct yip_peer *p, uint64_t now, int i);
 void path_clear_current(struct yip_peer *p);
@@ -137,6 +154,11 @@ void path_confirm(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 bool path_alive(const struct yip_peer *p, int i, uint64_t now, uint64_t window);
 /* Whether path i can carry a datagram now (a relay needs a registered server). */
 bool path_sendable(const struct yip_peer *p, int i);
+/* Whether the current path runs over a reliable link: data goes plainly,
+ * without FEC or ARQ (link/link.h). */
+bool path_reliable(const struct yip_peer *p);
+/* Forgets every path over link (yip_device_link_closed). */
+void path_forget_link(struct yip_peer *p, uint32_t link);
 /*
  * Writes the relay header for the current path (or path i) at d if it is
  * relayed, and sets *to; returns the header's length (0: direct). The
@@ -154,9 +176,9 @@ size_t icmp_unreachable(struct yip_device *dev, uint64_t now, const uint8_t *pkt
 /* ---- frame.c: the engine's only yip_io calls ------------------------------------ */
 
 uint64_t frame_wall(struct yip_device *dev);
-/* Sends the len-byte datagram d straight to `to` from our socket sock (0: the main one). */
-void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, int sock, const uint8_t *d,
-                   size_t len);
+/* Sends the len-byte datagram d straight to `to` on link (YIP_LINK_MAIN: the main socket). */
+void frame_send_to(struct yip_device *dev, const union yip_sockaddr *to, uint32_t link,
+                   const uint8_t *d, size_t len);
 /* Sends the len-byte datagram d (not sealed: a Cookie) back the way a
  * datagram came: to its source, or through the server that relayed it to
  * the sender's relay id there. */
@@ -165,13 +187,13 @@ void frame_send_back(struct yip_device *dev, const struct yip_from *from, const 
 /* Sends the len-byte handshake datagram d to p on path i (wrapped if relayed). */
 void frame_send_path(struct yip_peer *p, int i, const uint8_t *d, size_t len);
 /* Seals a control message to p (a server or a peer) and sends it on its
- * current path, or on path i >= 0, or straight to `to` (from our socket
- * sock) when to is not NULL. */
+ * current path, or on path i >= 0, or straight to `to` (on link) when to
+ * is not NULL. */
 void frame_send_ctrl(struct yip_peer *p, uint64_t now, const struct wire_ctrl *c, int path,
-                     const union yip_sockaddr *to, int sock);
+                     const union yip_sockaddr *to, uint32_t link);
 /* The same for a Ctrl plaintext already encoded (msg, len bytes: a GOSSIP). */
 void frame_send_ctrl_bytes(struct yip_peer *p, uint64_t now, const uint8_t *msg, size_t len,
-                           int path, const union yip_sockaddr *to, int sock);
+                           int path, const union yip_sockaddr *to, uint32_t link);
 /*
  * Seals pre || pkt as a datagram of the given type under p's current keys
  * and sends it. Returns the counter used. pre (at most 16 bytes) is copied
@@ -243,9 +265,11 @@ void recover_repair(struct yip_peer *p, uint64_t now, const struct frame_rx *rx)
 uint64_t recover_timers(struct yip_peer *p, uint64_t now);
 /* Gives back every buffer (they come again when needed). */
 void recover_free(struct yip_peer *p);
-/* Every authenticated datagram: gaps in the counters, report scheduling. */
+/* Every authenticated datagram: gaps in the counters, report scheduling.
+ * reliable: it came over a reliable link, where a gap is no loss (those
+ * counters went out on other paths) and is not NACKed. */
 void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
-                     uint64_t counter, bool data);
+                     uint64_t counter, bool data, bool reliable);
 /*
  * A resend (ARQ) that came under the keys kp names the counter its packet
  * was first sent with: true if that packet may be delivered now, which

@@ -23,20 +23,20 @@
 #include "util/log.h"
 
 static bool path_matches(const struct yip_path *t, int kind, const union yip_sockaddr *addr,
-                         int sock, int server, uint32_t relay_id)
+                         uint32_t link, int server, uint32_t relay_id)
 {
 	if (t->kind != kind)
 		return false;
 	if (kind == YIP_PATH_DIRECT)
-		return t->sock == sock && yip_sockaddr_eq(&t->addr, addr);
+		return t->link == link && yip_sockaddr_eq(&t->addr, addr);
 	return t->server == server && t->relay_id == relay_id;
 }
 
-static int find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int sock,
+static int find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, uint32_t link,
                 int server, uint32_t relay_id)
 {
 	for (unsigned i = 0; i < p->n_paths; i++)
-		if (path_matches(&p->paths[i], kind, addr, sock, server, relay_id))
+		if (path_matches(&p->paths[i], kind, addr, link, server, relay_id))
 			return (int)i;
 	return -1;
 }
@@ -44,14 +44,15 @@ static int find(const struct yip_peer *p, int kind, const union yip_sockaddr *ad
 int path_find(const struct yip_peer *p, int kind, const union yip_sockaddr *addr, int server,
               uint32_t relay_id)
 {
-	return find(p, kind, addr, 0, server, relay_id);
+	return find(p, kind, addr, YIP_LINK_MAIN, server, relay_id);
 }
 
 int path_from(const struct yip_peer *p, const struct yip_from *from)
 {
 	if (from->server >= 0)
-		return find(p, YIP_PATH_RELAY, &from->addr, 0, from->server, from->relay_id);
-	return find(p, YIP_PATH_DIRECT, &from->addr, from->sock, -1, 0);
+		return find(p, YIP_PATH_RELAY, &from->addr, YIP_LINK_MAIN, from->server,
+		            from->relay_id);
+	return find(p, YIP_PATH_DIRECT, &from->addr, from->link, -1, 0);
 }
 
 /* The slot a new path may take when the table is full: the oldest one that
@@ -71,10 +72,10 @@ static int evictable(const struct yip_peer *p)
 	return best;
 }
 
-static int add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int sock,
-               int server, uint32_t relay_id, int origin)
+static int add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr,
+               uint32_t link, int server, uint32_t relay_id, int origin)
 {
-	int i = find(p, kind, addr, sock, server, relay_id);
+	int i = find(p, kind, addr, link, server, relay_id);
 	struct yip_path *t;
 
 	if (i >= 0)
@@ -91,7 +92,7 @@ static int add(struct yip_peer *p, uint64_t now, int kind, const union yip_socka
 	t->relay_id = relay_id;
 	if (kind == YIP_PATH_DIRECT) {
 		t->addr = *addr;
-		t->sock = sock;
+		t->link = link;
 	}
 	t->added = now;
 	return i;
@@ -100,15 +101,20 @@ static int add(struct yip_peer *p, uint64_t now, int kind, const union yip_socka
 int path_add(struct yip_peer *p, uint64_t now, int kind, const union yip_sockaddr *addr, int server,
              uint32_t relay_id, int origin)
 {
-	return add(p, now, kind, addr, 0, server, relay_id, origin);
+	return add(p, now, kind, addr, YIP_LINK_MAIN, server, relay_id, origin);
+}
+
+int path_add_link(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr, uint32_t link)
+{
+	return add(p, now, YIP_PATH_DIRECT, addr, link, -1, 0, YIP_ORIGIN_CONFIG);
 }
 
 int path_note(struct yip_peer *p, uint64_t now, const struct yip_from *from)
 {
 	if (from->server >= 0)
-		return add(p, now, YIP_PATH_RELAY, &from->addr, 0, from->server, from->relay_id,
-		           YIP_ORIGIN_RELAY);
-	return add(p, now, YIP_PATH_DIRECT, &from->addr, from->sock, -1, 0, YIP_ORIGIN_PEER);
+		return add(p, now, YIP_PATH_RELAY, &from->addr, YIP_LINK_MAIN, from->server,
+		           from->relay_id, YIP_ORIGIN_RELAY);
+	return add(p, now, YIP_PATH_DIRECT, &from->addr, from->link, -1, 0, YIP_ORIGIN_PEER);
 }
 
 void path_format(const struct yip_peer *p, int i, char *out, size_t len)
@@ -117,11 +123,16 @@ void path_format(const struct yip_peer *p, int i, char *out, size_t len)
 	char a[YIP_ADDRSTRLEN];
 
 	if (t->kind == YIP_PATH_DIRECT) {
+		const struct yip_link *lk = link_of(p->dev, t->link);
+
 		yip_sockaddr_format(&t->addr, a, sizeof(a));
-		if (t->sock > 0)
-			snprintf(out, len, "direct %s (extra socket %d)", a, t->sock);
-		else
+		if (t->link == YIP_LINK_MAIN)
 			snprintf(out, len, "direct %s", a);
+		else if (lk == NULL || lk->ops->kind == YIP_LINK_UDP)
+			snprintf(out, len, "direct %s (extra socket %u)", a, (unsigned)t->link);
+		else
+			snprintf(out, len, "direct %s (%s link %u)", a,
+			         yip_link_kind_name(lk->ops->kind), (unsigned)t->link);
 	} else {
 		yip_sockaddr_format(&p->dev->servers[t->server].peer.endpoint, a, sizeof(a));
 		snprintf(out, len, "relayed via %s", a);
@@ -188,7 +199,7 @@ void path_confirm(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 	int kind = from->server < 0 ? YIP_PATH_DIRECT : YIP_PATH_RELAY;
 	int origin = from->server < 0 ? YIP_ORIGIN_PEER : YIP_ORIGIN_RELAY;
 	const struct yip_path *cur = p->path >= 0 ? &p->paths[p->path] : NULL;
-	int i = add(p, now, kind, &from->addr, kind == YIP_PATH_DIRECT ? from->sock : 0,
+	int i = add(p, now, kind, &from->addr, kind == YIP_PATH_DIRECT ? from->link : YIP_LINK_MAIN,
 	            from->server, from->relay_id, origin);
 
 	if (i < 0)
@@ -244,4 +255,20 @@ bool path_sendable(const struct yip_peer *p, int i)
 		return true;
 	s = &p->dev->servers[t->server];
 	return !p->dev->relay_off && s->state == YIP_SERVER_REGISTERED && s->relay;
+}
+
+bool path_reliable(const struct yip_peer *p)
+{
+	const struct yip_path *t;
+
+	if (p->path < 0 || (t = &p->paths[p->path])->kind != YIP_PATH_DIRECT)
+		return false;
+	return link_reliable(p->dev, t->link);
+}
+
+void path_forget_link(struct yip_peer *p, uint32_t link)
+{
+	for (unsigned i = p->n_paths; i-- > 0;)
+		if (p->paths[i].kind == YIP_PATH_DIRECT && p->paths[i].link == link)
+			path_remove(p, (int)i);
 }

@@ -19,6 +19,7 @@
 #include "fec/fec.h"
 #include "fec/policy.h"
 #include "flow/flow.h"
+#include "link/link.h"
 #include "mac/mac.h"
 #include "membership/member.h"
 #include "noise/noise.h"
@@ -90,26 +91,23 @@ const char *yip_drop_name(enum yip_drop d);
 /* What the engine needs from the outside world. */
 struct yip_io {
 	void *ctx;
-	/* A buffer of YIP_MAX_DGRAM bytes to build the next datagram in. */
-	uint8_t *(*udp_buf)(void *ctx);
 	/*
-	 * Sends the datagram built in the last udp_buf() buffer. train is 0, or
-	 * a tag naming the FEC block the datagram carries a symbol of: the I/O
-	 * layer may send consecutive datagrams as one GSO train, but never two
-	 * with the same non-zero tag in one train, so that losing a whole train
-	 * costs a block at most one symbol.
+	 * The links datagrams leave on and arrive by (link/link.h), owned by
+	 * the I/O layer; the engine reads the table at every send. It must
+	 * hold YIP_LINK_MAIN.
 	 */
-	void (*udp_send)(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train);
+	const struct yip_links *links;
 	/* Delivers a decrypted packet to the device. */
 	void (*tun_write)(void *ctx, const uint8_t *pkt, size_t len);
 	/* Wall clock in ns since the Unix epoch, for TAI64N timestamps. */
 	uint64_t (*wall_ns)(void *ctx);
 	/*
-	 * Optional. When set, the engine does not encrypt data datagrams itself:
-	 * it writes the plaintext of len bytes after the hdr-byte header at d and
-	 * asks for d + hdr to be sealed in place (tag appended) with key and
-	 * counter before the datagram is sent; the I/O layer batches these for
-	 * its worker threads. Called before udp_send for that datagram.
+	 * Optional. When set, the engine does not encrypt data datagrams for
+	 * a batching link (YIP_LINK_BATCH) itself: it writes the plaintext of
+	 * len bytes after the hdr-byte header at d and asks for d + hdr to be
+	 * sealed in place (tag appended) with key and counter before the
+	 * datagram leaves; the I/O layer batches these for its worker threads.
+	 * Called before the link's send for that datagram.
 	 */
 	void (*seal_later)(void *ctx, uint8_t *d, size_t hdr, size_t len,
 	                   const struct yip_cipher_key *key, uint64_t counter);
@@ -121,15 +119,13 @@ struct yip_io {
 	size_t (*local_addrs)(void *ctx, union yip_sockaddr *out, size_t max);
 	/*
 	 * Optional, for many-ports probing (docs/nat.md): opens one more UDP
-	 * socket on an ephemeral port and returns its id (> 0), or -1; what
-	 * arrives on it comes in through yip_device_rx_on with that id.
-	 * udp_send_on sends len bytes at d from socket sock at once.
-	 * sock_close closes one.
+	 * socket on an ephemeral port as a link (YIP_LINK_UDP, not batching)
+	 * and returns its id (> 0), or -1; what arrives on it comes in through
+	 * yip_device_rx_link with that id. link_close closes one the engine
+	 * opened.
 	 */
-	int (*sock_open)(void *ctx);
-	void (*udp_send_on)(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
-	                    size_t len);
-	void (*sock_close)(void *ctx, int sock);
+	int64_t (*link_open)(void *ctx);
+	void (*link_close)(void *ctx, uint32_t link);
 };
 
 /*
@@ -350,7 +346,7 @@ struct yip_from {
 	union yip_sockaddr addr; /* the sender's, or the server's when relayed */
 	int server;              /* -1: direct; else the index of the relaying server */
 	uint32_t relay_id;       /* relayed: the sender's relay id at that server */
-	int sock;                /* our socket it arrived on: 0 the main one, else an extra one */
+	uint32_t link; /* the link it arrived by (link/link.h): YIP_LINK_MAIN, or another */
 };
 
 /* A way to reach a peer (docs/nat.md, "Paths"). */
@@ -370,7 +366,7 @@ struct yip_path {
 	int8_t server;           /* relay: the server's index */
 	bool validated;          /* an authenticated datagram came back on it */
 	union yip_sockaddr addr; /* direct: the peer's address */
-	int sock;                /* direct: our socket it uses (0: the main one) */
+	uint32_t link;           /* direct: the link it uses (YIP_LINK_MAIN: the main socket) */
 	uint32_t relay_id;       /* relay: the peer's id at the server */
 	uint64_t added;
 	uint64_t last_rx;  /* last authenticated datagram on it, 0 = never */
@@ -614,7 +610,7 @@ struct yip_device {
 	struct yip_key_store keys; /* key slots (session.c) */
 
 	uint8_t *scratch;         /* YIP_MAX_DGRAM bytes for decryption */
-	uint8_t *sockbuf;         /* YIP_MAX_DGRAM bytes: a datagram for an extra socket */
+	uint8_t *deadbuf;         /* YIP_MAX_DGRAM bytes: a datagram for a link that is gone */
 	struct yip_preopened pre; /* for the datagram being handled, if any */
 	uint8_t *txsym;           /* sym_cap bytes: the FEC symbol being folded in */
 	uint64_t next_timer;      /* earliest deadline of the servers' timers */
@@ -665,16 +661,29 @@ size_t yip_device_key_memory_size(const struct yip_device *dev);
 void yip_device_key_memory(struct yip_device *dev, void *mem, size_t len);
 
 /*
- * A datagram arrived from src. With obf_psk it is de-obfuscated first
- * (into dev->obfbuf); one that is not authentic is dropped (counted as
- * obf) before anything else.
+ * A datagram arrived from src on the main link (YIP_LINK_MAIN). With obf_psk it is de-obfuscated
+ * first (into dev->obfbuf); one that is not authentic is dropped (counted as obf) before anything
+ * else.
  */
 void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
                    const uint8_t *d, size_t len);
 
-/* The same, on an extra socket (struct yip_io's sock_open). */
-void yip_device_rx_on(struct yip_device *dev, uint64_t now, int sock, const union yip_sockaddr *src,
-                      const uint8_t *d, size_t len);
+/* The same, by a link other than the main one (link/link.h). */
+void yip_device_rx_link(struct yip_device *dev, uint64_t now, uint32_t link,
+                        const union yip_sockaddr *src, const uint8_t *d, size_t len);
+
+/*
+ * The peer with key pub can be reached over link at addr (e.g. a TLS
+ * connection the daemon opened to it): a candidate direct path, current if
+ * the peer has none. 0, or -1 if there is no such peer or its paths are
+ * full of validated ones.
+ */
+int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
+                         uint32_t link, const union yip_sockaddr *addr);
+
+/* Link is going away: every path over it is forgotten (a current one too;
+ * the peer then finds another). Afterwards no path names it. */
+void yip_device_link_closed(struct yip_device *dev, uint32_t link);
 
 /* The device produced an IP packet. */
 void yip_device_tx(struct yip_device *dev, uint64_t now, const uint8_t *pkt, size_t len);

@@ -59,7 +59,7 @@ struct yip_many_ports {
  */
 struct yip_many_pool {
 	unsigned users, n_socks;
-	int socks[MANY_SOCKETS];
+	uint32_t socks[MANY_SOCKETS]; /* their links */
 };
 
 static uint32_t ts_us(uint64_t now)
@@ -169,14 +169,26 @@ static bool many_worthwhile(unsigned ours, unsigned theirs)
 	       (ours == WIRE_NAT_EIM && theirs == WIRE_NAT_APDM);
 }
 
-/* Whether some peer's path uses extra socket sock. */
-static bool sock_in_use(const struct yip_device *dev, int sock)
+/* Whether path t goes through an extra UDP socket (a link of ours other
+ * than the main one; one already closed too). */
+static bool extra_sock(const struct yip_device *dev, const struct yip_path *t)
+{
+	const struct yip_link *lk;
+
+	if (t->kind != YIP_PATH_DIRECT || t->link == YIP_LINK_MAIN)
+		return false;
+	lk = link_of(dev, t->link);
+	return lk == NULL || lk->ops->kind == YIP_LINK_UDP;
+}
+
+/* Whether some peer's path uses the extra socket of link id sock. */
+static bool sock_in_use(const struct yip_device *dev, uint32_t sock)
 {
 	for (size_t k = 0; k < dev->n_peers; k++) {
 		const struct yip_peer *q = dev->peers[k];
 
 		for (unsigned i = 0; i < q->n_paths; i++)
-			if (q->paths[i].kind == YIP_PATH_DIRECT && q->paths[i].sock == sock)
+			if (q->paths[i].kind == YIP_PATH_DIRECT && q->paths[i].link == sock)
 				return true;
 	}
 	return false;
@@ -191,11 +203,11 @@ static struct yip_many_pool *pool_take(struct yip_device *dev)
 		if (pool == NULL)
 			return NULL;
 		while (pool->n_socks < MANY_SOCKETS) {
-			int sock = dev->io.sock_open(dev->io.ctx);
+			int64_t sock = dev->io.link_open(dev->io.ctx);
 
 			if (sock <= 0)
 				break;
-			pool->socks[pool->n_socks++] = sock;
+			pool->socks[pool->n_socks++] = (uint32_t)sock;
 		}
 		dev->many_pool = pool;
 	}
@@ -212,7 +224,7 @@ static void pool_give(struct yip_device *dev)
 		return;
 	for (unsigned i = 0; i < pool->n_socks; i++)
 		if (!sock_in_use(dev, pool->socks[i]))
-			dev->io.sock_close(dev->io.ctx, pool->socks[i]);
+			dev->io.link_close(dev->io.ctx, pool->socks[i]);
 	free(pool);
 	dev->many_pool = NULL;
 }
@@ -227,7 +239,7 @@ static void many_start(struct yip_peer *p, uint64_t now)
 	m->from_sockets = dev->nat == WIRE_NAT_APDM;
 	m->started = m->next = now;
 	if (m->from_sockets &&
-	    (dev->io.sock_open == NULL || dev->io.udp_send_on == NULL || pool_take(dev) == NULL)) {
+	    (dev->io.link_open == NULL || dev->io.link_close == NULL || pool_take(dev) == NULL)) {
 		free(m);
 		p->many_next = now + MANY_MAX_WAIT;
 		return;
@@ -245,13 +257,13 @@ static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_many_ports *m = p->many;
-	int keep =
-	    p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT ? p->paths[p->path].sock : 0;
+	uint32_t keep = p->path >= 0 && p->paths[p->path].kind == YIP_PATH_DIRECT
+	                    ? p->paths[p->path].link
+	                    : YIP_LINK_MAIN;
 	uint64_t wait = MANY_BACKOFF;
 
 	for (unsigned i = p->n_paths; i-- > 0;)
-		if (p->paths[i].kind == YIP_PATH_DIRECT && p->paths[i].sock > 0 &&
-		    p->paths[i].sock != keep)
+		if (extra_sock(dev, &p->paths[i]) && p->paths[i].link != keep)
 			path_remove(p, (int)i);
 	if (m->from_sockets)
 		pool_give(dev);
@@ -266,7 +278,8 @@ static void many_finish(struct yip_peer *p, uint64_t now, bool found)
 	schedule_peer(p, p->many_next);
 }
 
-static void many_probe(struct yip_peer *p, uint64_t now, const union yip_sockaddr *to, int sock)
+static void many_probe(struct yip_peer *p, uint64_t now, const union yip_sockaddr *to,
+                       uint32_t sock)
 {
 	struct wire_ctrl c = {.kind = WIRE_CTRL_PROBE, .ts_us = ts_us(now)};
 
@@ -308,7 +321,7 @@ static uint64_t many_timers(struct yip_peer *p, uint64_t now)
 				to.in4.sin_port = htons(port);
 			else
 				to.in6.sin6_port = htons(port);
-			many_probe(p, now, &to, 0);
+			many_probe(p, now, &to, YIP_LINK_MAIN);
 		}
 		m->next = now + MANY_TICK;
 	}

@@ -720,7 +720,7 @@ bool recover_arq(struct yip_peer *p, struct yip_keypair *kp, uint64_t counter)
  * estimate); a counter below the highest is a late arrival.
  */
 void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
-                     uint64_t counter, bool data)
+                     uint64_t counter, bool data, bool reliable)
 {
 	struct yip_fec *f = &p->fec;
 
@@ -736,7 +736,7 @@ void recover_observe(struct yip_peer *p, uint64_t now, const struct yip_keypair 
 		if (f->missing != NULL)
 			memset(f->missing, 0, YIP_MISS_SLOTS * sizeof(*f->missing));
 	} else if (counter > f->highest) {
-		uint64_t gap = counter - f->highest - 1;
+		uint64_t gap = reliable ? 0 : counter - f->highest - 1;
 
 		if (gap > 0) {
 			/* Loss makes reports come faster: have the timers look again. */

@@ -88,7 +88,7 @@ static void send_whoami(struct yip_server *s, uint64_t now)
 		alt.in4.sin_port = htons(s->alt_port);
 	else
 		alt.in6.sin6_port = htons(s->alt_port);
-	frame_send_ctrl(&s->peer, now, &c, -1, &alt, 0);
+	frame_send_ctrl(&s->peer, now, &c, -1, &alt, YIP_LINK_MAIN);
 }
 
 void rendezvous_lookup(struct yip_peer *p, uint64_t now)

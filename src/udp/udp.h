@@ -1,4 +1,10 @@
-/* The UDP socket and batched receive/send (recvmmsg/sendmmsg). */
+/*
+ * The UDP socket and batched receive/send (recvmmsg/sendmmsg): the first
+ * kind of link (link/link.h). The daemon's loop makes the main socket's
+ * send batch link YIP_LINK_MAIN (batching: a FEC block hint becomes a GSO
+ * train tag); the extra sockets of many-ports probing are links of their
+ * own (socks.h).
+ */
 #ifndef YIP_UDP_UDP_H
 #define YIP_UDP_UDP_H
 
@@ -37,7 +43,8 @@ struct udp_batch {
 	struct mmsghdr msgs[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	union yip_sockaddr addrs[UDP_BATCH];
-	uint32_t trains[UDP_BATCH]; /* tx: each datagram's train tag (see struct yip_io) */
+	uint32_t trains[UDP_BATCH]; /* tx: each datagram's train tag (a link's block hint,
+	                               link/link.h) */
 	uint16_t segs[UDP_BATCH];   /* tx: datagrams in each message; rx: segment size */
 	uint64_t stamps[UDP_BATCH]; /* rx: kernel receive time, ns since the epoch (0 = none) */
 	union {

@@ -197,7 +197,7 @@ static void op_raw(struct reader *rd)
 	for (size_t i = 0; i < len; i++)
 		dgram[i] = next(rd);
 	if (sel & 2)
-		yip_device_rx_on(&N.dev, now, 1 + next(rd) % 3, &from, dgram, len);
+		yip_device_rx_link(&N.dev, now, 1 + next(rd) % 3, &from, dgram, len);
 	else
 		pair_rx(&N, now, &from, dgram, len);
 }

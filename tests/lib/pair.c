@@ -86,12 +86,13 @@ static void mem_put(uint8_t *m, size_t len)
 	free(m);
 }
 
-/* ---- the engine's callbacks ---- */
+/* ---- the engine's callbacks, and its links: the main socket and the extra ones ---- */
 
-static uint8_t *io_udp_buf(void *ctx)
+static uint8_t *io_udp_buf(void *ctx, uint32_t link)
 {
 	struct pair_node *n = ctx;
 
+	(void)link;
 	if (n->nout < n->out_cap)
 		return n->out[n->nout].buf;
 	if (!n->discard)
@@ -99,7 +100,9 @@ static uint8_t *io_udp_buf(void *ctx)
 	return n->spare;
 }
 
-static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uint32_t train)
+/* Queues what the engine built in the next buffer; sent from link `link`. */
+static bool io_udp_send(void *ctx, uint32_t link, const union yip_sockaddr *to, size_t len,
+                        uint32_t train)
 {
 	struct pair_node *n = ctx;
 	struct pair_dgram *d;
@@ -108,7 +111,7 @@ static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uin
 	n->wire_bytes += len;
 	if (n->nout == n->out_cap) {
 		n->overflow++;
-		return;
+		return true;
 	}
 	d = &n->out[n->nout];
 	if (n->tx_drop != NULL && n->tx_drop(n->tx_drop_arg, d->buf, len)) {
@@ -116,55 +119,50 @@ static void io_udp_send(void *ctx, const union yip_sockaddr *to, size_t len, uin
 		/* A seal job for this buffer would seal whatever reuses it: drop it too. */
 		if (n->njobs > 0 && n->jobs[n->njobs - 1].d == d->buf)
 			n->njobs--;
-		return;
+		return true;
 	}
 	d->to = *to;
 	d->len = len;
 	d->train = train;
-	d->sock = 0;
+	d->sock = link;
 	n->nout++;
+	return true;
 }
 
-static int io_sock_open(void *ctx)
+/* The main socket's datagrams wait in the queue until pumped: it batches. */
+static const struct yip_link_ops udp_ops = {
+    .kind = YIP_LINK_UDP,
+    .buf = io_udp_buf,
+    .send = io_udp_send,
+};
+
+static int64_t io_link_open(void *ctx)
 {
 	struct pair_node *n = ctx;
+	uint32_t sock;
 
 	/* max_socks open at once; a closed one's number is not used again. */
 	if (n->socks_opened - n->socks_closed >= n->max_socks || n->socks_opened >= PAIR_MAX_SOCKS)
 		return -1;
-	return (int)++n->socks_opened;
+	sock = ++n->socks_opened;
+	yip_link_set(&n->links, sock, &udp_ops, n, YIP_MAX_DGRAM, 0);
+	return sock;
 }
 
-static void io_udp_send_on(void *ctx, int sock, const union yip_sockaddr *to, const uint8_t *d,
-                           size_t len)
+static void io_link_close(void *ctx, uint32_t sock)
 {
 	struct pair_node *n = ctx;
 
-	if (n->nout == n->out_cap) {
-		n->datagrams++;
-		n->overflow++;
-		if (!n->discard)
-			fatal("more than %u datagrams queued at one node", n->out_cap);
-		return;
-	}
-	memcpy(n->out[n->nout].buf, d, len);
-	io_udp_send(ctx, to, len, 0);
-	n->out[n->nout - 1].sock = sock;
-}
-
-static void io_sock_close(void *ctx, int sock)
-{
-	struct pair_node *n = ctx;
-
-	if (sock > 0 && (unsigned)sock <= PAIR_MAX_SOCKS)
-		n->sock_closed[(unsigned)sock / 64] |= 1ULL << ((unsigned)sock % 64);
+	if (sock > 0 && sock <= PAIR_MAX_SOCKS)
+		n->sock_closed[sock / 64] |= 1ULL << (sock % 64);
+	yip_link_del(&n->links, sock);
 	n->socks_closed++;
 }
 
-bool pair_sock_closed(const struct pair_node *n, int sock)
+bool pair_sock_closed(const struct pair_node *n, uint32_t sock)
 {
-	return sock > 0 && (unsigned)sock <= PAIR_MAX_SOCKS &&
-	       (n->sock_closed[(unsigned)sock / 64] >> ((unsigned)sock % 64) & 1) != 0;
+	return sock > 0 && sock <= PAIR_MAX_SOCKS &&
+	       (n->sock_closed[sock / 64] >> (sock % 64) & 1) != 0;
 }
 
 static void io_tun_write(void *ctx, const uint8_t *pkt, size_t len)
@@ -222,8 +220,7 @@ int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const stru
 {
 	struct yip_io io = {
 	    .ctx = n,
-	    .udp_buf = io_udp_buf,
-	    .udp_send = io_udp_send,
+	    .links = &n->links,
 	    .tun_write = io_tun_write,
 	    .wall_ns = io_wall,
 	};
@@ -254,10 +251,12 @@ int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const stru
 		io.seal_later = io_seal_later;
 	}
 	n->max_socks = o->extra_socks;
+	n->links.cap = o->extra_socks > 0 ? 1 + PAIR_MAX_SOCKS : 1;
+	n->links.slot = zalloc(sizeof(*n->links.slot) * n->links.cap);
+	yip_link_set(&n->links, YIP_LINK_MAIN, &udp_ops, n, YIP_MAX_DGRAM, YIP_LINK_BATCH);
 	if (o->extra_socks > 0) {
-		io.sock_open = io_sock_open;
-		io.udp_send_on = io_udp_send_on;
-		io.sock_close = io_sock_close;
+		io.link_open = io_link_open;
+		io.link_close = io_link_close;
 	}
 	if (n->preopen)
 		n->plain = zalloc(YIP_MAX_DGRAM);
@@ -283,6 +282,7 @@ void pair_node_free(struct pair_node *n)
 	free(n->out);
 	free(n->kept);
 	free(n->delivered);
+	free(n->links.slot);
 	memset(n, 0, sizeof(*n));
 }
 

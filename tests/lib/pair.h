@@ -55,7 +55,7 @@ struct pair_opts {
 	unsigned keep_cap;                  /* delivered packets each node keeps; 0: none */
 	size_t keep_len;                    /* bytes of room per kept packet; 0: 1500 */
 	const uint8_t (*keys)[YIP_KEY_LEN]; /* the two private keys; NULL: fresh random ones */
-	unsigned extra_socks;               /* extra sockets a node may open (sock_open); 0: none */
+	unsigned extra_socks;               /* extra sockets a node may open (link_open); 0: none */
 	bool ca;                            /* both made for a CA-gated network (cfg.has_ca) */
 	const uint8_t *obf_psk[2];          /* each node's obf_psk (32 bytes); NULL: off */
 	unsigned obf_junk, obf_cover_ms;    /* for nodes with obf_psk */
@@ -68,7 +68,7 @@ struct pair_dgram {
 	union yip_sockaddr to;
 	size_t len;
 	uint32_t train;
-	int sock; /* 0: the main socket; else the extra socket it was sent from */
+	uint32_t sock; /* YIP_LINK_MAIN: the main socket; else the extra socket's link */
 	uint8_t *buf;
 };
 
@@ -102,6 +102,7 @@ struct pair_node {
 	void *tx_drop_arg;
 
 	/* private */
+	struct yip_links links; /* the main socket, then the extra ones (by number) */
 	bool discard, seal_later, preopen;
 	uint8_t *mem, *spare, *plain, *kept;
 	struct pair_seal *jobs;
@@ -135,7 +136,7 @@ int pair_node_init(struct pair_node *n, const struct yip_config *cfg, const stru
 void pair_node_free(struct pair_node *n);
 
 /* True if the node closed extra socket sock (a closed socket receives nothing). */
-bool pair_sock_closed(const struct pair_node *n, int sock);
+bool pair_sock_closed(const struct pair_node *n, uint32_t sock);
 
 /* Seals what seal_later left pending (nothing otherwise). */
 void pair_flush(struct pair_node *n);

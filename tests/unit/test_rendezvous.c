@@ -326,8 +326,8 @@ static void run_net(void)
 				if (sock == 0)
 					pair_rx(&N[to], now, &src, d->buf, d->len);
 				else
-					yip_device_rx_on(&N[to].dev, now, sock, &src, d->buf,
-					                 d->len);
+					yip_device_rx_link(&N[to].dev, now, (uint32_t)sock, &src,
+					                   d->buf, d->len);
 			}
 			N[i].nout = 0;
 		}
@@ -343,8 +343,9 @@ static void run_net(void)
 				pair_rx(&N[to], now, &srv_addr[srv_out[k].sock], copy,
 				        srv_out[k].len);
 			else
-				yip_device_rx_on(&N[to].dev, now, sock, &srv_addr[srv_out[k].sock],
-				                 copy, srv_out[k].len);
+				yip_device_rx_link(&N[to].dev, now, (uint32_t)sock,
+				                   &srv_addr[srv_out[k].sock], copy,
+				                   srv_out[k].len);
 		}
 		srv_n = 0;
 		if (!any)
@@ -917,9 +918,9 @@ static void nat_port_sym(void **state)
 	 * a hundred): then none stays open. */
 	const struct yip_peer *p = peer_of(1, 0);
 	const struct yip_path *t = &p->paths[p->path];
-	unsigned in_use = t->kind == YIP_PATH_DIRECT && t->sock > 0;
+	unsigned in_use = t->kind == YIP_PATH_DIRECT && t->link > 0;
 
-	assert_false(in_use && pair_sock_closed(&N[1], t->sock));
+	assert_false(in_use && pair_sock_closed(&N[1], t->link));
 	assert_int_equal(N[1].socks_opened - N[1].socks_closed, in_use);
 	assert_int_equal(N[0].socks_opened, 0);
 }
