@@ -186,6 +186,27 @@ void yip_device_free(struct yip_device *dev)
 	sodium_memzero(dev, sizeof(*dev));
 }
 
+void *yip_device_servers_memory(struct yip_device *dev, size_t *len)
+{
+	*len = dev->n_servers * sizeof(*dev->servers);
+	return dev->servers;
+}
+
+size_t yip_device_size(void)
+{
+	return sizeof(struct yip_device);
+}
+
+void(yip_device_drop)(struct yip_device *dev, enum yip_drop d)
+{
+	yip_device_drop(dev, d);
+}
+
+void(yip_device_drop_n)(struct yip_device *dev, enum yip_drop d, uint64_t n)
+{
+	yip_device_drop_n(dev, d, n);
+}
+
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN])
 {
 	return index_key_find(dev, pub);
@@ -330,6 +351,11 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 uint64_t yip_device_rtt_max(const struct yip_device *dev)
 {
 	return dev->rtt_max;
+}
+
+uint64_t yip_device_timer_runs(const struct yip_device *dev)
+{
+	return dev->timer_runs;
 }
 
 unsigned yip_device_mtu(const struct yip_device *dev)

@@ -2,7 +2,7 @@
  * The files of the peer module, bottom to top. Each file calls only the
  * files listed above it; where a lower file needs something done above it,
  * it returns what happened and its caller acts. The layering check
- * (scripts/layering.sh, in make check) enforces the order.
+ * (scripts/layering.py, in make check) enforces the order.
  *
  *   timer.c      the peers' deadlines: a heap, so a tick costs only the due peers
  *   index.c      a datagram finds its peer: session index or static key
@@ -28,6 +28,7 @@
 
 #include "membership/member.h"
 #include "peer/peer.h"
+#include "peer/state.h"
 
 #define YIP_PROLOGUE     "yip-v1"
 #define YIP_PROLOGUE_LEN (sizeof(YIP_PROLOGUE) - 1)
