@@ -272,7 +272,7 @@ void yip_loop_free(struct yip_loop *l)
 		return;
 	loop_ctl_close(l);
 	resolver_stop(l->resolver);
-	members_free(&l->members);
+	loop_members_free(&l->members);
 	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
 		socks_free(&l->socks);
@@ -299,14 +299,14 @@ int yip_loop_members_setup(struct yip_loop *l, const struct yip_config *cfg, cha
 {
 	bool drop = l->has_sandbox && l->sandbox.mode != YIP_SANDBOX_OFF && l->sandbox.drop;
 
-	members_free(&l->members);
-	return members_setup(&l->members, cfg, drop ? l->sandbox.uid : getuid(),
-	                     drop ? l->sandbox.gid : getgid(), err, errlen);
+	loop_members_free(&l->members);
+	return loop_members_setup(&l->members, cfg, drop ? l->sandbox.uid : getuid(),
+	                          drop ? l->sandbox.gid : getgid(), err, errlen);
 }
 
 int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen)
 {
-	return members_start(&l->members, dev, err, errlen);
+	return loop_members_start(&l->members, dev, err, errlen);
 }
 
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
@@ -548,7 +548,7 @@ int yip_loop_timeout(struct yip_loop *l)
 	uint64_t next = yip_device_timers(l->dev, now);
 	uint64_t ctl_next;
 
-	members_tick(&l->members, l->dev, now);
+	loop_members_tick(&l->members, l->dev, now);
 	codel_tune(l, now);
 	if (yip_loop_tun_serve(l, now))
 		next = now; /* more queued: look at the sockets, then come back */
@@ -585,7 +585,7 @@ static void reload_cb(void *arg)
 	struct yip_loop *l = arg;
 
 	if (l->dev != NULL)
-		members_reload(&l->members, l->dev);
+		loop_members_reload(&l->members, l->dev);
 }
 
 /* Handles pending signals; false (and l->stopped) when the daemon should stop. */

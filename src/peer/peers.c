@@ -1,5 +1,5 @@
 /*
- * The peer table and membership.
+ * The peer table.
  *
  * Peers live on the heap, one allocation each, and dev->peers lists them:
  * the configured ones first, then the dynamic ones a CA-gated node adds at
@@ -8,10 +8,6 @@
  * never allocates; its keys take key slots per handshake (session.c), its
  * queue and loss-recovery buffers come when first used. Removing a peer
  * wipes its keys and takes it out of every table that can point at it.
- *
- * Membership (docs/membership.md): the CA key, our certificate, the root
- * set and the revocation list, and what a peer's certificate says; the
- * admission check of a certificate presented in a handshake.
  */
 #include "peer/internal.h"
 
@@ -58,80 +54,6 @@ int peers_reserve(struct yip_device *dev, size_t n)
 	    index_key_reserve(dev, n) != 0)
 		return -1;
 	return 0;
-}
-
-/* ---- introductions waiting for a certificate -------------------------------------- */
-
-static struct yip_intro *intro_find(struct yip_members *ms, const uint8_t key[YIP_KEY_LEN],
-                                    uint64_t now)
-{
-	for (unsigned i = 0; ms->intros != NULL && i < MEMBERS_INTROS; i++) {
-		struct yip_intro *in = &ms->intros[i];
-
-		if (in->at != 0 && now - in->at < MEMBERS_INTRO_NS &&
-		    memcmp(in->key, key, YIP_KEY_LEN) == 0)
-			return in;
-	}
-	return NULL;
-}
-
-bool members_ask_allowed(struct yip_device *dev, uint64_t now)
-{
-	struct yip_members *ms = dev->members;
-
-	if (yip_bucket_take(&ms->ask_bucket, now, MEMBERS_ASK_RATE, MEMBERS_ASK_BURST))
-		return true;
-	ms->asks_refused++;
-	return false;
-}
-
-void members_intro_hold(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN],
-                        const union yip_sockaddr *cands, unsigned n, int server, uint32_t relay_id,
-                        uint8_t nat)
-{
-	struct yip_members *ms = dev->members;
-	struct yip_intro *in;
-
-	if (ms->intros == NULL && (ms->intros = calloc(MEMBERS_INTROS, sizeof(*in))) == NULL)
-		return;
-	/* The member's own entry, else the oldest (a free one is oldest: at 0). */
-	in = intro_find(ms, key, now);
-	if (in == NULL) {
-		in = &ms->intros[0];
-		for (unsigned i = 1; i < MEMBERS_INTROS; i++)
-			if (ms->intros[i].at < in->at)
-				in = &ms->intros[i];
-	}
-	memset(in, 0, sizeof(*in));
-	memcpy(in->key, key, YIP_KEY_LEN);
-	in->at = now != 0 ? now : 1;
-	in->n_cands = (uint8_t)(n < WIRE_MAX_CANDS ? n : WIRE_MAX_CANDS);
-	memcpy(in->cands, cands, in->n_cands * sizeof(*cands));
-	in->server = server;
-	in->relay_id = relay_id;
-	in->nat = nat;
-	ms->intros_held++;
-}
-
-void members_intro_take(struct yip_peer *p, uint64_t now)
-{
-	struct yip_members *ms = p->dev->members;
-	struct yip_intro *in;
-
-	if (ms == NULL || (in = intro_find(ms, p->public_key, now)) == NULL)
-		return;
-	p->intro_at = now;
-	p->nat = in->nat;
-	if (in->n_cands > 0) {
-		p->reflexive = in->cands[0];
-		p->has_reflexive = true;
-	}
-	for (unsigned i = 0; i < in->n_cands; i++)
-		path_add(p, now, YIP_PATH_DIRECT, &in->cands[i], -1, 0, YIP_ORIGIN_SERVER);
-	if (in->server >= 0)
-		path_add(p, now, YIP_PATH_RELAY, NULL, in->server, in->relay_id, YIP_ORIGIN_RELAY);
-	memset(in, 0, sizeof(*in));
-	ms->intros_used++;
 }
 
 struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
@@ -233,86 +155,37 @@ void peer_free(struct yip_peer *p)
 	free(p);
 }
 
-/* ---- membership --------------------------------------------------------------------- */
-
-uint64_t members_unix(struct yip_device *dev)
+struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
+                                     const uint8_t pub[YIP_KEY_LEN], const struct yip_cidr *allowed,
+                                     size_t n_allowed, const union yip_sockaddr *endpoints,
+                                     size_t n_endpoints, unsigned keepalive, char *err,
+                                     size_t errlen)
 {
-	return frame_wall(dev) / YIP_NS_PER_S;
-}
+	struct yip_peer *p;
 
-bool members_on(const struct yip_device *dev)
-{
-	return dev->members != NULL && dev->members->has_cert;
-}
-
-enum member_verdict members_admit(struct yip_device *dev, const uint8_t key[YIP_KEY_LEN],
-                                  const uint8_t *cert, size_t len, struct member_cert *out)
-{
-	struct yip_members *ms = dev->members;
-	enum member_verdict v;
-
-	if (len == 0) {
-		ms->no_cert++;
-		return MEMBER_MALFORMED;
+	if (n_allowed > YIP_PEER_ALLOWED) {
+		snprintf(err, errlen, "at most %d prefixes", YIP_PEER_ALLOWED);
+		return NULL;
 	}
-	v = member_cert_parse(out, cert, len);
-	if (v == MEMBER_OK)
-		v = member_cert_admit(out, ms->ca, ms->network, ms->revs, key, members_unix(dev));
-	if (v != MEMBER_OK)
-		ms->refused[v]++;
-	return v;
-}
-
-int peer_set_member(struct yip_peer *p, const struct member_cert *c)
-{
-	struct yip_device *dev = p->dev;
-	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
-	char err[96];
-
-	if (p->member == NULL) {
-		p->member = calloc(1, sizeof(*p->member));
-		if (p->member == NULL)
-			return -1;
-		if (p->dynamic)
-			dev->members->admitted++; /* its first valid certificate */
-	} else if (p->member->cert.len == c->len &&
-	           memcmp(p->member->cert.raw, c->raw, c->len) == 0) {
-		return 0; /* the same certificate again */
-	}
-	p->member->cert = *c;
-	if (!p->dynamic)
-		return 0; /* a configured peer's allowed IPs are its configuration's */
-	/* The certificate's prefixes replace what the peer held before. */
-	route_remove_value(dev->routes, p);
-	memcpy(self.addr, p->address, YIP_ADDR_LEN);
-	if (route_add(dev, &self, p, err, sizeof(err)) != 0)
-		log_warn("member %s: %s", c->f.name, err);
-	p->n_allowed = 0;
-	for (unsigned i = 0; i < c->f.n_prefixes && i < YIP_PEER_ALLOWED; i++) {
-		if (route_add(dev, &c->f.prefixes[i], p, err, sizeof(err)) != 0) {
-			/* Another peer holds it (a configured one, or a member whose
-			 * certificate overlaps): the first keeps it. */
-			log_warn("member %s: %s", c->f.name, err);
-			continue;
+	p = peer_new(dev, pub, true, err, errlen);
+	if (p == NULL)
+		return NULL;
+	p->added = now;
+	for (size_t i = 0; i < n_allowed; i++) {
+		if (peer_route_add(p, &allowed[i], err, errlen) != 0) {
+			peer_free(p);
+			return NULL;
 		}
-		p->allowed[p->n_allowed++] = c->f.prefixes[i];
+		p->allowed[p->n_allowed++] = allowed[i];
 	}
-	return 0;
-}
+	for (size_t i = 0; i < n_endpoints; i++) {
+		int k = path_add(p, now, YIP_PATH_DIRECT, &endpoints[i], -1, 0, YIP_ORIGIN_CONFIG);
 
-void members_release(struct yip_device *dev)
-{
-	struct yip_members *ms = dev->members;
-
-	if (ms == NULL)
-		return;
-	if (ms->gossip != NULL)
-		gossip_free(ms->gossip);
-	free(ms->revs);
-	if (ms->intros != NULL)
-		sodium_memzero(ms->intros, MEMBERS_INTROS * sizeof(*ms->intros));
-	free(ms->intros);
-	sodium_memzero(ms, sizeof(*ms));
-	free(ms);
-	dev->members = NULL;
+		if (k >= 0 && p->path < 0)
+			path_use(p, now, k);
+	}
+	p->persistent_keepalive = keepalive;
+	if (keepalive)
+		schedule_peer(p, now);
+	return p;
 }
