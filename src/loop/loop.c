@@ -220,11 +220,7 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 			return -1;
 		}
 	}
-	if (yip_ctl_config_init(&l->ctl_cfg, c->config, c->device_name ? c->device_name : "",
-	                        c->port) != 0) {
-		snprintf(err, errlen, "event loop setup failed: out of memory");
-		return -1;
-	}
+	yip_ctl_config_init(&l->ctl_cfg, c->device_name ? c->device_name : "", c->port);
 	return 0;
 }
 
@@ -273,7 +269,6 @@ void yip_loop_free(struct yip_loop *l)
 	loop_ctl_close(l);
 	resolver_stop(l->resolver);
 	loop_members_free(&l->members);
-	yip_ctl_config_free(&l->ctl_cfg);
 	if (l->epfd >= 0)
 		socks_free(&l->socks);
 	if (l->epfd >= 0)
@@ -571,8 +566,10 @@ static void resolved(void *arg, const struct resolve_name *name)
 
 	yip_sockaddr_format(&name->addr, a, sizeof(a));
 	log_info("%s now resolves to %s", name->text, a);
-	if (l->dev != NULL)
-		yip_device_set_endpoint(l->dev, yip_now_mono(), name->index, &name->addr);
+	if (l->dev != NULL && name->is_server)
+		yip_device_set_server_endpoint(l->dev, yip_now_mono(), name->server, &name->addr);
+	else if (l->dev != NULL)
+		yip_device_set_endpoint(l->dev, yip_now_mono(), name->key, &name->addr);
 }
 
 static void status_cb(void *arg)

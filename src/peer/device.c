@@ -35,25 +35,6 @@ void yip_timing_default(struct yip_timing *t)
 	t->prev_overlap = 15 * YIP_NS_PER_S;
 }
 
-static int peer_init(struct yip_device *dev, const struct yip_peer_config *pc, char *err,
-                     size_t errlen)
-{
-	struct yip_peer *p = peer_new(dev, pc->public_key, false, err, errlen);
-
-	if (p == NULL)
-		return -1;
-	if (pc->has_endpoint)
-		path_use(p, 0,
-		         path_add(p, 0, YIP_PATH_DIRECT, &pc->endpoint, -1, 0, YIP_ORIGIN_CONFIG));
-	p->persistent_keepalive = pc->persistent_keepalive;
-	if (p->persistent_keepalive)
-		schedule_peer(p, 0);
-	for (size_t i = 0; i < pc->n_allowed_ips; i++)
-		if (peer_route_add(p, &pc->allowed_ips[i], err, errlen) != 0)
-			return -1;
-	return 0;
-}
-
 int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const struct yip_io *io,
                     const struct yip_timing *t, char *err, size_t errlen)
 {
@@ -96,6 +77,9 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		prefixes += cfg->peers[i].n_allowed_ips + 1;
+	/* Room for configured peers added later (yip_device_peer_set). */
+	dev->max_configured = cfg->n_peers + YIP_MAX_ADDED_PEERS;
+	prefixes += YIP_MAX_ADDED_PEERS + YIP_MAX_ADDED_PREFIXES;
 	/* A CA-gated node adds members at run time: room for their routes
 	 * (a certificate's prefixes and the key-derived address) up front. */
 	if (cfg->has_ca) {
@@ -125,9 +109,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 		goto fail;
 	}
 	for (size_t i = 0; i < cfg->n_peers; i++)
-		if (peer_init(dev, &cfg->peers[i], err, errlen) != 0)
+		if (yip_device_peer_set(dev, 0, &cfg->peers[i], YIP_PEER_SET_ALL, err, errlen) != 0)
 			goto fail;
-	dev->n_static = dev->n_peers;
 	if (rendezvous_init(dev, cfg) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -188,35 +171,25 @@ struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_K
 	return index_key_find(dev, pub);
 }
 
-int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
                             const union yip_sockaddr *addr)
 {
-	struct yip_peer *p = i < dev->n_static ? dev->peers[i]
-	                     : i - dev->n_static < dev->n_servers
-	                         ? &dev->servers[i - dev->n_static].peer
-	                         : NULL;
-	int c = -1, n;
+	struct yip_peer *p = index_key_find(dev, pub);
 
 	if (p == NULL)
 		return -1;
-	for (unsigned k = 0; k < p->n_paths && c < 0; k++)
-		if (p->paths[k].kind == YIP_PATH_DIRECT &&
-		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].sock == 0)
-			c = (int)k;
-	if (c >= 0 && yip_sockaddr_eq(&p->paths[c].addr, addr))
-		return 0;
-	if (c >= 0) {
-		/* Still answering there: keep it as an address the peer uses
-		 * until it stops (a new handshake then tries every path). */
-		if (c == p->path && path_alive(p, c, now, dev->t.dead_after))
-			p->paths[c].origin = YIP_ORIGIN_PEER;
-		else
-			path_remove(p, c);
-	}
-	n = path_add(p, now, YIP_PATH_DIRECT, addr, -1, 0, YIP_ORIGIN_CONFIG);
-	if (n >= 0 && p->path < 0)
-		path_use(p, now, n);
-	schedule(dev, now);
+	if (peer_set_endpoint(p, now, addr))
+		schedule(dev, now);
+	return 0;
+}
+
+int yip_device_set_server_endpoint(struct yip_device *dev, uint64_t now, size_t k,
+                                   const union yip_sockaddr *addr)
+{
+	if (k >= dev->n_servers)
+		return -1;
+	if (peer_set_endpoint(&dev->servers[k].peer, now, addr))
+		schedule(dev, now);
 	return 0;
 }
 
@@ -357,7 +330,7 @@ const struct yip_cipher_key *yip_device_rx_key(struct yip_device *dev, const uin
 
 int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p)
 {
-	if (p == NULL || p->dev != dev || !p->dynamic)
+	if (p == NULL || p->dev != dev || p->slot >= dev->n_peers || dev->peers[p->slot] != p)
 		return -1;
 	punch_free(p);
 	peer_free(p);

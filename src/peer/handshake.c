@@ -454,7 +454,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	/* A member (a stranger, or a peer we admitted by certificate) proves
 	 * its membership in every handshake: a certificate revoked or expired
 	 * since is refused. */
-	if (p == NULL || (p->dynamic && members_on(dev))) {
+	if (p == NULL || (!p->configured && members_on(dev))) {
 		enum member_verdict v = members_admit(dev, rs, payload + WIRE_INIT_PAYLOAD,
 		                                      (size_t)plen - WIRE_INIT_PAYLOAD, &mc);
 
@@ -604,7 +604,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	}
 	/* A peer we know only as a member (a root, or one admitted before)
 	 * must show a valid certificate for its key in return. */
-	if (p->dynamic && members_on(dev)) {
+	if (!p->configured && members_on(dev)) {
 		enum member_verdict v =
 		    members_admit(dev, p->public_key, payload + WIRE_RESP_PAYLOAD,
 		                  (size_t)plen - WIRE_RESP_PAYLOAD, &mc);

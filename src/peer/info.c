@@ -93,11 +93,11 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 		o->validated = p->paths[j].validated;
 		o->rtt = p->paths[j].rtt;
 	}
-	out->dynamic = p->dynamic;
+	out->dynamic = !p->configured;
 	out->root = p->root;
 	out->cert = p->member != NULL ? &p->member->cert : NULL;
+	out->allowed = p->allowed;
 	out->n_allowed = p->n_allowed;
-	memcpy(out->allowed, p->allowed, sizeof(out->allowed));
 	out->last_rx = p->last_rx;
 	out->handshaking = p->hs_pending;
 	out->established = session_usable(p, now);

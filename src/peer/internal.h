@@ -279,11 +279,20 @@ int peers_reserve(struct yip_device *dev, size_t n);
 /*
  * A new peer with static key pub, appended to dev->peers with its
  * key-derived address routed to it; everything it needs is allocated here.
- * dynamic: added at run time (the table's max_dynamic applies). NULL with
- * a message in err (already a peer, table full, out of memory).
+ * configured: from the configuration (max_configured applies), else a
+ * member or a root (max_dynamic). NULL with a message in err (already a
+ * peer, table full, out of memory).
  */
-struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
+struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool configured,
                           char *err, size_t errlen);
+/* The n prefixes at c become p's (routed to it, besides its key-derived
+ * address), in place of the ones it had. 0; or -1 with a message in err if
+ * one is another peer's or the route table is full, and p keeps its own. */
+int peer_set_allowed(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                     size_t errlen);
+/* p's configured endpoint (endpoint=) becomes addr (NULL: none), as
+ * yip_device_set_endpoint says. True if that changed anything. */
+bool peer_set_endpoint(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr);
 /* Routes prefix c to p (a configured allowed_ips entry). 0, or -1 with err. */
 int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size_t errlen);
 /* Takes p out of every table, wipes its keys and frees it. Its many-ports

@@ -136,28 +136,34 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c)
 {
 	struct yip_device *dev = p->dev;
 	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
+	unsigned n;
 	char err[96];
 
 	if (p->member == NULL) {
 		p->member = calloc(1, sizeof(*p->member));
 		if (p->member == NULL)
 			return -1;
-		if (p->dynamic)
+		if (!p->configured)
 			dev->members->admitted++; /* its first valid certificate */
 	} else if (p->member->cert.len == c->len &&
 	           memcmp(p->member->cert.raw, c->raw, c->len) == 0) {
 		return 0; /* the same certificate again */
 	}
 	p->member->cert = *c;
-	if (!p->dynamic)
+	if (p->configured)
 		return 0; /* a configured peer's allowed IPs are its configuration's */
 	/* The certificate's prefixes replace what the peer held before. */
 	route_remove_value(dev->routes, p);
 	memcpy(self.addr, p->address, YIP_ADDR_LEN);
 	if (peer_route_add(p, &self, err, sizeof(err)) != 0)
 		log_warn("member %s: %s", c->f.name, err);
+	free(p->allowed);
+	p->allowed = NULL;
 	p->n_allowed = 0;
-	for (unsigned i = 0; i < c->f.n_prefixes && i < YIP_PEER_ALLOWED; i++) {
+	n = c->f.n_prefixes < YIP_PEER_ALLOWED ? c->f.n_prefixes : YIP_PEER_ALLOWED;
+	if (n > 0 && (p->allowed = malloc(n * sizeof(*p->allowed))) == NULL)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
 		if (peer_route_add(p, &c->f.prefixes[i], err, sizeof(err)) != 0) {
 			/* Another peer holds it (a configured one, or a member whose
 			 * certificate overlaps): the first keeps it. */
@@ -273,8 +279,9 @@ static void roots_apply(struct yip_device *dev, uint64_t now)
 	const struct wire_roots *r = &dev->members->roots.f;
 	char err[96];
 
-	for (size_t i = dev->n_static; i < dev->n_peers; i++)
-		dev->peers[i]->root = false;
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (!dev->peers[i]->configured)
+			dev->peers[i]->root = false;
 	for (unsigned i = 0; i < r->n_roots; i++) {
 		const struct wire_root *root = &r->roots[i];
 		struct yip_peer *p;
@@ -383,7 +390,7 @@ struct yip_peer *members_join(struct yip_device *dev, uint64_t now, const uint8_
 	struct yip_peer *p;
 	char err[96];
 
-	p = peer_new(dev, key, true, err, sizeof(err));
+	p = peer_new(dev, key, false, err, sizeof(err));
 	if (p == NULL) {
 		log_warn("member %s: cannot admit: %s", c->f.name, err);
 		return NULL;

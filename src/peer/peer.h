@@ -168,6 +168,12 @@ struct yip_peer_stats {
 #define YIP_PEER_ALLOWED 8
 /* Peers a CA-gated node adds at run time, at most. */
 #define YIP_MAX_DYNAMIC_PEERS 1024
+/* Configured peers yip_device_peer_set may add after start-up, beyond the
+ * configuration's, and the allowed_ips prefixes it may add for them: the
+ * key memory and the route table are sized for these up front (memory that
+ * is reserved, not touched, until a peer uses it). */
+#define YIP_MAX_ADDED_PEERS    256
+#define YIP_MAX_ADDED_PREFIXES 4096
 /* How long a member's own record is valid, and the age at which it is
  * signed again. A record is also signed again at once
  * when its endpoints or certificate change, so this does not bound how
@@ -294,12 +300,14 @@ struct yip_peer_info {
 	const char *nat;                /* the peer's NAT mapping, from an introduction */
 	unsigned n_paths;
 	struct yip_path_info paths[YIP_MAX_PATHS];
-	bool dynamic; /* added at run time (a member, a root) */
+	bool dynamic; /* added at run time (a member, a root), not configured */
 	bool root;    /* listed in the root set */
 	const struct member_cert
-	    *cert;         /* its certificate, NULL if none (good until the engine runs) */
-	uint8_t n_allowed; /* a dynamic peer's prefixes (its certificate's) */
-	struct yip_cidr allowed[YIP_PEER_ALLOWED];
+	    *cert; /* its certificate, NULL if none (good until the engine runs) */
+	/* Its prefixes (a configured peer's allowed_ips, a member's
+	 * certificate's), good until the engine runs. */
+	const struct yip_cidr *allowed;
+	size_t n_allowed;
 	uint64_t last_rx; /* monotonic ns of its last authenticated datagram, 0 = never */
 	bool handshaking; /* we sent an Init and wait for the answer */
 	bool established;
@@ -368,15 +376,42 @@ void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, uint64_t n);
 
 /*
  * The host name of a configured endpoint now resolves to addr (the daemon
- * re-resolves names; the engine does no I/O). i < n_static is configured
- * peer i, n_static + k is rendezvous server k. The configured path moves to addr and
- * becomes current if the old one was; a current path that authenticated
- * traffic came back on within dead_after stays current, kept as an address
- * the peer uses, until it falls silent and a new handshake tries every
- * path. Returns 0, or -1 if there is no such peer.
+ * re-resolves names; the engine does no I/O): of the peer with public key
+ * pub, or of rendezvous server k (in the configuration's order; the
+ * servers are fixed for the device's life). The configured path moves to
+ * addr and becomes current if the old one was; a current path that
+ * authenticated traffic came back on within dead_after stays current, kept
+ * as an address the peer uses, until it falls silent and a new handshake
+ * tries every path. Returns 0, or -1 if there is no such peer or server.
  */
-int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, size_t i,
+int yip_device_set_endpoint(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
                             const union yip_sockaddr *addr);
+int yip_device_set_server_endpoint(struct yip_device *dev, uint64_t now, size_t k,
+                                   const union yip_sockaddr *addr);
+
+/* Which fields of a struct yip_peer_config yip_device_peer_set takes. */
+enum yip_peer_field {
+	YIP_PEER_SET_ENDPOINT = 1 << 0,    /* has_endpoint and endpoint (none: no endpoint) */
+	YIP_PEER_SET_ALLOWED_IPS = 1 << 1, /* allowed_ips: they replace the peer's */
+	YIP_PEER_SET_KEEPALIVE = 1 << 2,   /* persistent_keepalive */
+	YIP_PEER_SET_ALL = (1 << 3) - 1,
+};
+
+/*
+ * Sets the configured peer pc->public_key from a configuration block, as
+ * wg set does: of an existing peer, the fields in `fields` (enum
+ * yip_peer_field) change and the others keep their values; its sessions,
+ * counters and paths other than the configured endpoint are untouched. A
+ * key that is not a peer yet adds a configured peer (the fields not given
+ * are empty: no endpoint, no prefixes besides its key-derived address, no
+ * keepalive), its memory allocated now. New allowed IPs are routed to the
+ * peer, and those it no longer has are not; if one is another peer's, the
+ * peer keeps the ones it had and nothing changes. Returns 0, or -1 with a
+ * message in err (a member added at run time, a prefix another peer holds,
+ * the table full, out of memory).
+ */
+int yip_device_peer_set(struct yip_device *dev, uint64_t now, const struct yip_peer_config *pc,
+                        unsigned fields, char *err, size_t errlen);
 
 /* The peer with this public key, or NULL. */
 struct yip_peer *yip_device_peer(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]);
@@ -395,10 +430,11 @@ struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
                                      size_t errlen);
 
 /*
- * Removes a peer added at run time: its sessions end, its keys are wiped,
- * it leaves the timer heap, the index and key tables and the routes, and
- * its memory is freed. The last peer moves into its slot (peer numbers of
- * yip_device_peer_info change). -1 for a configured peer.
+ * Removes a peer, configured or added at run time: its sessions end, its
+ * keys are wiped, its session indices are freed, it leaves the timer heap
+ * and the key table, its routes go, and its memory is freed. The last peer
+ * moves into its slot (peer numbers of yip_device_peer_info change). 0, or
+ * -1 if p is not a peer of dev.
  */
 int yip_device_peer_remove(struct yip_device *dev, struct yip_peer *p);
 

@@ -40,6 +40,109 @@ int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size
 	return route_add(p->dev, c, p, err, errlen);
 }
 
+/* Routes p's key-derived address and the n prefixes at c to it, in place
+ * of whatever it had; stops at the first that fails. */
+static int routes_set(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                      size_t errlen)
+{
+	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
+
+	route_remove_value(p->dev->routes, p);
+	memcpy(self.addr, p->address, YIP_ADDR_LEN);
+	if (route_add(p->dev, &self, p, err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (route_add(p->dev, &c[i], p, err, errlen) != 0)
+			return -1;
+	return 0;
+}
+
+int peer_set_allowed(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                     size_t errlen)
+{
+	struct yip_cidr *a = NULL;
+	char ignored[8];
+
+	if (n > 0 && (a = malloc(n * sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (n > 0)
+		memcpy(a, c, n * sizeof(*a));
+	if (routes_set(p, a, n, err, errlen) != 0) {
+		/* What it held fitted before, and fits again. */
+		routes_set(p, p->allowed, p->n_allowed, ignored, sizeof(ignored));
+		free(a);
+		return -1;
+	}
+	free(p->allowed);
+	p->allowed = a;
+	p->n_allowed = n;
+	return 0;
+}
+
+/* The configured direct path (endpoint=) of p, or -1. */
+static int config_path(const struct yip_peer *p)
+{
+	for (unsigned k = 0; k < p->n_paths; k++)
+		if (p->paths[k].kind == YIP_PATH_DIRECT &&
+		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].sock == 0)
+			return (int)k;
+	return -1;
+}
+
+bool peer_set_endpoint(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr)
+{
+	int c = config_path(p), n;
+
+	if (c >= 0 && addr != NULL && yip_sockaddr_eq(&p->paths[c].addr, addr))
+		return false;
+	if (c >= 0) {
+		/* Still answering there: keep it as an address the peer uses
+		 * until it stops (a new handshake then tries every path). */
+		if (c == p->path && path_alive(p, c, now, p->dev->t.dead_after))
+			p->paths[c].origin = YIP_ORIGIN_PEER;
+		else
+			path_remove(p, c);
+	}
+	if (addr == NULL)
+		return c >= 0;
+	n = path_add(p, now, YIP_PATH_DIRECT, addr, -1, 0, YIP_ORIGIN_CONFIG);
+	if (n >= 0 && p->path < 0)
+		path_use(p, now, n);
+	return true;
+}
+
+int yip_device_peer_set(struct yip_device *dev, uint64_t now, const struct yip_peer_config *pc,
+                        unsigned fields, char *err, size_t errlen)
+{
+	struct yip_peer *p = index_key_find(dev, pc->public_key);
+	bool added = p == NULL;
+
+	if (p != NULL && !p->configured) {
+		snprintf(err, errlen, "a member added at run time, not a configured peer");
+		return -1;
+	}
+	if (p == NULL && (p = peer_new(dev, pc->public_key, true, err, errlen)) == NULL)
+		return -1;
+	if ((fields & YIP_PEER_SET_ALLOWED_IPS) &&
+	    peer_set_allowed(p, pc->allowed_ips, pc->n_allowed_ips, err, errlen) != 0) {
+		if (added)
+			peer_free(p);
+		return -1;
+	}
+	if (fields & YIP_PEER_SET_ENDPOINT) {
+		if (peer_set_endpoint(p, now, pc->has_endpoint ? &pc->endpoint : NULL) && !added)
+			schedule_peer(p, now); /* its timers look at the paths again */
+	}
+	if (fields & YIP_PEER_SET_KEEPALIVE) {
+		p->persistent_keepalive = pc->persistent_keepalive;
+		if (p->persistent_keepalive)
+			schedule_peer(p, now);
+	}
+	return 0;
+}
+
 int peers_reserve(struct yip_device *dev, size_t n)
 {
 	if (n > dev->cap_peers) {
@@ -56,7 +159,7 @@ int peers_reserve(struct yip_device *dev, size_t n)
 	return 0;
 }
 
-struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
+struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool configured,
                           char *err, size_t errlen)
 {
 	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
@@ -66,8 +169,13 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 		snprintf(err, errlen, "already a peer");
 		return NULL;
 	}
-	if (dynamic && dev->n_peers - dev->n_static >= dev->max_dynamic) {
+	if (!configured && dev->n_dynamic >= dev->max_dynamic) {
 		snprintf(err, errlen, "peer table full (%zu dynamic peers)", dev->max_dynamic);
+		return NULL;
+	}
+	if (configured && dev->n_peers - dev->n_dynamic >= dev->max_configured) {
+		snprintf(err, errlen, "peer table full (%zu configured peers)",
+		         dev->max_configured);
 		return NULL;
 	}
 	if (dev->n_peers == dev->cap_peers) {
@@ -86,7 +194,7 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 	if (p == NULL)
 		goto oom;
 	p->dev = dev;
-	p->dynamic = dynamic;
+	p->configured = configured;
 	timer_init_peer(p);
 	memcpy(p->public_key, pub, YIP_KEY_LEN);
 	wire_mac1_key(p->mac1_key, p->public_key);
@@ -101,6 +209,7 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 	}
 	p->slot = dev->n_peers;
 	dev->peers[dev->n_peers++] = p;
+	dev->n_dynamic += !configured;
 	memcpy(self.addr, p->address, YIP_ADDR_LEN);
 	if (index_key_add(dev, p) != 0) {
 		snprintf(err, errlen, "out of memory");
@@ -138,12 +247,12 @@ void peer_free(struct yip_peer *p)
 		dev->rtt_max_peer = NULL;
 		dev->rtt_max = 0;
 	}
-	/* The last peer takes its slot (static peers are never freed before
-	 * the device is, so they keep theirs). */
+	/* The last peer takes its slot. */
 	if (p->slot < dev->n_peers && dev->peers[p->slot] == p) {
 		dev->peers[p->slot] = dev->peers[last];
 		dev->peers[p->slot]->slot = p->slot;
 		dev->n_peers--;
+		dev->n_dynamic -= !p->configured;
 	}
 	if (p->queue != NULL)
 		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->pkt_max);
@@ -151,6 +260,7 @@ void peer_free(struct yip_peer *p)
 	protect_free(p);
 	recover_free(p);
 	free(p->member);
+	free(p->allowed);
 	sodium_memzero(p, sizeof(*p));
 	free(p);
 }
@@ -167,16 +277,13 @@ struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
 		snprintf(err, errlen, "at most %d prefixes", YIP_PEER_ALLOWED);
 		return NULL;
 	}
-	p = peer_new(dev, pub, true, err, errlen);
+	p = peer_new(dev, pub, false, err, errlen);
 	if (p == NULL)
 		return NULL;
 	p->added = now;
-	for (size_t i = 0; i < n_allowed; i++) {
-		if (peer_route_add(p, &allowed[i], err, errlen) != 0) {
-			peer_free(p);
-			return NULL;
-		}
-		p->allowed[p->n_allowed++] = allowed[i];
+	if (peer_set_allowed(p, allowed, n_allowed, err, errlen) != 0) {
+		peer_free(p);
+		return NULL;
 	}
 	for (size_t i = 0; i < n_endpoints; i++) {
 		int k = path_add(p, now, YIP_PATH_DIRECT, &endpoints[i], -1, 0, YIP_ORIGIN_CONFIG);

@@ -153,9 +153,9 @@ static void members_sweep(struct yip_device *dev, uint64_t now)
 	uint64_t unix_now = members_unix(dev);
 
 	/* Backwards: removing a peer moves the last one into its slot. */
-	for (size_t i = dev->n_peers; i-- > dev->n_static;) {
+	for (size_t i = dev->n_peers; i-- > 0;) {
 		struct yip_peer *p = dev->peers[i];
-		const char *why = members_expels(dev, p, now, unix_now);
+		const char *why = p->configured ? NULL : members_expels(dev, p, now, unix_now);
 		char name[WIRE_MEMBER_NAME_MAX + 1] = "";
 
 		if (why == NULL)

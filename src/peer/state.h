@@ -255,20 +255,23 @@ struct yip_peer {
 	/* -- Who it is and its place in the device's tables (peers.c, index.c,
 	 * timer.c, members.c). */
 	struct yip_device *dev;
-	bool is_server; /* a rendezvous server: a session for control messages only */
-	bool dynamic;   /* added at run time (yip_device_peer_add); removable */
-	bool root;      /* listed in the root set we hold */
-	uint64_t added; /* when a dynamic peer was added (monotonic ns) */
-	size_t slot;    /* its place in dev->peers; static peers keep theirs for life */
+	bool is_server;  /* a rendezvous server: a session for control messages only */
+	bool configured; /* from the configuration (yip_device_peer_set); else a member or
+	                  * a root added at run time (yip_device_peer_add) */
+	bool root;       /* listed in the root set we hold */
+	uint64_t added;  /* when a dynamic peer was added (monotonic ns) */
+	size_t slot;     /* its place in dev->peers (a removal moves the last peer there) */
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t mac1_key[YIP_KEY_LEN]; /* for messages we send to this peer */
 	uint8_t address[YIP_ADDR_LEN]; /* key-derived fd00::/8 address */
 	struct yip_peer *key_next;     /* the next peer in its chain of the device's key table */
 	uint64_t timer_at;             /* when its timers want to run (UINT64_MAX: nothing due) */
 	size_t heap_pos;               /* its slot in the device's timer heap */
-	/* Its prefixes besides its key-derived address (a dynamic peer's: routes to remove). */
-	struct yip_cidr allowed[YIP_PEER_ALLOWED];
-	uint8_t n_allowed;
+	/* Its prefixes besides its key-derived address, routed to it: a
+	 * configured peer's allowed_ips, a member's certificate's. On the heap,
+	 * n_allowed of them (NULL: none). */
+	struct yip_cidr *allowed;
+	size_t n_allowed;
 	struct yip_member *member; /* what its certificate says (CA-gated networks), or NULL */
 	bool gossip_up;            /* gossip was told its session is up (records.c) */
 
@@ -420,13 +423,16 @@ struct yip_device {
 	struct mac_table *macs; /* TAP mode only; NULL in TUN mode */
 
 	/*
-	 * The peers, each on the heap: the configured ones first (slots
-	 * 0..n_static-1, fixed for life), then the dynamic ones, which
-	 * yip_device_peer_add appends and yip_device_peer_remove takes out (the
-	 * last one moves into the hole). keytab finds a peer by its static key.
+	 * The peers, each on the heap and allocated when it is added: the
+	 * configured ones (yip_device_peer_set, at start-up or later) and the
+	 * members and roots a CA-gated node adds at run time, in the order they
+	 * came. yip_device_peer_remove takes one out (the last one moves into
+	 * the hole). keytab finds a peer by its static key. At most
+	 * max_configured configured and max_dynamic other peers: the key memory
+	 * and the route table are sized for them.
 	 */
 	struct yip_peer **peers;
-	size_t n_peers, cap_peers, n_static, max_dynamic;
+	size_t n_peers, cap_peers, n_dynamic, max_configured, max_dynamic;
 	bool clock_seen;          /* the timers have run: the paths set up before know their time */
 	struct yip_peer **keytab; /* chained by key_next; keytab_mask + 1 buckets */
 	size_t keytab_mask;
