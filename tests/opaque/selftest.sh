@@ -43,27 +43,21 @@ expect() {
 	fi
 }
 
+# A file that reads a field of the device after including HEADER.
+field() {
+	printf '#include "%s"\n%s\n%s\n' "$1" 'unsigned mtu(const struct yip_device *d);' \
+		'unsigned mtu(const struct yip_device *d) { return d->mtu; }'
+}
+
 tree api loop "$API"
 expect "the API passes" ok
-
-tree state loop '#include "peer/state.h"
-unsigned mtu(const struct yip_device *d);
-unsigned mtu(const struct yip_device *d) { return d->mtu; }'
+tree state loop "$(field peer/state.h)"
 expect "src/loop including peer/state.h fails" fail
-
-tree internal loop '#include "peer/internal.h"
-int f(void);
-int f(void) { return 0; }'
+tree internal loop "$(field peer/internal.h)"
 expect "src/loop including peer/internal.h fails" fail
-
-tree field loop '#include "peer/peer.h"
-unsigned mtu(const struct yip_device *d);
-unsigned mtu(const struct yip_device *d) { return d->mtu; }'
+tree field loop "$(field peer/peer.h)"
 expect "a field read through peer.h alone fails" fail
-
-tree engine peer '#include "peer/state.h"
-unsigned mtu(const struct yip_device *d);
-unsigned mtu(const struct yip_device *d) { return d->mtu; }'
+tree engine peer "$(field peer/state.h)"
 expect "src/peer itself is not checked" ok
 
 [ $fails -eq 0 ] || exit 1
