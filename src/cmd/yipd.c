@@ -247,6 +247,9 @@ struct key_memory {
  */
 static void protect_keys(struct yip_device *dev, struct key_memory *km)
 {
+	void *servers;
+	size_t len;
+
 	km->len = yip_device_key_memory_size(dev);
 	km->mem = sandbox_key_memory(km->len);
 	if (km->mem != NULL)
@@ -254,7 +257,8 @@ static void protect_keys(struct yip_device *dev, struct key_memory *km)
 	else
 		log_warn("no memory of its own for session keys; they stay on the heap, which "
 		         "may be swapped out");
-	sandbox_protect(dev->servers, dev->n_servers * sizeof(*dev->servers));
+	servers = yip_device_servers_memory(dev, &len);
+	sandbox_protect(servers, len);
 }
 
 /* sandbox= from the configuration, unless YIP_SANDBOX in the environment says otherwise. */
@@ -374,7 +378,7 @@ static int run(const char *path)
 	yip_timing_default(&timing);
 	rekey_override(&timing);
 	/* Guard pages, locked, out of core dumps; wiped by sodium_free. */
-	dev = sodium_malloc(sizeof(*dev));
+	dev = sodium_malloc(yip_device_size());
 	if (dev == NULL) {
 		snprintf(err, sizeof(err), "out of memory");
 		yip_loop_free(loop);

@@ -107,58 +107,16 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 	return -1;
 }
 
-/* ---- Configuration copy ---- */
+/* ---- What the engine does not keep ---- */
 
-int yip_ctl_config_init(struct yip_ctl_config *c, const struct yip_config *cfg, const char *device,
-                        uint16_t listen_port)
+void yip_ctl_config_init(struct yip_ctl_config *c, const char *device, uint16_t listen_port)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->device, sizeof(c->device), "%s", device);
 	c->listen_port = listen_port;
-	if (cfg->n_peers == 0)
-		return 0;
-	c->peers = calloc(cfg->n_peers, sizeof(*c->peers));
-	if (c->peers == NULL)
-		return -1;
-	c->n_peers = cfg->n_peers;
-	for (size_t i = 0; i < cfg->n_peers; i++) {
-		const struct yip_peer_config *pc = &cfg->peers[i];
-		struct yip_ctl_peer_config *p = &c->peers[i];
-
-		memcpy(p->public_key, pc->public_key, YIP_KEY_LEN);
-		if (pc->n_allowed_ips == 0)
-			continue;
-		p->allowed_ips = calloc(pc->n_allowed_ips, sizeof(*p->allowed_ips));
-		if (p->allowed_ips == NULL) {
-			yip_ctl_config_free(c);
-			return -1;
-		}
-		memcpy(p->allowed_ips, pc->allowed_ips,
-		       pc->n_allowed_ips * sizeof(*p->allowed_ips));
-		p->n_allowed_ips = pc->n_allowed_ips;
-	}
-	return 0;
-}
-
-void yip_ctl_config_free(struct yip_ctl_config *c)
-{
-	for (size_t i = 0; c->peers && i < c->n_peers; i++)
-		free(c->peers[i].allowed_ips);
-	free(c->peers);
-	c->peers = NULL;
-	c->n_peers = 0;
 }
 
 /* ---- Snapshots ---- */
-
-static const struct yip_ctl_peer_config *config_peer(const struct yip_ctl_config *c,
-                                                     const uint8_t key[YIP_KEY_LEN])
-{
-	for (size_t i = 0; c && i < c->n_peers; i++)
-		if (memcmp(c->peers[i].public_key, key, YIP_KEY_LEN) == 0)
-			return &c->peers[i];
-	return NULL;
-}
 
 /* A CA-gated node's membership, copied (the engine's pointers do not last). */
 static void snapshot_members(struct yip_ctl_membership *m, const struct yip_device *dev)
@@ -202,6 +160,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
                           const struct yip_device *dev, uint64_t now)
 {
 	struct yip_device_info di;
+	size_t n_allowed = 0;
 
 	memset(s, 0, sizeof(*s));
 	yip_device_info(dev, &di);
@@ -224,24 +183,32 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		return -1;
 	for (size_t i = 0; i < di.n_peers; i++) {
 		struct yip_peer_info pi;
-		const struct yip_ctl_peer_config *pc;
+
+		if (yip_device_peer_info(dev, i, now, &pi))
+			n_allowed += pi.n_allowed;
+	}
+	if (n_allowed > 0 && (s->allowed = calloc(n_allowed, sizeof(*s->allowed))) == NULL) {
+		yip_ctl_snapshot_free(s);
+		return -1;
+	}
+	n_allowed = 0;
+	for (size_t i = 0; i < di.n_peers; i++) {
+		struct yip_peer_info pi;
 		struct yip_ctl_peer *o = &s->peers[s->n_peers];
 
 		if (!yip_device_peer_info(dev, i, now, &pi))
 			break;
-		pc = config_peer(c, pi.public_key);
 		memcpy(o->public_key, pi.public_key, YIP_KEY_LEN);
 		memcpy(o->address, pi.address, YIP_ADDR_LEN);
 		o->has_endpoint = pi.has_endpoint;
 		if (pi.has_endpoint)
 			o->endpoint = pi.endpoint;
-		if (pc) {
-			o->allowed_ips = pc->allowed_ips;
-			o->n_allowed_ips = pc->n_allowed_ips;
-		} else if (pi.dynamic) {
-			memcpy(o->cert_allowed, pi.allowed, sizeof(o->cert_allowed));
-			o->allowed_ips = o->cert_allowed;
+		if (pi.n_allowed > 0) {
+			memcpy(s->allowed + n_allowed, pi.allowed,
+			       pi.n_allowed * sizeof(*s->allowed));
+			o->allowed_ips = s->allowed + n_allowed;
 			o->n_allowed_ips = pi.n_allowed;
+			n_allowed += pi.n_allowed;
 		}
 		o->dynamic = pi.dynamic;
 		o->root = pi.root;
@@ -275,6 +242,8 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 void yip_ctl_snapshot_free(struct yip_ctl_snapshot *s)
 {
 	free(s->peers);
+	free(s->allowed);
+	s->allowed = NULL;
 	s->peers = NULL;
 	s->n_peers = 0;
 }

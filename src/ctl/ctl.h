@@ -61,24 +61,14 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 
 /* ---- What the engine does not keep ---- */
 
-/* A peer's allowed IPs, copied from the configuration at start-up. */
-struct yip_ctl_peer_config {
-	uint8_t public_key[YIP_KEY_LEN];
-	struct yip_cidr *allowed_ips;
-	size_t n_allowed_ips;
-};
-
+/* The device's name and the port the daemon listens on (every peer's
+ * allowed IPs are the engine's). */
 struct yip_ctl_config {
 	char device[IFNAMSIZ];
 	uint16_t listen_port;
-	struct yip_ctl_peer_config *peers;
-	size_t n_peers;
 };
 
-/* Copies what the control layer needs from cfg. Returns 0, or -1 (out of memory). */
-int yip_ctl_config_init(struct yip_ctl_config *c, const struct yip_config *cfg, const char *device,
-                        uint16_t listen_port);
-void yip_ctl_config_free(struct yip_ctl_config *c);
+void yip_ctl_config_init(struct yip_ctl_config *c, const char *device, uint16_t listen_port);
 
 /* ---- Snapshots of the engine ---- */
 
@@ -87,7 +77,7 @@ struct yip_ctl_peer {
 	uint8_t address[YIP_ADDR_LEN];
 	bool has_endpoint;
 	union yip_sockaddr endpoint;
-	const struct yip_cidr *allowed_ips; /* points into a struct yip_ctl_config */
+	const struct yip_cidr *allowed_ips; /* points into the snapshot's allowed */
 	size_t n_allowed_ips;
 	bool established;
 	uint64_t unanswered_s;     /* seconds our handshakes have gone unanswered, 0 = not */
@@ -110,7 +100,6 @@ struct yip_ctl_peer {
 	/* CA-gated networks: added at run time, a root, its certificate. */
 	bool dynamic, root, handshaking, has_cert;
 	struct wire_cert cert;
-	struct yip_cidr cert_allowed[YIP_PEER_ALLOWED]; /* a dynamic peer's allowed IPs */
 };
 
 /* A CA-gated node's membership (present: the node is one). */
@@ -157,6 +146,7 @@ struct yip_ctl_snapshot {
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */
 	size_t n_peers;
+	struct yip_cidr *allowed; /* heap array: every peer's allowed IPs, in order */
 	struct yip_ctl_membership members;
 	struct yip_ctl_datapath datapath; /* filled in by the loop after the snapshot */
 };

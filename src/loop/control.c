@@ -59,7 +59,7 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	    .udp_train_datagrams = l->tx.train_dgrams,
 	    .aqm_marks = l->shape.tx_marks + l->shape.rx_marks,
 	    .aqm_drops = l->shape.tx_drops + l->shape.rx_drops,
-	    .timer_runs = l->dev->timer_runs,
+	    .timer_runs = yip_device_timer_runs(l->dev),
 	};
 	return 0;
 }

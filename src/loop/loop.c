@@ -222,11 +222,7 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 			return -1;
 		}
 	}
-	if (yip_ctl_config_init(&l->ctl_cfg, c->config, c->device_name ? c->device_name : "",
-	                        c->port) != 0) {
-		snprintf(err, errlen, "event loop setup failed: out of memory");
-		return -1;
-	}
+	yip_ctl_config_init(&l->ctl_cfg, c->device_name ? c->device_name : "", c->port);
 	return 0;
 }
 
@@ -274,8 +270,7 @@ void yip_loop_free(struct yip_loop *l)
 		return;
 	loop_ctl_close(l);
 	resolver_stop(l->resolver);
-	members_free(&l->members);
-	yip_ctl_config_free(&l->ctl_cfg);
+	loop_members_free(&l->members);
 	socks_free(&l->socks);
 	if (l->epfd >= 0)
 		close(l->epfd);
@@ -300,14 +295,14 @@ int yip_loop_members_setup(struct yip_loop *l, const struct yip_config *cfg, cha
 {
 	bool drop = l->has_sandbox && l->sandbox.mode != YIP_SANDBOX_OFF && l->sandbox.drop;
 
-	members_free(&l->members);
-	return members_setup(&l->members, cfg, drop ? l->sandbox.uid : getuid(),
-	                     drop ? l->sandbox.gid : getgid(), err, errlen);
+	loop_members_free(&l->members);
+	return loop_members_setup(&l->members, cfg, drop ? l->sandbox.uid : getuid(),
+	                          drop ? l->sandbox.gid : getgid(), err, errlen);
 }
 
 int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen)
 {
-	return members_start(&l->members, dev, err, errlen);
+	return loop_members_start(&l->members, dev, err, errlen);
 }
 
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
@@ -549,7 +544,7 @@ int yip_loop_timeout(struct yip_loop *l)
 	uint64_t next = yip_device_timers(l->dev, now);
 	uint64_t ctl_next;
 
-	members_tick(&l->members, l->dev, now);
+	loop_members_tick(&l->members, l->dev, now);
 	codel_tune(l, now);
 	if (yip_loop_tun_serve(l, now))
 		next = now; /* more queued: look at the sockets, then come back */
@@ -572,8 +567,10 @@ static void resolved(void *arg, const struct resolve_name *name)
 
 	yip_sockaddr_format(&name->addr, a, sizeof(a));
 	log_info("%s now resolves to %s", name->text, a);
-	if (l->dev != NULL)
-		yip_device_set_endpoint(l->dev, yip_now_mono(), name->index, &name->addr);
+	if (l->dev != NULL && name->is_server)
+		yip_device_set_server_endpoint(l->dev, yip_now_mono(), name->server, &name->addr);
+	else if (l->dev != NULL)
+		yip_device_set_endpoint(l->dev, yip_now_mono(), name->key, &name->addr);
 }
 
 static void status_cb(void *arg)
@@ -586,7 +583,7 @@ static void reload_cb(void *arg)
 	struct yip_loop *l = arg;
 
 	if (l->dev != NULL)
-		members_reload(&l->members, l->dev);
+		loop_members_reload(&l->members, l->dev);
 }
 
 /* A datagram on an extra socket. */

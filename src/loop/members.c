@@ -270,7 +270,7 @@ static void save_one(void *arg, const uint8_t *obj, size_t len)
 	w->len += member_armor(w->text + w->len, w->cap - w->len, obj, len);
 }
 
-void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
+void loop_members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now)
 {
 	struct save_walk w = {.cap = FILE_MAX};
 	size_t n;
@@ -366,8 +366,8 @@ static int open_dir(const char *dir, uid_t uid, gid_t gid, char *err, size_t err
 	return -1;
 }
 
-int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
-                  char *err, size_t errlen)
+int loop_members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
+                       char *err, size_t errlen)
 {
 	const char *dir;
 
@@ -392,7 +392,7 @@ int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t ui
 	return m->dirfd >= 0 ? 0 : -1;
 }
 
-int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen)
+int loop_members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen)
 {
 	if (!m->on)
 		return 0;
@@ -404,7 +404,7 @@ int members_start(struct loop_members *m, struct yip_device *dev, char *err, siz
 	return 0;
 }
 
-void members_reload(struct loop_members *m, struct yip_device *dev)
+void loop_members_reload(struct loop_members *m, struct yip_device *dev)
 {
 	char err[512];
 
@@ -421,7 +421,7 @@ void members_reload(struct loop_members *m, struct yip_device *dev)
 	check_expiry(dev);
 }
 
-void members_free(struct loop_members *m)
+void loop_members_free(struct loop_members *m)
 {
 	if (m->dirfd >= 0)
 		close(m->dirfd);

@@ -42,20 +42,20 @@ struct loop_members {
  * following a symbolic link. Returns 0, or -1 with "state_dir DIR: what is
  * wrong" in err.
  */
-int members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
-                  char *err, size_t errlen);
+int loop_members_setup(struct loop_members *m, const struct yip_config *cfg, uid_t uid, gid_t gid,
+                       char *err, size_t errlen);
 
 /* Makes dev a member (its certificate) and offers it the saved and the
  * configured root set and revocation list. 0, or -1 with a message in err. */
-int members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen);
+int loop_members_start(struct loop_members *m, struct yip_device *dev, char *err, size_t errlen);
 
 /* SIGHUP: the files again. Problems are logged; what the engine held stays. */
-void members_reload(struct loop_members *m, struct yip_device *dev);
+void loop_members_reload(struct loop_members *m, struct yip_device *dev);
 
 /* Saves the member records the node holds in the state directory, if they
  * changed since the last time; looks every MEMBERS_RECORDS_NS. */
-void members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now);
+void loop_members_tick(struct loop_members *m, struct yip_device *dev, uint64_t now);
 
-void members_free(struct loop_members *m);
+void loop_members_free(struct loop_members *m);
 
 #endif

@@ -11,7 +11,7 @@
 
 #define STOP_WAIT_MS 2000 /* for a lookup under way at exit */
 
-static int add_name(struct resolver *r, size_t index, const char *text,
+static int add_name(struct resolver *r, const uint8_t *key, size_t server, const char *text,
                     const union yip_sockaddr *addr)
 {
 	struct resolve_name *n = &r->names[r->n];
@@ -19,7 +19,10 @@ static int add_name(struct resolver *r, size_t index, const char *text,
 	n->text = strdup(text);
 	if (n->text == NULL)
 		return -1;
-	n->index = index;
+	n->is_server = key == NULL;
+	if (key != NULL)
+		memcpy(n->key, key, YIP_KEY_LEN);
+	n->server = server;
 	n->addr = *addr;
 	n->changed = false;
 	r->n++;
@@ -116,12 +119,12 @@ int resolver_start(struct resolver **out, const struct yip_config *cfg, uint64_t
 		goto fail;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		if (cfg->peers[i].endpoint_name != NULL &&
-		    add_name(r, i, cfg->peers[i].endpoint_name, &cfg->peers[i].endpoint) != 0)
+		    add_name(r, cfg->peers[i].public_key, 0, cfg->peers[i].endpoint_name,
+		             &cfg->peers[i].endpoint) != 0)
 			goto fail;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
 		if (cfg->rendezvous[i].name != NULL &&
-		    add_name(r, cfg->n_peers + i, cfg->rendezvous[i].name,
-		             &cfg->rendezvous[i].addr) != 0)
+		    add_name(r, NULL, i, cfg->rendezvous[i].name, &cfg->rendezvous[i].addr) != 0)
 			goto fail;
 	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->efd < 0)

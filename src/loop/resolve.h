@@ -18,8 +18,12 @@
 #include "addr/addr.h"
 #include "config/config.h"
 
+/* A name and whose it is: the peer with public key key, or (server)
+ * rendezvous server `server` in the configuration's order. */
 struct resolve_name {
-	size_t index;            /* the engine's: peer i, or n_peers + server k */
+	bool is_server;
+	uint8_t key[YIP_KEY_LEN]; /* a peer's */
+	size_t server;
 	char *text;              /* host:port, as configured */
 	union yip_sockaddr addr; /* the latest answer */
 	bool changed;            /* not handed to the engine yet */

@@ -454,7 +454,7 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	/* A member (a stranger, or a peer we admitted by certificate) proves
 	 * its membership in every handshake: a certificate revoked or expired
 	 * since is refused. */
-	if (p == NULL || (p->dynamic && members_on(dev))) {
+	if (p == NULL || (!p->configured && members_on(dev))) {
 		enum member_verdict v = members_admit(dev, rs, payload + WIRE_INIT_PAYLOAD,
 		                                      (size_t)plen - WIRE_INIT_PAYLOAD, &mc);
 
@@ -476,19 +476,10 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
-	if (p == NULL) {
-		char err[96];
-
-		p = peer_new(dev, rs, true, err, sizeof(err));
-		if (p == NULL) {
-			log_warn("member %s: cannot admit: %s", mc.f.name, err);
-			yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
-			goto out;
-		}
-		p->added = now;
-		members_intro_take(p, now);
-		log_info("member \"%s\" (%02x%02x%02x%02x) admitted by its certificate", mc.f.name,
-		         rs[0], rs[1], rs[2], rs[3]);
+	/* A stranger admitted by its certificate becomes a peer. */
+	if (p == NULL && (p = members_join(dev, now, rs, &mc)) == NULL) {
+		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
+		goto out;
 	}
 	if (admit && peer_set_member(p, &mc) != 0) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
@@ -613,7 +604,7 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 	}
 	/* A peer we know only as a member (a root, or one admitted before)
 	 * must show a valid certificate for its key in return. */
-	if (p->dynamic && members_on(dev)) {
+	if (!p->configured && members_on(dev)) {
 		enum member_verdict v =
 		    members_admit(dev, p->public_key, payload + WIRE_RESP_PAYLOAD,
 		                  (size_t)plen - WIRE_RESP_PAYLOAD, &mc);

@@ -2,7 +2,7 @@
  * The files of the peer module, bottom to top. Each file calls only the
  * files listed above it; where a lower file needs something done above it,
  * it returns what happened and its caller acts. The layering check
- * (scripts/layering.sh, in make check) enforces the order.
+ * (scripts/layering.py, in make check) enforces the order.
  *
  *   timer.c      the peers' deadlines: a heap, so a tick costs only the due peers
  *   index.c      a datagram finds its peer: session index or static key
@@ -13,13 +13,16 @@
  *   protect.c    loss recovery, sending side: FEC blocks, ARQ history
  *   recover.c    loss recovery, receiving side: reassembly, loss, NACKs
  *   report.c     loss reports both ways; RTT
- *   peers.c      the peer table (adding, freeing) and membership (admission)
+ *   peers.c      the peer table: adding, freeing, a peer's routes
+ *   members.c    membership: certificates, admission, roots, revocations, introductions
  *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
  *   punch.c      path probes: which paths work, how fast, which to use
  *   rendezvous.c the node's side of the rendezvous servers: register, look up, introductions
  *   records.c    member records: our own, checking others', calling the member one names
  *   datapath.c   TUN -> peer, peer -> TUN, the send queue
- *   device.c     lifecycle, datagram dispatch, timers
+ *   rules.c      the timer rules: rekey, keepalives, dead peers, member sweeps, gossip's turn
+ *   info.c       what the engine tells about itself: yip_device_*_info, counters
+ *   device.c     lifecycle, datagram dispatch
  *
  * Not part of the module's interface (that is peer.h).
  */
@@ -28,6 +31,7 @@
 
 #include "membership/member.h"
 #include "peer/peer.h"
+#include "peer/state.h"
 
 #define YIP_PROLOGUE     "yip-v1"
 #define YIP_PROLOGUE_LEN (sizeof(YIP_PROLOGUE) - 1)
@@ -291,73 +295,7 @@ uint64_t report_timers(struct yip_peer *p, uint64_t now);
 void report_receive(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
                     const uint8_t *plain, size_t len);
 
-/* ---- peers.c: the peer table and membership ----------------------------------------- */
-
-/* What a peer's certificate says (CA-gated networks). */
-struct yip_member {
-	struct member_cert cert;
-};
-
-#define RECORDS_WANT_QUEUE 64 /* members gossip wants us to call, waiting */
-
-/*
- * An introduction to a member we hold nothing of (no peer, no record): a
- * rendezvous server told us where it is after it asked for us. It creates
- * no peer and makes us send nothing: anyone can ask a server about us. It
- * waits here for the member's own Init, which carries its certificate;
- * once that admits it, the new peer takes these paths (peer_new). The
- * table is small and the oldest entry makes room.
- */
-#define MEMBERS_INTROS    32
-#define MEMBERS_INTRO_NS  (30 * YIP_NS_PER_S) /* an introduction waits this long */
-#define MEMBERS_ASK_RATE  10                  /* asks about unknown keys accepted a second */
-#define MEMBERS_ASK_BURST 20
-struct yip_intro {
-	uint8_t key[YIP_KEY_LEN];
-	uint64_t at; /* 0: a free entry */
-	uint8_t n_cands;
-	union yip_sockaddr cands[WIRE_MAX_CANDS];
-	int server;        /* the server that introduced it, for a relay path; -1: none */
-	uint32_t relay_id; /* its relay id there */
-	uint8_t nat;
-};
-
-struct gossip;
-
-/* A CA-gated node's membership state (docs/membership.md). */
-struct yip_members {
-	uint8_t ca[MEMBER_SIGN_PUBLIC];
-	char network[WIRE_NETWORK_MAX + 1];
-	bool has_cert;
-	struct member_cert cert; /* ours, sent in every handshake */
-	bool has_roots;
-	struct member_roots roots;
-	struct member_revocations *revs;        /* NULL: none yet */
-	uint64_t no_cert;                       /* admissions refused: no certificate */
-	uint64_t refused[MEMBER_VERDICT_COUNT]; /* ... by the certificate's verdict */
-	uint64_t admitted, removed;
-	uint64_t roots_older, revs_older; /* root sets, revocation lists refused as older */
-	uint64_t sweep_at;                /* next look for expired or revoked members */
-	bool has_record;
-	struct member_record record; /* ours, signed (records.c) */
-	uint64_t record_at;          /* when it was signed (monotonic ns) */
-	/* Gossip (records.c): the engine, the time of the call under way (for
-	 * its callbacks), what of ours it holds, and what its callbacks asked
-	 * for, done once the call has returned. */
-	struct gossip *gossip;
-	uint64_t gossip_now;
-	uint64_t gossip_at; /* when its timers are due (device.c runs them) */
-	uint64_t record_put, roots_put, revs_put;
-	uint8_t want[RECORDS_WANT_QUEUE][YIP_KEY_LEN];
-	unsigned n_want;
-	bool gossip_roots, gossip_revs; /* a newer one arrived */
-	uint64_t lookup_window;         /* lookups of unknown addresses: this second's */
-	unsigned lookups;
-	struct member_record scratch; /* for checking a record */
-	struct yip_intro *intros;     /* MEMBERS_INTROS of them, allocated when first needed */
-	struct yip_bucket ask_bucket; /* asks about unknown keys we accept */
-	uint64_t intros_held, intros_used, asks_refused;
-};
+/* ---- peers.c: the peer table ----------------------------------------------------------- */
 
 /* Room in every table for n peers (the configured ones, before they are
  * added one by one), so that adding them leaves no holes in the heap. */
@@ -365,44 +303,29 @@ int peers_reserve(struct yip_device *dev, size_t n);
 /*
  * A new peer with static key pub, appended to dev->peers with its
  * key-derived address routed to it; everything it needs is allocated here.
- * dynamic: added at run time (the table's max_dynamic applies). NULL with
- * a message in err (already a peer, table full, out of memory).
+ * configured: from the configuration (max_configured applies), else a
+ * member or a root (max_dynamic). NULL with a message in err (already a
+ * peer, table full, out of memory).
  */
-struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
+struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool configured,
                           char *err, size_t errlen);
-/* Keeps the server's introduction of a member we hold nothing of (see
- * struct yip_intro); server -1 for no relay path. */
-void members_intro_hold(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN],
-                        const union yip_sockaddr *cands, unsigned n, int server, uint32_t relay_id,
-                        uint8_t nat);
-/* A member just admitted, or named by a record, takes the paths its
- * introduction gave, if one waits. */
-void members_intro_take(struct yip_peer *p, uint64_t now);
-/* May we accept one more ask about a key we do not know (MEMBERS_ASK_RATE)? */
-bool members_ask_allowed(struct yip_device *dev, uint64_t now);
+/* The n prefixes at c become p's (routed to it, besides its key-derived
+ * address), in place of the ones it had. 0; or -1 with a message in err if
+ * one is another peer's or the route table is full, and p keeps its own. */
+int peer_set_allowed(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                     size_t errlen);
+/* p's configured endpoint (endpoint=) becomes addr (NULL: none), as
+ * yip_device_set_endpoint says. True if that changed anything. */
+bool peer_set_endpoint(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr);
 /* Routes prefix c to p (a configured allowed_ips entry). 0, or -1 with err. */
 int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size_t errlen);
 /* Takes p out of every table, wipes its keys and frees it. Its many-ports
  * probe must be over (punch_free) first. */
 void peer_free(struct yip_peer *p);
-/* Frees the membership state (the device goes away). */
-void members_release(struct yip_device *dev);
-/* The wall clock in Unix seconds, for certificate checks. */
-uint64_t members_unix(struct yip_device *dev);
-/* True on a CA-gated node (it has a certificate of its own). */
-bool members_on(const struct yip_device *dev);
-/*
- * Admission of the certificate cert (len bytes, 0: none) presented for
- * key in a handshake: parsed into out and checked against the CA, the
- * network, the time and the revocation list. A refusal is counted by its
- * verdict (no certificate: MEMBER_MALFORMED, counted as no_cert).
- */
-enum member_verdict members_admit(struct yip_device *dev, const uint8_t key[YIP_KEY_LEN],
-                                  const uint8_t *cert, size_t len, struct member_cert *out);
-/* Records c as p's certificate (the first for a dynamic peer counts as an
- * admission); a dynamic peer's routes become c's prefixes (and its
- * key-derived address). 0, or -1 (out of memory). */
-int peer_set_member(struct yip_peer *p, const struct member_cert *c);
+
+/* ---- members.c: membership (its state and rules: members.h) --------------------------- */
+
+#include "peer/members.h"
 
 /* ---- handshake.c: Noise IK ------------------------------------------------------- */
 
@@ -504,5 +427,12 @@ void datapath_queue_drop(struct yip_peer *p, enum yip_drop why);
 /* A Data, Repair, Report or Ctrl datagram. */
 void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *from,
                  const uint8_t *d, size_t len);
+
+/* ---- rules.c: the timer rules ------------------------------------------------------ */
+
+/* yip_device_offer_revocations: adopts the list and, if it is new, removes
+ * the members it revokes at once and tells gossip. */
+enum member_verdict rules_offer_revocations(struct yip_device *dev, uint64_t now,
+                                            const uint8_t *obj, size_t len);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * The peer table and membership.
+ * The peer table.
  *
  * Peers live on the heap, one allocation each, and dev->peers lists them:
  * the configured ones first, then the dynamic ones a CA-gated node adds at
@@ -8,10 +8,6 @@
  * never allocates; its keys take key slots per handshake (session.c), its
  * queue and loss-recovery buffers come when first used. Removing a peer
  * wipes its keys and takes it out of every table that can point at it.
- *
- * Membership (docs/membership.md): the CA key, our certificate, the root
- * set and the revocation list, and what a peer's certificate says; the
- * admission check of a certificate presented in a handshake.
  */
 #include "peer/internal.h"
 
@@ -44,6 +40,109 @@ int peer_route_add(struct yip_peer *p, const struct yip_cidr *c, char *err, size
 	return route_add(p->dev, c, p, err, errlen);
 }
 
+/* Routes p's key-derived address and the n prefixes at c to it, in place
+ * of whatever it had; stops at the first that fails. */
+static int routes_set(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                      size_t errlen)
+{
+	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
+
+	route_remove_value(p->dev->routes, p);
+	memcpy(self.addr, p->address, YIP_ADDR_LEN);
+	if (route_add(p->dev, &self, p, err, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (route_add(p->dev, &c[i], p, err, errlen) != 0)
+			return -1;
+	return 0;
+}
+
+int peer_set_allowed(struct yip_peer *p, const struct yip_cidr *c, size_t n, char *err,
+                     size_t errlen)
+{
+	struct yip_cidr *a = NULL;
+	char ignored[8];
+
+	if (n > 0 && (a = malloc(n * sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (n > 0)
+		memcpy(a, c, n * sizeof(*a));
+	if (routes_set(p, a, n, err, errlen) != 0) {
+		/* What it held fitted before, and fits again. */
+		routes_set(p, p->allowed, p->n_allowed, ignored, sizeof(ignored));
+		free(a);
+		return -1;
+	}
+	free(p->allowed);
+	p->allowed = a;
+	p->n_allowed = n;
+	return 0;
+}
+
+/* The configured direct path (endpoint=) of p, or -1. */
+static int config_path(const struct yip_peer *p)
+{
+	for (unsigned k = 0; k < p->n_paths; k++)
+		if (p->paths[k].kind == YIP_PATH_DIRECT &&
+		    p->paths[k].origin == YIP_ORIGIN_CONFIG && p->paths[k].link == YIP_LINK_MAIN)
+			return (int)k;
+	return -1;
+}
+
+bool peer_set_endpoint(struct yip_peer *p, uint64_t now, const union yip_sockaddr *addr)
+{
+	int c = config_path(p), n;
+
+	if (c >= 0 && addr != NULL && yip_sockaddr_eq(&p->paths[c].addr, addr))
+		return false;
+	if (c >= 0) {
+		/* Still answering there: keep it as an address the peer uses
+		 * until it stops (a new handshake then tries every path). */
+		if (c == p->path && path_alive(p, c, now, p->dev->t.dead_after))
+			p->paths[c].origin = YIP_ORIGIN_PEER;
+		else
+			path_remove(p, c);
+	}
+	if (addr == NULL)
+		return c >= 0;
+	n = path_add(p, now, YIP_PATH_DIRECT, addr, -1, 0, YIP_ORIGIN_CONFIG);
+	if (n >= 0 && p->path < 0)
+		path_use(p, now, n);
+	return true;
+}
+
+int yip_device_peer_set(struct yip_device *dev, uint64_t now, const struct yip_peer_config *pc,
+                        unsigned fields, char *err, size_t errlen)
+{
+	struct yip_peer *p = index_key_find(dev, pc->public_key);
+	bool added = p == NULL;
+
+	if (p != NULL && !p->configured) {
+		snprintf(err, errlen, "a member added at run time, not a configured peer");
+		return -1;
+	}
+	if (p == NULL && (p = peer_new(dev, pc->public_key, true, err, errlen)) == NULL)
+		return -1;
+	if ((fields & YIP_PEER_SET_ALLOWED_IPS) &&
+	    peer_set_allowed(p, pc->allowed_ips, pc->n_allowed_ips, err, errlen) != 0) {
+		if (added)
+			peer_free(p);
+		return -1;
+	}
+	if (fields & YIP_PEER_SET_ENDPOINT) {
+		if (peer_set_endpoint(p, now, pc->has_endpoint ? &pc->endpoint : NULL) && !added)
+			schedule_peer(p, now); /* its timers look at the paths again */
+	}
+	if (fields & YIP_PEER_SET_KEEPALIVE) {
+		p->persistent_keepalive = pc->persistent_keepalive;
+		if (p->persistent_keepalive)
+			schedule_peer(p, now);
+	}
+	return 0;
+}
+
 int peers_reserve(struct yip_device *dev, size_t n)
 {
 	if (n > dev->cap_peers) {
@@ -60,81 +159,7 @@ int peers_reserve(struct yip_device *dev, size_t n)
 	return 0;
 }
 
-/* ---- introductions waiting for a certificate -------------------------------------- */
-
-static struct yip_intro *intro_find(struct yip_members *ms, const uint8_t key[YIP_KEY_LEN],
-                                    uint64_t now)
-{
-	for (unsigned i = 0; ms->intros != NULL && i < MEMBERS_INTROS; i++) {
-		struct yip_intro *in = &ms->intros[i];
-
-		if (in->at != 0 && now - in->at < MEMBERS_INTRO_NS &&
-		    memcmp(in->key, key, YIP_KEY_LEN) == 0)
-			return in;
-	}
-	return NULL;
-}
-
-bool members_ask_allowed(struct yip_device *dev, uint64_t now)
-{
-	struct yip_members *ms = dev->members;
-
-	if (yip_bucket_take(&ms->ask_bucket, now, MEMBERS_ASK_RATE, MEMBERS_ASK_BURST))
-		return true;
-	ms->asks_refused++;
-	return false;
-}
-
-void members_intro_hold(struct yip_device *dev, uint64_t now, const uint8_t key[YIP_KEY_LEN],
-                        const union yip_sockaddr *cands, unsigned n, int server, uint32_t relay_id,
-                        uint8_t nat)
-{
-	struct yip_members *ms = dev->members;
-	struct yip_intro *in;
-
-	if (ms->intros == NULL && (ms->intros = calloc(MEMBERS_INTROS, sizeof(*in))) == NULL)
-		return;
-	/* The member's own entry, else the oldest (a free one is oldest: at 0). */
-	in = intro_find(ms, key, now);
-	if (in == NULL) {
-		in = &ms->intros[0];
-		for (unsigned i = 1; i < MEMBERS_INTROS; i++)
-			if (ms->intros[i].at < in->at)
-				in = &ms->intros[i];
-	}
-	memset(in, 0, sizeof(*in));
-	memcpy(in->key, key, YIP_KEY_LEN);
-	in->at = now != 0 ? now : 1;
-	in->n_cands = (uint8_t)(n < WIRE_MAX_CANDS ? n : WIRE_MAX_CANDS);
-	memcpy(in->cands, cands, in->n_cands * sizeof(*cands));
-	in->server = server;
-	in->relay_id = relay_id;
-	in->nat = nat;
-	ms->intros_held++;
-}
-
-void members_intro_take(struct yip_peer *p, uint64_t now)
-{
-	struct yip_members *ms = p->dev->members;
-	struct yip_intro *in;
-
-	if (ms == NULL || (in = intro_find(ms, p->public_key, now)) == NULL)
-		return;
-	p->intro_at = now;
-	p->nat = in->nat;
-	if (in->n_cands > 0) {
-		p->reflexive = in->cands[0];
-		p->has_reflexive = true;
-	}
-	for (unsigned i = 0; i < in->n_cands; i++)
-		path_add(p, now, YIP_PATH_DIRECT, &in->cands[i], -1, 0, YIP_ORIGIN_SERVER);
-	if (in->server >= 0)
-		path_add(p, now, YIP_PATH_RELAY, NULL, in->server, in->relay_id, YIP_ORIGIN_RELAY);
-	memset(in, 0, sizeof(*in));
-	ms->intros_used++;
-}
-
-struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool dynamic,
+struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN], bool configured,
                           char *err, size_t errlen)
 {
 	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
@@ -144,8 +169,13 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 		snprintf(err, errlen, "already a peer");
 		return NULL;
 	}
-	if (dynamic && dev->n_peers - dev->n_static >= dev->max_dynamic) {
+	if (!configured && dev->n_dynamic >= dev->max_dynamic) {
 		snprintf(err, errlen, "peer table full (%zu dynamic peers)", dev->max_dynamic);
+		return NULL;
+	}
+	if (configured && dev->n_peers - dev->n_dynamic >= dev->max_configured) {
+		snprintf(err, errlen, "peer table full (%zu configured peers)",
+		         dev->max_configured);
 		return NULL;
 	}
 	if (dev->n_peers == dev->cap_peers) {
@@ -164,7 +194,7 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 	if (p == NULL)
 		goto oom;
 	p->dev = dev;
-	p->dynamic = dynamic;
+	p->configured = configured;
 	timer_init_peer(p);
 	memcpy(p->public_key, pub, YIP_KEY_LEN);
 	wire_mac1_key(p->mac1_key, p->public_key);
@@ -179,6 +209,7 @@ struct yip_peer *peer_new(struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN]
 	}
 	p->slot = dev->n_peers;
 	dev->peers[dev->n_peers++] = p;
+	dev->n_dynamic += !configured;
 	memcpy(self.addr, p->address, YIP_ADDR_LEN);
 	if (index_key_add(dev, p) != 0) {
 		snprintf(err, errlen, "out of memory");
@@ -216,12 +247,12 @@ void peer_free(struct yip_peer *p)
 		dev->rtt_max_peer = NULL;
 		dev->rtt_max = 0;
 	}
-	/* The last peer takes its slot (static peers are never freed before
-	 * the device is, so they keep theirs). */
+	/* The last peer takes its slot. */
 	if (p->slot < dev->n_peers && dev->peers[p->slot] == p) {
 		dev->peers[p->slot] = dev->peers[last];
 		dev->peers[p->slot]->slot = p->slot;
 		dev->n_peers--;
+		dev->n_dynamic -= !p->configured;
 	}
 	if (p->queue != NULL)
 		sodium_memzero(p->queue, (size_t)YIP_QUEUE_LEN * dev->pkt_max);
@@ -229,90 +260,39 @@ void peer_free(struct yip_peer *p)
 	protect_free(p);
 	recover_free(p);
 	free(p->member);
+	free(p->allowed);
 	sodium_memzero(p, sizeof(*p));
 	free(p);
 }
 
-/* ---- membership --------------------------------------------------------------------- */
-
-uint64_t members_unix(struct yip_device *dev)
+struct yip_peer *yip_device_peer_add(struct yip_device *dev, uint64_t now,
+                                     const uint8_t pub[YIP_KEY_LEN], const struct yip_cidr *allowed,
+                                     size_t n_allowed, const union yip_sockaddr *endpoints,
+                                     size_t n_endpoints, unsigned keepalive, char *err,
+                                     size_t errlen)
 {
-	return frame_wall(dev) / YIP_NS_PER_S;
-}
+	struct yip_peer *p;
 
-bool members_on(const struct yip_device *dev)
-{
-	return dev->members != NULL && dev->members->has_cert;
-}
-
-enum member_verdict members_admit(struct yip_device *dev, const uint8_t key[YIP_KEY_LEN],
-                                  const uint8_t *cert, size_t len, struct member_cert *out)
-{
-	struct yip_members *ms = dev->members;
-	enum member_verdict v;
-
-	if (len == 0) {
-		ms->no_cert++;
-		return MEMBER_MALFORMED;
+	if (n_allowed > YIP_PEER_ALLOWED) {
+		snprintf(err, errlen, "at most %d prefixes", YIP_PEER_ALLOWED);
+		return NULL;
 	}
-	v = member_cert_parse(out, cert, len);
-	if (v == MEMBER_OK)
-		v = member_cert_admit(out, ms->ca, ms->network, ms->revs, key, members_unix(dev));
-	if (v != MEMBER_OK)
-		ms->refused[v]++;
-	return v;
-}
-
-int peer_set_member(struct yip_peer *p, const struct member_cert *c)
-{
-	struct yip_device *dev = p->dev;
-	struct yip_cidr self = {.family = AF_INET6, .plen = 128};
-	char err[96];
-
-	if (p->member == NULL) {
-		p->member = calloc(1, sizeof(*p->member));
-		if (p->member == NULL)
-			return -1;
-		if (p->dynamic)
-			dev->members->admitted++; /* its first valid certificate */
-	} else if (p->member->cert.len == c->len &&
-	           memcmp(p->member->cert.raw, c->raw, c->len) == 0) {
-		return 0; /* the same certificate again */
+	p = peer_new(dev, pub, false, err, errlen);
+	if (p == NULL)
+		return NULL;
+	p->added = now;
+	if (peer_set_allowed(p, allowed, n_allowed, err, errlen) != 0) {
+		peer_free(p);
+		return NULL;
 	}
-	p->member->cert = *c;
-	if (!p->dynamic)
-		return 0; /* a configured peer's allowed IPs are its configuration's */
-	/* The certificate's prefixes replace what the peer held before. */
-	route_remove_value(dev->routes, p);
-	memcpy(self.addr, p->address, YIP_ADDR_LEN);
-	if (route_add(dev, &self, p, err, sizeof(err)) != 0)
-		log_warn("member %s: %s", c->f.name, err);
-	p->n_allowed = 0;
-	for (unsigned i = 0; i < c->f.n_prefixes && i < YIP_PEER_ALLOWED; i++) {
-		if (route_add(dev, &c->f.prefixes[i], p, err, sizeof(err)) != 0) {
-			/* Another peer holds it (a configured one, or a member whose
-			 * certificate overlaps): the first keeps it. */
-			log_warn("member %s: %s", c->f.name, err);
-			continue;
-		}
-		p->allowed[p->n_allowed++] = c->f.prefixes[i];
+	for (size_t i = 0; i < n_endpoints; i++) {
+		int k = path_add(p, now, YIP_PATH_DIRECT, &endpoints[i], -1, 0, YIP_ORIGIN_CONFIG);
+
+		if (k >= 0 && p->path < 0)
+			path_use(p, now, k);
 	}
-	return 0;
-}
-
-void members_release(struct yip_device *dev)
-{
-	struct yip_members *ms = dev->members;
-
-	if (ms == NULL)
-		return;
-	if (ms->gossip != NULL)
-		gossip_free(ms->gossip);
-	free(ms->revs);
-	if (ms->intros != NULL)
-		sodium_memzero(ms->intros, MEMBERS_INTROS * sizeof(*ms->intros));
-	free(ms->intros);
-	sodium_memzero(ms, sizeof(*ms));
-	free(ms);
-	dev->members = NULL;
+	p->persistent_keepalive = keepalive;
+	if (keepalive)
+		schedule_peer(p, now);
+	return p;
 }

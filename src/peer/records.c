@@ -112,7 +112,7 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 		return NULL; /* our own */
 	p = index_key_find(dev, key);
 	if (p == NULL) {
-		p = peer_new(dev, key, true, err, sizeof(err));
+		p = peer_new(dev, key, false, err, sizeof(err));
 		if (p == NULL) {
 			log_debug("member %s: %s", r->cert.f.name, err);
 			return NULL;
@@ -120,7 +120,7 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 		p->added = now;
 		members_intro_take(p, now);
 	}
-	if (p->dynamic && peer_set_member(p, &r->cert) != 0)
+	if (!p->configured && peer_set_member(p, &r->cert) != 0)
 		return p;
 	for (unsigned i = 0; i < r->f.n_endpoints; i++)
 		path_add(p, now, YIP_PATH_DIRECT, &r->f.endpoints[i], -1, 0, YIP_ORIGIN_SERVER);

@@ -501,6 +501,7 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 
 		sp->dev = dev;
 		sp->is_server = true;
+		sp->configured = true; /* from the configuration: never admitted as a member */
 		sp->path = -1;
 		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 		wire_mac1_key(sp->mac1_key, sp->public_key);

@@ -69,7 +69,7 @@ void session_slot_free(struct yip_device *dev, void *slot)
 
 size_t yip_device_key_memory_size(const struct yip_device *dev)
 {
-	return (dev->n_static + dev->max_dynamic + dev->n_servers) * YIP_KEY_SLOTS_PER_PEER *
+	return (dev->max_configured + dev->max_dynamic + dev->n_servers) * YIP_KEY_SLOTS_PER_PEER *
 	       sizeof(union yip_key_slot);
 }
 

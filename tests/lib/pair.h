@@ -25,6 +25,7 @@
 
 #include "config/config.h"
 #include "peer/peer.h"
+#include "peer/state.h" /* the engines are embedded here */
 
 /* Where every node's wall clock starts: 2023-11-14, ns since the epoch. */
 #define PAIR_WALL_START (1700000000ULL * 1000000000ULL)

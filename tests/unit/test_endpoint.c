@@ -97,7 +97,8 @@ static void test_silent_peer_moves(void **state)
 	(void)state;
 	/* The name first resolved to an address where B is not. */
 	set_v4(&stale, "198.51.100.50", PAIR_PORT);
-	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &stale), 0);
+	assert_int_equal(yip_device_set_endpoint(&A->dev, now, A->dev.peers[0]->public_key, &stale),
+	                 0);
 	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &stale));
 	assert_int_equal(paths_to(&fresh), 0);
 	yip_device_tx(&A->dev, now, pkt, len);
@@ -108,7 +109,8 @@ static void test_silent_peer_moves(void **state)
 
 	/* It now resolves to where B is: the retry goes there and the tunnel comes up. */
 	now += YIP_NS_PER_S / 2;
-	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &fresh), 0);
+	assert_int_equal(yip_device_set_endpoint(&A->dev, now, A->dev.peers[0]->public_key, &fresh),
+	                 0);
 	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &fresh));
 	assert_int_equal(paths_to(&stale), 0);
 	for (int i = 0; i < 20 && !yip_peer_established(A->dev.peers[0], now); i++) {
@@ -136,7 +138,8 @@ static void test_answering_peer_stays(void **state)
 	exchange(now);
 	assert_true(yip_peer_established(A->dev.peers[0], now));
 	set_v4(&elsewhere, "198.51.100.60", PAIR_PORT);
-	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &elsewhere), 0);
+	assert_int_equal(
+	    yip_device_set_endpoint(&A->dev, now, A->dev.peers[0]->public_key, &elsewhere), 0);
 	/* B answered here a moment ago: traffic keeps going here. */
 	assert_true(yip_sockaddr_eq(&A->dev.peers[0]->endpoint, &here));
 	assert_int_equal(paths_to(&elsewhere), 1);
@@ -146,10 +149,12 @@ static void test_answering_peer_stays(void **state)
 	assert_true(yip_sockaddr_eq(&A->out[A->nout - 1].to, &here));
 	exchange(now);
 	/* The same answer again changes nothing. */
-	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 0, &elsewhere), 0);
+	assert_int_equal(
+	    yip_device_set_endpoint(&A->dev, now, A->dev.peers[0]->public_key, &elsewhere), 0);
 	assert_int_equal(paths_to(&elsewhere), 1);
-	/* No such peer (one peer, no rendezvous servers). */
-	assert_int_equal(yip_device_set_endpoint(&A->dev, now, 1, &elsewhere), -1);
+	/* No such peer, no such server (one peer, no rendezvous servers). */
+	assert_int_equal(yip_device_set_endpoint(&A->dev, now, A->dev.public_key, &elsewhere), -1);
+	assert_int_equal(yip_device_set_server_endpoint(&A->dev, now, 0, &elsewhere), -1);
 }
 
 int main(void)

@@ -340,7 +340,7 @@ static void stranger(unsigned i, const uint8_t *priv, const uint8_t *target)
 
 static size_t dynamic_peers(int i)
 {
-	return N[i].dev.n_peers - N[i].dev.n_static;
+	return N[i].dev.n_dynamic;
 }
 
 static void ping(int from, int to)

@@ -38,7 +38,7 @@ struct stream {
 };
 
 struct node {
-	struct yip_device dev;
+	struct yip_device *dev; /* yip_device_size() bytes: opaque here */
 	uint8_t key[YIP_KEY_LEN];
 	union yip_sockaddr addr; /* what the other side sees as this node's address */
 	struct yip_links links;
@@ -176,7 +176,9 @@ static void node_init(int i, uint32_t pipe_flags)
 	assert_int_equal(
 	    yip_link_set(&n->links, PIPE_LINK, &pipe_ops, n, YIP_MAX_DGRAM, pipe_flags), 0);
 	n->out = &S[i];
-	if (yip_device_init(&n->dev, &cfg, &io, &timing, err, sizeof(err)) != 0)
+	n->dev = calloc(1, yip_device_size());
+	assert_non_null(n->dev);
+	if (yip_device_init(n->dev, &cfg, &io, &timing, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 
@@ -220,7 +222,9 @@ static int teardown(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 2; i++) {
-		yip_device_free(&N[i].dev);
+		yip_device_free(N[i].dev);
+		free(N[i].dev);
+		N[i].dev = NULL;
 		free(N[i].build);
 		free(S[i].bytes);
 	}
@@ -245,7 +249,7 @@ static void drain(uint64_t now)
 				assert_true(l <= sizeof(d));
 				memcpy(d, s->bytes + s->head + 4, l);
 				s->head += 4 + l;
-				yip_device_rx_link(&N[1 - i].dev, now, PIPE_LINK, &N[i].addr, d, l);
+				yip_device_rx_link(N[1 - i].dev, now, PIPE_LINK, &N[i].addr, d, l);
 				any = true;
 			}
 			s->head = s->tail = 0;
@@ -281,7 +285,7 @@ static void send_packet(int i, uint64_t now, size_t len)
 	memcpy(pkt + HDR, &seq, 4);
 	for (size_t k = HDR + 4; k < len; k++)
 		pkt[k] = fill(seq, k);
-	yip_device_tx(&N[i].dev, now, pkt, len);
+	yip_device_tx(N[i].dev, now, pkt, len);
 	tx_bytes[i] += len;
 }
 
@@ -296,8 +300,8 @@ static uint64_t traffic(uint64_t now)
 				send_packet(i, now, 1400);
 		}
 		drain(now);
-		yip_device_timers(&N[0].dev, now);
-		yip_device_timers(&N[1].dev, now);
+		yip_device_timers(N[0].dev, now);
+		yip_device_timers(N[1].dev, now);
 		drain(now);
 	}
 	return now;
@@ -308,7 +312,7 @@ static struct yip_peer_info peer_of(int i, uint64_t now)
 {
 	struct yip_peer_info info;
 
-	assert_true(yip_device_peer_info(&N[i].dev, 0, now, &info));
+	assert_true(yip_device_peer_info(N[i].dev, 0, now, &info));
 	return info;
 }
 
@@ -322,7 +326,7 @@ static uint64_t open_session(uint64_t now)
 	tx_seq[0] = tx_seq[1] = 0;
 	tx_bytes[0] = tx_bytes[1] = 0;
 	yip_key_public(b_pub, N[1].key);
-	assert_int_equal(yip_device_link_path(&N[0].dev, now, b_pub, PIPE_LINK, &N[1].addr), 0);
+	assert_int_equal(yip_device_link_path(N[0].dev, now, b_pub, PIPE_LINK, &N[1].addr), 0);
 	send_packet(0, now, 64);
 	drain(now);
 	return now + 10 * YIP_NS_PER_MS;
@@ -413,7 +417,7 @@ static void test_link_closed(void **state)
 	now = traffic(now);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(peer_of(i, now).n_paths, 1);
-		yip_device_link_closed(&N[i].dev, PIPE_LINK);
+		yip_device_link_closed(N[i].dev, PIPE_LINK);
 		yip_link_del(&N[i].links, PIPE_LINK);
 		assert_int_equal(peer_of(i, now).n_paths, 0);
 		assert_false(peer_of(i, now).has_path);
@@ -421,7 +425,7 @@ static void test_link_closed(void **state)
 	/* With no path left, a packet has nowhere to go. */
 	S[0].head = S[0].tail = 0;
 	send_packet(0, now, 64);
-	yip_device_info(&N[0].dev, &dinfo);
+	yip_device_info(N[0].dev, &dinfo);
 	assert_int_equal(dinfo.drops[YIP_DROP_NO_ENDPOINT], 1);
 	assert_int_equal(S[0].tail, 0);
 	assert_int_equal(N[0].main_sent, 0);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "loop/internal.h"
+#include "peer/state.h" /* a device to pass the loop */
 
 #define HDR  16
 #define BODY 200

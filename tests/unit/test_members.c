@@ -232,8 +232,8 @@ static void peer_table(void **state)
 		pair_discard(&B.n);
 	}
 	assert_true(B.n.dev.heap_len <= B.n.dev.n_peers);
-	/* A configured peer cannot be removed. */
-	assert_int_equal(yip_device_peer_remove(&A.n.dev, A.n.dev.peers[0]), -1);
+	/* Nor can another device's peer be removed. */
+	assert_int_equal(yip_device_peer_remove(&B.n.dev, A.n.dev.peers[0]), -1);
 	teardown();
 }
 

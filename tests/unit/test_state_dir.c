@@ -23,7 +23,7 @@
 
 static char base[64], path[128];
 
-/* members_setup for a daemon that runs as uid (gid the same) with
+/* loop_members_setup for a daemon that runs as uid (gid the same) with
  * state_dir=dir; 0 or -1, err filled. */
 static int setup_as(const char *dir, uid_t uid, char *err, size_t errlen)
 {
@@ -36,8 +36,8 @@ static int setup_as(const char *dir, uid_t uid, char *err, size_t errlen)
 	cfg.cert_path = "node.crt"; /* not read here */
 	cfg.state_dir = (char *)dir;
 	err[0] = '\0';
-	rc = members_setup(&m, &cfg, uid, (gid_t)uid, err, errlen);
-	members_free(&m);
+	rc = loop_members_setup(&m, &cfg, uid, (gid_t)uid, err, errlen);
+	loop_members_free(&m);
 	return rc;
 }
 
