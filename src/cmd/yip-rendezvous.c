@@ -19,7 +19,7 @@
 #include "crypto/crypto.h"
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
-#include "loop/rendezvous.h"
+#include "rdvloop/rdvloop.h"
 #include "rendezvous/conf.h"
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"
