@@ -1,6 +1,6 @@
 /*
  * yip-rendezvous: the rendezvous server daemon (src/rendezvous on
- * src/loop/rendezvous.c), and `yip-rendezvous status`, its status client.
+ * src/rdvloop/rdvloop.c), and `yip-rendezvous status`, its status client.
  */
 #include <errno.h>
 #include <fcntl.h>
