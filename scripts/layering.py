@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Checks yip's layering from the symbols of the built objects.
 
-Usage: scripts/layering.py BUILD_DIR
+Usage: scripts/layering.py BUILD_DIR [MODULES_FILE]
 
-For every object file of the two libraries and the binaries (CMake puts them in
+The modules and their order are read from src/MODULES (or MODULES_FILE),
+the file CMakeLists.txt builds the libraries from: one layer a line, bottom
+first; cmd, the programs, is the top. For every object file of the two
+libraries and the binaries (CMake puts them in
 BUILD_DIR/CMakeFiles/<target>.dir/src/<module>/<file>.c.o) it
 reads the symbols the object defines and the ones it uses (nm), and so which
 file calls which. It fails when
 
-  * a module calls a module that is not below it in MODULES (engine modules
-    never call the OS side: tun, udp, ctl, sandbox, loop);
+  * a module calls a module that is not on a line below its own (engine
+    modules never call the OS side, which is above them all), or one it
+    shares its line with;
+  * a module is not in the file;
   * the files of one module call each other in a cycle;
   * a file of a module with a declared file order (ORDERED: the map at the
     top of the named header, one "name.c" per line, bottom first) calls a
@@ -24,11 +29,28 @@ import re
 import subprocess
 import sys
 
-# Bottom to top. A module may call only modules before it in this list.
-ENGINE = ["util", "crypto", "addr", "link", "noise", "replay", "wire", "cookie", "obf", "fec", "flow", "mac", "route",
-          "aqm", "offload", "membership", "config", "gossip", "peer", "rendezvous"]
-OS_SIDE = ["tun", "udp", "ctl", "sandbox", "loop"]
-MODULES = ENGINE + OS_SIDE + ["cmd"]
+
+def read_layers(path):
+    """{module: layer} from a modules file: "kind: name [name...]" lines, bottom first."""
+    layer, n, os_seen = {}, 0, False
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            kind, _, names = line.partition(":")
+            if kind not in ("engine", "os") or not names.split():
+                raise SystemExit("layering: %s: not a module line: %r" % (path, line))
+            if kind == "engine" and os_seen:
+                raise SystemExit("layering: %s: an engine module above the OS side: %r"
+                                 % (path, line))
+            os_seen = os_seen or kind == "os"
+            for name in names.split():
+                layer[name] = n
+            n += 1
+    layer["cmd"] = n
+    return layer
+
 
 # Modules whose files are stacked in a declared order, read from a header.
 ORDERED = {"peer": "src/peer/internal.h", "membership": "src/membership/internal.h",
@@ -92,11 +114,12 @@ def find_cycle(nodes, edges):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     build = sys.argv[1]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    layer = read_layers(sys.argv[2] if len(sys.argv) == 3 else os.path.join(root, "src", "MODULES"))
     objs = []
     for pattern in ("yip-engine.dir/src/*/*.c.o", "yip-os.dir/src/*/*.c.o", "*/src/cmd/*.c.o"):
         objs += glob.glob(os.path.join(build, "CMakeFiles", pattern))
@@ -137,9 +160,11 @@ def main():
         (cm, _), (dm, _) = pair
         if cm == dm:
             continue
-        if cm not in MODULES or dm not in MODULES:
+        if cm not in layer or dm not in layer:
             errors.append("module not in the declared order: %s" % show(pair))
-        elif MODULES.index(dm) >= MODULES.index(cm):
+        elif layer[dm] == layer[cm]:
+            errors.append("%s calls %s, which shares its layer: %s" % (cm, dm, show(pair)))
+        elif layer[dm] > layer[cm]:
             errors.append("%s calls up into %s: %s" % (cm, dm, show(pair)))
 
     for module in sorted({m for m, _ in uses}):

@@ -1,6 +1,6 @@
 /*
  * yip-rendezvous: the rendezvous server daemon (src/rendezvous on
- * src/loop/rendezvous.c), and `yip-rendezvous status`, its status client.
+ * src/rdvloop/rdvloop.c), and `yip-rendezvous status`, its status client.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include "crypto/crypto.h"
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
-#include "loop/rendezvous.h"
+#include "rdvloop/rdvloop.h"
 #include "rendezvous/conf.h"
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"

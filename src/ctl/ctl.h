@@ -6,8 +6,8 @@
  * ctl.c and render.c are pure: they parse request lines, copy the engine's
  * state into a snapshot, turn a snapshot into JSON, and turn JSON back into
  * text for people, so that all of it can be unit-tested and fuzzed without
- * sockets. server.c is the daemon's side of the socket, driven by the epoll
- * loop and never blocking it.
+ * sockets. server.c is the daemon's side of the socket, driven by the event
+ * loop's fd registry (src/poll) and never blocking it.
  */
 #ifndef YIP_CTL_CTL_H
 #define YIP_CTL_CTL_H
@@ -227,11 +227,17 @@ int yip_ctl_ask(const char *path, const char *request, int timeout_s, char **out
 
 /* ---- The daemon's side of the socket (server.c) ---- */
 
+/* Builds a reply (as yip_ctl_reply) for a request line; NULL when out of memory. */
+typedef char *(*yip_ctl_reply_fn)(void *ctx, const char *line, size_t len, size_t *out_len);
+
+struct yip_poll;
+
 struct yip_ctl_server {
-	int fd;     /* listening, -1 = none */
-	int client; /* the one client being served, -1 = none */
-	int epfd;
-	uint32_t tag_listen, tag_client; /* epoll data.u32 of the two fds */
+	int fd;                 /* listening, -1 = none */
+	int client;             /* the one client being served, -1 = none */
+	struct yip_poll *poll;  /* where both are watched; NULL = not yet */
+	yip_ctl_reply_fn reply; /* answers a request */
+	void *reply_ctx;
 	int dirfd;        /* the socket's directory, for what is done by name in it; -1 = none */
 	const char *name; /* the socket file's name in it (a suffix of path) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -246,9 +252,6 @@ struct yip_ctl_server {
 	uint64_t served, refused;
 };
 
-/* Builds a reply (as yip_ctl_reply) for a request line; NULL when out of memory. */
-typedef char *(*yip_ctl_reply_fn)(void *ctx, const char *line, size_t len, size_t *out_len);
-
 /*
  * Creates dir (0700) if missing and listens on dir/device.sock (0600),
  * replacing a stale socket file but never a live daemon's. An existing dir
@@ -262,16 +265,13 @@ typedef char *(*yip_ctl_reply_fn)(void *ctx, const char *line, size_t len, size_
 int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *device, uid_t owner,
                         char *err, size_t errlen);
 
-/* Adds the listening socket to epfd with tag_listen; clients will get tag_client. */
-int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen,
-                         uint32_t tag_client);
-
-/* The listening socket is readable: takes one client, turns others away. */
-void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now);
-
-/* The client socket has events: reads the request, replies, closes. */
-void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t events,
-                              yip_ctl_reply_fn reply, void *ctx);
+/*
+ * Watches the listening socket on p (src/poll), and each client it takes:
+ * one client at a time is served, the others turned away; requests are
+ * answered by reply(ctx, ...). 0, or -1 with errno.
+ */
+int yip_ctl_server_watch(struct yip_ctl_server *s, struct yip_poll *p, yip_ctl_reply_fn reply,
+                         void *ctx);
 
 /* Drops the client if its deadline has passed; returns the deadline still pending, or 0. */
 uint64_t yip_ctl_server_expire(struct yip_ctl_server *s, uint64_t now);

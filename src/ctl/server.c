@@ -11,11 +11,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "poll/poll.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -31,7 +31,7 @@ static void server_reset(struct yip_ctl_server *s)
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	memset(s, 0, sizeof(*s));
-	s->fd = s->client = s->epfd = s->dirfd = -1;
+	s->fd = s->client = s->dirfd = -1;
 }
 
 /*
@@ -52,7 +52,9 @@ static void drop_client(struct yip_ctl_server *s)
 {
 	if (s->client < 0)
 		return;
-	close_conn(s->client); /* closing also removes it from epoll */
+	if (s->poll != NULL)
+		yip_poll_del(s->poll, s->client);
+	close_conn(s->client);
 	if (s->resp != oom_reply)
 		free(s->resp);
 	s->client = -1;
@@ -204,17 +206,6 @@ int yip_ctl_server_open(struct yip_ctl_server *s, const char *dir, const char *d
 	return 0;
 }
 
-int yip_ctl_server_watch(struct yip_ctl_server *s, int epfd, uint32_t tag_listen,
-                         uint32_t tag_client)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag_listen};
-
-	s->epfd = epfd;
-	s->tag_listen = tag_listen;
-	s->tag_client = tag_client;
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, s->fd, &ev);
-}
-
 /* Only root and the daemon's own user may ask (the file mode already says so). */
 static bool peer_allowed(const struct yip_ctl_server *s, int fd)
 {
@@ -236,10 +227,16 @@ static void refuse(struct yip_ctl_server *s, int fd, const char *reply)
 	s->refused++;
 }
 
-void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now)
+static void on_client(void *ctx, uint32_t events);
+
+/* The listening socket is readable: takes one client, turns others away. */
+static void on_listen(void *ctx, uint32_t events)
 {
+	struct yip_ctl_server *s = ctx;
+	uint64_t now = yip_now_mono();
+
+	(void)events;
 	for (int i = 0; i < ACCEPT_BURST && s->fd >= 0; i++) {
-		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u32 = s->tag_client};
 		int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -257,7 +254,7 @@ void yip_ctl_server_on_listen(struct yip_ctl_server *s, uint64_t now)
 			refuse(s, fd, busy_reply);
 			continue;
 		}
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		if (yip_poll_add(s->poll, fd, EPOLLIN | EPOLLRDHUP, on_client, s) != 0) {
 			log_debug("ctl: epoll_ctl: %s", strerror(errno));
 			close(fd);
 			continue;
@@ -324,10 +321,11 @@ static ssize_t read_request(struct yip_ctl_server *s, bool *eof)
 	return YIP_CTL_MAX_REQUEST;
 }
 
-void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t events,
-                              yip_ctl_reply_fn reply, void *ctx)
+/* The client socket has events: reads the request, replies, closes. */
+static void on_client(void *ctx, uint32_t events)
 {
-	struct epoll_event ev = {.events = EPOLLOUT, .data.u32 = s->tag_client};
+	struct yip_ctl_server *s = ctx;
+	uint64_t now = yip_now_mono();
 	ssize_t line;
 	bool eof;
 
@@ -345,7 +343,7 @@ void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t e
 		drop_client(s); /* connected and left: nothing to answer */
 		return;
 	}
-	s->resp = reply(ctx, s->req, (size_t)line, &s->resp_len);
+	s->resp = s->reply(s->reply_ctx, s->req, (size_t)line, &s->resp_len);
 	if (s->resp == NULL) {
 		s->resp = (char *)oom_reply;
 		s->resp_len = sizeof(oom_reply) - 1;
@@ -355,11 +353,22 @@ void yip_ctl_server_on_client(struct yip_ctl_server *s, uint64_t now, uint32_t e
 	s->resp_off = 0;
 	s->writing = true;
 	s->deadline = now + YIP_CTL_REPLY_MS * YIP_NS_PER_MS;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->client, &ev) != 0) {
+	if (yip_poll_mod(s->poll, s->client, EPOLLOUT) != 0) {
 		drop_client(s);
 		return;
 	}
 	write_reply(s);
+}
+
+int yip_ctl_server_watch(struct yip_ctl_server *s, struct yip_poll *p, yip_ctl_reply_fn reply,
+                         void *ctx)
+{
+	if (yip_poll_add(p, s->fd, EPOLLIN, on_listen, s) != 0)
+		return -1;
+	s->poll = p;
+	s->reply = reply;
+	s->reply_ctx = ctx;
+	return 0;
 }
 
 uint64_t yip_ctl_server_expire(struct yip_ctl_server *s, uint64_t now)
@@ -386,6 +395,8 @@ void yip_ctl_server_close(struct yip_ctl_server *s)
 
 	drop_client(s);
 	if (s->fd >= 0) {
+		if (s->poll != NULL)
+			yip_poll_del(s->poll, s->fd);
 		close(s->fd);
 		/* Remove the file only if it is still the one we made (inode
 		 * numbers are reused, so the change time must match too). A

@@ -10,35 +10,9 @@
 
 #include "loop/internal.h"
 
-#include "loop/daemon.h"
+#include "poll/daemon.h"
 #include "util/clock.h"
 #include "util/log.h"
-
-void loop_ctl_open(struct yip_loop *l, const char *dir)
-{
-	char err[256];
-
-	if (yip_ctl_server_open(&l->ctl, dir, l->ctl_cfg.device,
-	                        sandbox_uid(l->has_sandbox ? &l->sandbox : NULL), err,
-	                        sizeof(err)) != 0) {
-		log_warn("control socket disabled: %s", err);
-		return;
-	}
-	if (yip_ctl_server_watch(&l->ctl, l->epfd, LOOP_EV_CTL, LOOP_EV_CTL_CLIENT) != 0) {
-		log_warn("control socket disabled: %s", strerror(errno));
-		yip_ctl_server_close(&l->ctl);
-		return;
-	}
-	l->ctl_on = true;
-	log_info("control socket %s", l->ctl.path);
-}
-
-void loop_ctl_close(struct yip_loop *l)
-{
-	if (l->ctl_on)
-		yip_ctl_server_close(&l->ctl);
-	l->ctl_on = false;
-}
 
 /* A snapshot of the engine with the loop's own counters. */
 static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
@@ -77,14 +51,30 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 	return r;
 }
 
-void loop_ctl_event(struct yip_loop *l, uint32_t tag, uint32_t events)
+void loop_ctl_open(struct yip_loop *l, const char *dir)
 {
-	if (!l->ctl_on)
+	char err[256];
+
+	if (yip_ctl_server_open(&l->ctl, dir, l->ctl_cfg.device,
+	                        sandbox_uid(l->has_sandbox ? &l->sandbox : NULL), err,
+	                        sizeof(err)) != 0) {
+		log_warn("control socket disabled: %s", err);
 		return;
-	if (tag == LOOP_EV_CTL)
-		yip_ctl_server_on_listen(&l->ctl, yip_now_mono());
-	else
-		yip_ctl_server_on_client(&l->ctl, yip_now_mono(), events, ctl_reply, l);
+	}
+	if (yip_ctl_server_watch(&l->ctl, &l->poll, ctl_reply, l) != 0) {
+		log_warn("control socket disabled: %s", strerror(errno));
+		yip_ctl_server_close(&l->ctl);
+		return;
+	}
+	l->ctl_on = true;
+	log_info("control socket %s", l->ctl.path);
+}
+
+void loop_ctl_close(struct yip_loop *l)
+{
+	if (l->ctl_on)
+		yip_ctl_server_close(&l->ctl);
+	l->ctl_on = false;
 }
 
 uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now)

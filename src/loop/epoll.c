@@ -58,8 +58,8 @@ int yip_loop_run_epoll(struct yip_loop *l)
 	struct epoll_event evs[MAX_EVENTS];
 	int n;
 
-	if (watch(l->epfd, l->udp_fd, LOOP_EV_UDP) != 0 ||
-	    watch(l->epfd, l->tun_fd, LOOP_EV_TUN) != 0) {
+	if (watch(l->poll.epfd, l->udp_fd, LOOP_EV_UDP) != 0 ||
+	    watch(l->poll.epfd, l->tun_fd, LOOP_EV_TUN) != 0) {
 		log_err("io=epoll: cannot watch the TUN and the UDP socket: %s", strerror(errno));
 		return 1;
 	}

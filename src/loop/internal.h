@@ -9,14 +9,15 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "aqm/shape.h"
 #include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "loop/members.h"
 #include "loop/resolve.h"
-#include "loop/shape.h"
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
+#include "poll/poll.h"
 #include "udp/socks.h"
 #include "udp/udp.h"
 
@@ -24,24 +25,18 @@
 #define LOOP_OPEN_JOBS 512
 
 /*
- * Tags (epoll data.u32) of the fds in the loop's epoll set. The loop's own
- * come first; a driver that watches the TUN and the UDP socket there too
- * uses the last two.
+ * Tags (epoll data.u32) of the fds a driver adds to the loop's epoll set
+ * itself, besides those registered with a callback (src/poll: the
+ * signalfd, the control socket, the resolver's eventfd) and the extra
+ * sockets (socks.h).
  */
-enum {
-	LOOP_EV_SIG = 1,
-	LOOP_EV_CTL,
-	LOOP_EV_CTL_CLIENT,
-	LOOP_EV_RESOLVE,
-	LOOP_EV_UDP,
-	LOOP_EV_TUN
-};
+enum { LOOP_EV_UDP = 1, LOOP_EV_TUN };
 
 struct yip_loop {
 	struct yip_device *dev; /* set by yip_loop_attach */
 	enum yip_io_driver io;
 	const char *io_name;
-	int epfd;
+	struct yip_poll poll; /* the epoll set: poll.epfd */
 	int sigfd;
 	int tun_fd;
 	int udp_fd;
@@ -89,12 +84,10 @@ struct yip_loop {
 
 /* ---- control.c ---- */
 
-/* Opens the control socket dir/<device>.sock and adds it to the epoll set;
- * on failure logs a warning and leaves it off. */
+/* Opens the control socket dir/<device>.sock and registers it with the
+ * loop's fd registry; on failure logs a warning and leaves it off. */
 void loop_ctl_open(struct yip_loop *l, const char *dir);
 void loop_ctl_close(struct yip_loop *l);
-/* An event on the control socket (tag LOOP_EV_CTL or LOOP_EV_CTL_CLIENT). */
-void loop_ctl_event(struct yip_loop *l, uint32_t tag, uint32_t events);
 /* Drops a client past its deadline; returns the deadline still pending, or 0. */
 uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now);
 /* yip_loop_status is in control.c as well. */
@@ -141,7 +134,8 @@ int yip_loop_timeout(struct yip_loop *l);
 
 /*
  * Waits up to timeout ms on the epoll set and handles the loop's own events
- * (signals, the control socket). The driver's events (LOOP_EV_UDP,
+ * (the fds registered with callbacks: signals, the control socket, the
+ * resolver; and the extra sockets). The driver's events (LOOP_EV_UDP,
  * LOOP_EV_TUN) are moved to the front of evs, of which there are max.
  * Returns how many, or -1 when the loop must end (a stop signal, or
  * epoll_wait failed; l->stopped tells which).

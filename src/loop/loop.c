@@ -14,7 +14,7 @@
 
 #include "loop/internal.h"
 
-#include "loop/daemon.h"
+#include "poll/daemon.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "wire/wire.h"
@@ -185,25 +185,27 @@ static int start_workers(struct yip_loop *l, unsigned threads)
 	return 0;
 }
 
+static void on_signal(void *ctx, uint32_t events);
+static void on_resolved(void *ctx, uint32_t events);
+
 static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err, size_t errlen)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = LOOP_EV_SIG};
+	int polled = yip_poll_open(&l->poll);
 
-	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	l->sigfd = daemon_signalfd();
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
 	l->sockbuf = malloc(YIP_MAX_DGRAM);
 	l->links = (struct yip_links){l->link_slot, 1 + SOCKS_MAX};
 	yip_link_set(&l->links, YIP_LINK_MAIN, &main_ops, l, YIP_MAX_DGRAM, YIP_LINK_BATCH);
-	if (l->epfd < 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
-	    socks_init(&l->socks, l->epfd, c->udp_family, &l->links, YIP_MAX_DGRAM) != 0 ||
+	if (polled != 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
+	    socks_init(&l->socks, l->poll.epfd, c->udp_family, &l->links, YIP_MAX_DGRAM) != 0 ||
 	    shape_init(&l->shape, c->tap) != 0 ||
 	    (c->vnet && offload_gro_init(&l->gro, gro_write, l) != 0) ||
 	    udp_batch_init(&l->rx, c->udp_fd, c->udp_family, YIP_MAX_DGRAM, true, c->udp_offload) !=
 	        0 ||
 	    udp_batch_init(&l->tx, c->udp_fd, c->udp_family, YIP_MAX_DGRAM, false,
 	                   c->udp_offload) != 0 ||
-	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->sigfd, &ev) != 0) {
+	    yip_poll_add(&l->poll, l->sigfd, EPOLLIN, on_signal, l) != 0) {
 		snprintf(err, errlen, "event loop setup failed: %s", strerror(errno));
 		return -1;
 	}
@@ -212,11 +214,9 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 		return -1;
 	}
 	if (c->config != NULL) {
-		struct epoll_event rev = {.events = EPOLLIN, .data.u32 = LOOP_EV_RESOLVE};
-
 		if (resolver_start(&l->resolver, c->config, c->resolve_interval) != 0 ||
 		    (l->resolver != NULL &&
-		     epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->resolver->efd, &rev) != 0)) {
+		     yip_poll_add(&l->poll, l->resolver->efd, EPOLLIN, on_resolved, l) != 0)) {
 			snprintf(err, errlen, "cannot start resolving host names again: %s",
 			         strerror(errno));
 			return -1;
@@ -234,9 +234,9 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 		snprintf(err, errlen, "event loop setup failed: out of memory");
 		return NULL;
 	}
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.dirfd = -1;
 	l->members.dirfd = -1;
-	l->epfd = l->sigfd = -1;
+	l->poll.epfd = l->sigfd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
 	l->udp_family = c->udp_family;
@@ -272,8 +272,7 @@ void yip_loop_free(struct yip_loop *l)
 	resolver_stop(l->resolver);
 	loop_members_free(&l->members);
 	socks_free(&l->socks);
-	if (l->epfd >= 0)
-		close(l->epfd);
+	yip_poll_close(&l->poll);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
 	udp_batch_free(&l->rx);
@@ -595,53 +594,48 @@ static void sock_rx(void *arg, uint32_t link, const union yip_sockaddr *from, co
 	yip_device_rx_link(l->dev, yip_now_mono(), link, from, d, len);
 }
 
-/* Handles pending signals; false (and l->stopped) when the daemon should stop. */
-static bool signals(struct yip_loop *l)
+/* The signalfd: a stop signal ends the wait (l->stopped). */
+static void on_signal(void *ctx, uint32_t events)
 {
+	struct yip_loop *l = ctx;
+
+	(void)events;
 	if (daemon_signals(l->sigfd, status_cb, reload_cb, l))
-		return true;
+		return;
 	l->stopped = true;
-	return false;
+	yip_poll_stop(&l->poll);
+}
+
+/* The resolver's eventfd: new addresses to hand to the engine. */
+static void on_resolved(void *ctx, uint32_t events)
+{
+	struct yip_loop *l = ctx;
+
+	(void)events;
+	resolver_take(l->resolver, resolved, l);
+	yip_loop_flush(l);
 }
 
 int yip_loop_wait(struct yip_loop *l, int timeout, struct epoll_event *evs, int max)
 {
-	int n = epoll_wait(l->epfd, evs, max, timeout), kept = 0;
+	int n = yip_poll_wait(&l->poll, timeout, evs, max), kept = 0;
 
 	if (n < 0) {
-		if (errno == EINTR)
-			return 0;
-		log_err("epoll_wait: %s", strerror(errno));
+		if (!l->stopped)
+			log_err("epoll_wait: %s", strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		switch (evs[i].data.u32) {
-		case LOOP_EV_SIG:
-			if (!signals(l))
-				return -1;
-			break;
-		case LOOP_EV_CTL:
-		case LOOP_EV_CTL_CLIENT:
-			loop_ctl_event(l, evs[i].data.u32, evs[i].events);
-			break;
-		case LOOP_EV_RESOLVE:
-			resolver_take(l->resolver, resolved, l);
-			yip_loop_flush(l);
-			break;
-		default: {
-			uint64_t truncated = l->socks.truncated;
+		uint64_t truncated = l->socks.truncated;
 
-			if (l->dev != NULL && socks_event(&l->socks, evs[i].data.u32, l->sockbuf,
-			                                  YIP_MAX_DGRAM, sock_rx, l)) {
-				yip_device_drop_n(l->dev, YIP_DROP_TRUNCATED,
-				                  l->socks.truncated - truncated);
-				yip_loop_flush(l);
-				break;
-			}
-			evs[kept++] = evs[i];
-			break;
+		if (l->dev != NULL && socks_event(&l->socks, evs[i].data.u32, l->sockbuf,
+		                                  YIP_MAX_DGRAM, sock_rx, l)) {
+			yip_device_drop_n(l->dev, YIP_DROP_TRUNCATED,
+			                  l->socks.truncated - truncated);
+			yip_loop_flush(l);
+			continue;
 		}
-		}
+		evs[kept++] = evs[i];
 	}
 	return kept;
 }

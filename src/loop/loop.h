@@ -1,5 +1,5 @@
 /*
- * The single-threaded event loop that connects the engine to the TUN
+ * yipd's event loop: single-threaded, it connects the engine to the TUN
  * device, the UDP socket, timers, signals and the control socket.
  *
  * The files of src/loop, each calling only those below it:
@@ -11,11 +11,12 @@
  *   control.c   the control socket and the status log (src/ctl)
  *   members.c   a CA-gated network's files: certificate, root set, revocations, state_dir
  *   resolve.c   host names of endpoints, resolved again on a thread of its own
- *   shape.c     the TUN-side queue, CoDel, CE marking, MSS clamping
  *   workers.c   the crypto worker pool
  *
- * rendezvous.c, yip-rendezvous's loop (rendezvous.h), stands apart: it
- * calls none of these.
+ * Below them: src/poll (the fd registry the loop's own fds are dispatched
+ * through, and the signals both daemons take), src/aqm/shape.c (the
+ * TUN-side queue, CoDel, CE marking, MSS clamping), src/udp. yip-rendezvous's
+ * loop is src/rdvloop, which shares those and calls none of these.
  *
  * The loop's state (struct yip_loop, src/loop/internal.h) is private to
  * these files.
@@ -55,9 +56,10 @@ struct yip_loop_config {
 };
 
 /*
- * Sets up the loop: epoll, signals (INT and TERM stop, USR1 logs the
- * status, HUP is ignored), buffers, the worker threads, and the control
- * socket dir/<device_name>.sock. The daemon runs without a control socket
+ * Sets up the loop: the fd registry (src/poll), signals (INT and TERM stop,
+ * USR1 logs the status, HUP reads a CA-gated node's membership files again
+ * and is logged and ignored on other nodes), buffers, the worker threads,
+ * and the control socket dir/<device_name>.sock. The daemon runs without a control socket
  * that cannot be opened (a warning is logged). Returns the loop, or NULL
  * with a message in err.
  */

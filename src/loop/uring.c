@@ -4,8 +4,9 @@
  * Receives are kept armed in the ring: UDP_SLOTS recvmsg on the UDP socket
  * and TUN_SLOTS reads on the TUN, each with buffers of its own, so one
  * io_uring_enter both re-arms what completed and waits for the next
- * completion. Signals and the control socket are on the loop's epoll set,
- * which the ring watches with a poll; sends keep the synchronous sendmmsg
+ * completion. Signals, the control socket, the resolver's eventfd and the
+ * extra sockets of many-ports probing are on the loop's epoll set, which
+ * the ring watches with a poll; sends keep the synchronous sendmmsg
  * path of yip_loop_flush. Everything is allocated once here; nothing per packet.
  */
 #include "loop/internal.h"
@@ -36,7 +37,7 @@
 /* What a request is, in the upper half of its user_data; the lower half is
  * the index of its slot. */
 enum kind {
-	K_EPOLL = 1, /* poll for POLLIN on l->epfd */
+	K_EPOLL = 1, /* poll for POLLIN on the loop's epoll set */
 	K_UDP,       /* recvmsg on the UDP socket */
 	K_TUN,       /* read from the TUN */
 	K_WAIT,      /* poll linked in front of a receive that found nothing last time */
@@ -215,7 +216,9 @@ static void complete(struct uring *u, const struct io_uring_cqe *cqe, uint64_t n
 		struct epoll_event evs[8];
 
 		succeeded(u, s);
-		/* Signals and the control socket; nothing else is in the set. */
+		/* All in the set is yip_loop_wait's to handle: the fds registered
+		 * with callbacks (signals, the control socket, the resolver) and
+		 * the extra sockets. The TUN and the UDP socket are in the ring. */
 		if (yip_loop_wait(l, 0, evs, 8) < 0) {
 			stop(u, l->stopped ? 0 : 1);
 			return;
@@ -404,7 +407,7 @@ static int setup(struct uring *u, struct yip_loop *l, bool busy)
 
 		if (i == 0) {
 			s->kind = K_EPOLL;
-			s->fd = l->epfd;
+			s->fd = l->poll.epfd;
 		} else if (i <= UDP_SLOTS) {
 			s->kind = K_UDP;
 			s->fd = l->udp_fd;

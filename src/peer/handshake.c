@@ -161,7 +161,7 @@ static void send_init(struct yip_peer *p, uint64_t now)
 		index_del(dev, p->hs_index);
 		return;
 	}
-	noise_hs_init(p->hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN,
+	noise_hs_init(p->hs, true, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN,
 	              dev->private_key, dev->public_key, p->public_key);
 	/* Rounded down to 2^24 ns (17 ms): a responder accepts only a newer
 	 * one, so a peer cannot make it take more than ~60 Inits a second. */
@@ -420,8 +420,8 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		yip_device_drop(dev, YIP_DROP_RATE_LIMITED);
 		return;
 	}
-	noise_hs_init(&hs, false, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, dev->private_key,
-	              dev->public_key, NULL);
+	noise_hs_init(&hs, false, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN,
+	              dev->private_key, dev->public_key, NULL);
 	if (noise_read_msg1_static(&hs, m.msg1, m.msg1_len, rs) != 0) {
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;

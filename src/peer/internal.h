@@ -33,9 +33,6 @@
 #include "peer/peer.h"
 #include "peer/state.h"
 
-#define YIP_PROLOGUE     "yip-v1"
-#define YIP_PROLOGUE_LEN (sizeof(YIP_PROLOGUE) - 1)
-
 /* Counter limits: rekey well before the nonce space could ever wrap. */
 #define YIP_REKEY_AFTER_MESSAGES  (1ULL << 60)
 #define YIP_REJECT_AFTER_MESSAGES (UINT64_MAX - (1ULL << 13))

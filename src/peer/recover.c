@@ -2,12 +2,16 @@
  * Loss recovery, receiving side: reassembly of FEC blocks, loss statistics
  * for the reports, and the table of missing counters that drives NACKs.
  *
- * A source is delivered the moment it arrives (datapath.c) and a copy is kept
- * in its block. Repairs say how many sources the block has (K); as soon as
- * K symbols of a block are in, the missing sources are rebuilt, checked
- * against the replay window of the keys they were sent under (a rebuilt
- * packet is delivered at most once, and never if the original came first)
- * and delivered.
+ * A source is kept in its block while the block may need it. One of the
+ * interactive class is delivered the moment it arrives; those of the bulk
+ * and default classes are delivered in the order they were sent: while a
+ * source sent earlier is missing, the later ones are held until it is
+ * rebuilt or passed over after YIP_ORDER_WAIT_NS (order_run). Repairs say
+ * how many sources the block has (K); as soon as K symbols of a block are
+ * in, the missing sources are rebuilt, checked against the replay window of
+ * the keys they were sent under (a rebuilt packet is delivered at most
+ * once, and never if the original came first) and delivered, in order
+ * where their class is.
  *
  * Memory: the block table (struct yip_rx_state) comes with the first block,
  * symbol buffers in chunks of YIP_RX_CHUNK as blocks need them (up to

@@ -21,7 +21,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define PROLOGUE     "yip-v1"
 #define NODE_TTL     (60 * YIP_NS_PER_S)  /* forgotten this long after its last datagram */
 #define KEYS_REJECT  (360 * YIP_NS_PER_S) /* session keys older than this are refused */
 #define ASK_TTL      (3 * YIP_NS_PER_S)   /* an unanswered ASK becomes UNKNOWN */
@@ -639,7 +638,7 @@ static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr
 		drop(s, RDV_DROP_RATE_LIMITED);
 		return;
 	}
-	noise_hs_init(&hs, false, (const uint8_t *)PROLOGUE, sizeof(PROLOGUE) - 1,
+	noise_hs_init(&hs, false, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN,
 	              s->cfg.private_key, s->public_key, NULL);
 	if (noise_read_msg1_static(&hs, m.msg1, WIRE_MSG1_LEN, rs) != 0 ||
 	    noise_read_msg1_payload(&hs, m.msg1, WIRE_MSG1_LEN, payload, sizeof(payload)) !=

@@ -110,7 +110,7 @@ int udp_batch_init(struct udp_batch *b, int fd, int family, size_t buf_size, boo
 	b->fd = fd;
 	b->family = family;
 	/* Receive timestamps let the loop see how long datagrams waited in the
-	 * socket: a standing queue there is congestion (see src/loop/shape.c, CoDel). */
+	 * socket: a standing queue there is congestion (see src/aqm/shape.c, CoDel). */
 	if (rx)
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	if (rx && offload && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0) {

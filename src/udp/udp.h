@@ -21,7 +21,8 @@
 /*
  * Binds the tunnel socket. AF_UNSPEC listen means dual-stack [::]. Without
  * an explicit port, 443 is tried first and 8443 if 443 cannot be bound.
- * Sets 16 MiB socket buffers. Returns the fd and the bound port, or -1 with err.
+ * Sets a 64 MiB receive buffer and a 16 MiB send buffer (udp.c says why).
+ * Returns the fd and the bound port, or -1 with err.
  */
 int udp_open(const union yip_sockaddr *listen, bool port_given, uint16_t default_port,
              uint16_t fallback_port, uint16_t *bound_port, char *err, size_t errlen);

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "wire/wire.h"
+#include "wire/cursor.h"
 
 static uint32_t level_nodes(uint8_t level)
 {
@@ -21,86 +21,77 @@ static bool pull_ok(const uint8_t *p)
 	return off <= WIRE_GOSSIP_MAX_ITEM && off % WIRE_GOSSIP_UNIT == 0;
 }
 
-/* A list of n records of size bytes each, exactly filling what is left. */
-static bool list_ok(const uint8_t *p, size_t left, unsigned n, size_t size,
-                    bool (*ok)(const uint8_t *))
+/* A list of n records of size bytes each, exactly filling what is left of
+ * the input, each passing ok (NULL: any). */
+static const uint8_t *get_list(struct cur *k, unsigned n, size_t size, bool (*ok)(const uint8_t *))
 {
-	if (left != (size_t)n * size)
-		return false;
-	for (unsigned i = 0; ok != NULL && i < n; i++)
-		if (!ok(p + (size_t)i * size))
-			return false;
-	return true;
+	const uint8_t *p;
+
+	cur_check(k, cur_left(k) == (size_t)n * size);
+	p = cur_take(k, (size_t)n * size);
+	for (unsigned i = 0; p != NULL && ok != NULL && i < n; i++)
+		cur_check(k, ok(p + (size_t)i * size));
+	return p;
 }
 
 bool wire_gossip_get(struct wire_gossip *m, const uint8_t *in, size_t len)
 {
+	struct cur k = cur_in(in, len);
+	size_t rest;
+
 	if (len < 1)
 		return false;
 	memset(m, 0, sizeof(*m));
-	m->type = in[0];
-	switch (in[0]) {
+	m->type = cur_get8(&k);
+	switch (m->type) {
 	case WIRE_GOSSIP_SUMMARY:
-		if (len != WIRE_GOSSIP_SUMMARY_LEN || (in[1] & ~WIRE_GOSSIP_WISHED) != 0)
-			return false;
-		m->flags = in[1];
-		m->count = wire_get32(in + 2);
-		m->settled = wire_get64(in + 6);
-		m->current = wire_get64(in + 14);
-		return true;
+		m->flags = cur_get8(&k);
+		m->count = cur_get32(&k);
+		m->settled = cur_get64(&k);
+		m->current = cur_get64(&k);
+		return cur_end(&k) && (m->flags & ~WIRE_GOSSIP_WISHED) == 0;
 	case WIRE_GOSSIP_TREE:
-		if (len < WIRE_GOSSIP_TREE_HDR)
-			return false;
-		m->level = in[1];
-		m->index = wire_get32(in + 2);
-		m->first = in[6];
-		m->n = in[7];
-		m->list = in + WIRE_GOSSIP_TREE_HDR;
-		return m->level < WIRE_GOSSIP_DEPTH && m->index < level_nodes(m->level) &&
-		       m->n > 0 && (unsigned)m->first + m->n <= WIRE_GOSSIP_FANOUT &&
-		       list_ok(m->list, len - WIRE_GOSSIP_TREE_HDR, m->n, WIRE_GOSSIP_CHILD, NULL);
+		m->level = cur_get8(&k);
+		m->index = cur_get32(&k);
+		m->first = cur_get8(&k);
+		m->n = cur_get8(&k);
+		m->list = get_list(&k, m->n, WIRE_GOSSIP_CHILD, NULL);
+		return cur_end(&k) && m->level < WIRE_GOSSIP_DEPTH &&
+		       m->index < level_nodes(m->level) && m->n > 0 &&
+		       (unsigned)m->first + m->n <= WIRE_GOSSIP_FANOUT;
 	case WIRE_GOSSIP_DIGEST:
-		if (len < WIRE_GOSSIP_DIGEST_HDR || (in[1] & ~WIRE_GOSSIP_REPLY) != 0)
-			return false;
-		m->flags = in[1];
-		m->level = in[2];
-		m->index = wire_get32(in + 3);
-		m->n = in[7];
-		m->list = in + WIRE_GOSSIP_DIGEST_HDR;
-		return m->level >= 1 && m->level <= WIRE_GOSSIP_DEPTH &&
-		       m->index < level_nodes(m->level) &&
-		       list_ok(m->list, len - WIRE_GOSSIP_DIGEST_HDR, m->n, WIRE_GOSSIP_ENTRY,
-		               entry_ok);
+		m->flags = cur_get8(&k);
+		m->level = cur_get8(&k);
+		m->index = cur_get32(&k);
+		m->n = cur_get8(&k);
+		m->list = get_list(&k, m->n, WIRE_GOSSIP_ENTRY, entry_ok);
+		return cur_end(&k) && (m->flags & ~WIRE_GOSSIP_REPLY) == 0 && m->level >= 1 &&
+		       m->level <= WIRE_GOSSIP_DEPTH && m->index < level_nodes(m->level);
 	case WIRE_GOSSIP_ANNOUNCE:
 	case WIRE_GOSSIP_PULL:
-		if (len < WIRE_GOSSIP_LIST_HDR || in[1] == 0)
-			return false;
-		m->n = in[1];
-		m->list = in + WIRE_GOSSIP_LIST_HDR;
-		if (in[0] == WIRE_GOSSIP_ANNOUNCE)
-			return list_ok(m->list, len - WIRE_GOSSIP_LIST_HDR, m->n, WIRE_GOSSIP_ENTRY,
-			               entry_ok);
-		return list_ok(m->list, len - WIRE_GOSSIP_LIST_HDR, m->n, WIRE_GOSSIP_PULL_LEN,
-		               pull_ok);
+		m->n = cur_get8(&k);
+		cur_check(&k, m->n > 0);
+		if (m->type == WIRE_GOSSIP_ANNOUNCE)
+			m->list = get_list(&k, m->n, WIRE_GOSSIP_ENTRY, entry_ok);
+		else
+			m->list = get_list(&k, m->n, WIRE_GOSSIP_PULL_LEN, pull_ok);
+		return cur_end(&k);
 	case WIRE_GOSSIP_ITEM:
-		if (len < WIRE_GOSSIP_ITEM_HDR)
-			return false;
-		m->kind = in[1];
-		m->id = in + 2;
-		m->version = wire_get64(in + 34);
-		m->chash = wire_get64(in + 42);
-		m->total = wire_get32(in + 50);
-		m->offset = wire_get32(in + 54);
-		m->data = in + WIRE_GOSSIP_ITEM_HDR;
-		if (len - WIRE_GOSSIP_ITEM_HDR > WIRE_GOSSIP_MAX_ITEM)
-			return false;
-		m->len = (uint32_t)(len - WIRE_GOSSIP_ITEM_HDR);
+		m->kind = cur_get8(&k);
+		m->id = cur_take(&k, WIRE_GOSSIP_ID_LEN);
+		m->version = cur_get64(&k);
+		m->chash = cur_get64(&k);
+		m->total = cur_get32(&k);
+		m->offset = cur_get32(&k);
+		m->data = cur_rest(&k, &rest);
+		cur_check(&k, rest <= WIRE_GOSSIP_MAX_ITEM);
+		m->len = (uint32_t)rest;
 		/* Inside the item, on the unit grid, and a whole number of units
 		 * unless it is the item's last piece; no empty piece but of an
 		 * empty item. */
-		return m->total <= WIRE_GOSSIP_MAX_ITEM && m->offset % WIRE_GOSSIP_UNIT == 0 &&
-		       m->offset <= m->total && m->len <= m->total - m->offset &&
-		       (m->len > 0 || m->total == 0) &&
+		return cur_end(&k) && m->total <= WIRE_GOSSIP_MAX_ITEM &&
+		       m->offset % WIRE_GOSSIP_UNIT == 0 && m->offset <= m->total &&
+		       m->len <= m->total - m->offset && (m->len > 0 || m->total == 0) &&
 		       (m->offset + m->len == m->total || m->len % WIRE_GOSSIP_UNIT == 0);
 	default:
 		return false;

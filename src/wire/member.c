@@ -3,98 +3,9 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "wire/cursor.h"
+
 /* ---- helpers ---------------------------------------------------------------------- */
-
-/* A cursor over an encoder's output or a decoder's input; ok turns false
- * (and stays false) at the first field that does not fit or is invalid. */
-struct cur {
-	uint8_t *out;
-	const uint8_t *in;
-	size_t len, n;
-	bool ok;
-};
-
-static bool room(struct cur *c, size_t k)
-{
-	if (c->ok && c->len - c->n < k)
-		c->ok = false;
-	return c->ok;
-}
-
-static void put_bytes(struct cur *c, const void *p, size_t k)
-{
-	if (room(c, k)) {
-		memcpy(c->out + c->n, p, k);
-		c->n += k;
-	}
-}
-
-static void put8(struct cur *c, uint8_t v)
-{
-	put_bytes(c, &v, 1);
-}
-
-static void put16(struct cur *c, uint16_t v)
-{
-	uint8_t b[2];
-
-	wire_put16(b, v);
-	put_bytes(c, b, 2);
-}
-
-static void put64(struct cur *c, uint64_t v)
-{
-	uint8_t b[8];
-
-	wire_put64(b, v);
-	put_bytes(c, b, 8);
-}
-
-static const uint8_t *get_bytes(struct cur *c, size_t k)
-{
-	const uint8_t *p;
-
-	if (!room(c, k))
-		return NULL;
-	p = c->in + c->n;
-	c->n += k;
-	return p;
-}
-
-static uint8_t get8(struct cur *c)
-{
-	const uint8_t *p = get_bytes(c, 1);
-
-	return p ? p[0] : 0;
-}
-
-static uint16_t get16(struct cur *c)
-{
-	const uint8_t *p = get_bytes(c, 2);
-
-	return p ? wire_get16(p) : 0;
-}
-
-static uint64_t get64(struct cur *c)
-{
-	const uint8_t *p = get_bytes(c, 8);
-
-	return p ? wire_get64(p) : 0;
-}
-
-static void get_copy(struct cur *c, void *dst, size_t k)
-{
-	const uint8_t *p = get_bytes(c, k);
-
-	if (p)
-		memcpy(dst, p, k);
-}
-
-static void check(struct cur *c, bool cond)
-{
-	if (!cond)
-		c->ok = false;
-}
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -151,21 +62,21 @@ static void put_name(struct cur *c, const char *s, size_t max, bool (*ok)(const 
 {
 	size_t len = strnlen(s, max + 1);
 
-	check(c, ok(s));
-	put8(c, (uint8_t)len);
-	put_bytes(c, s, len);
+	cur_check(c, ok(s));
+	cur_put8(c, (uint8_t)len);
+	cur_put(c, s, len);
 }
 
 static void get_name(struct cur *c, char *dst, size_t max, bool lower)
 {
-	size_t len = get8(c);
-	const uint8_t *p = get_bytes(c, len);
+	size_t len = cur_get8(c);
+	const uint8_t *p = cur_take(c, len);
 
 	dst[0] = '\0';
 	if (p == NULL)
 		return;
-	check(c, lower ? lower_name_ok((const char *)p, len, max)
-	               : member_name_ok((const char *)p, len));
+	cur_check(c, lower ? lower_name_ok((const char *)p, len, max)
+	                   : member_name_ok((const char *)p, len));
 	if (c->ok) {
 		memcpy(dst, p, len);
 		dst[len] = '\0';
@@ -203,23 +114,17 @@ static void put_addr(struct cur *c, const union yip_sockaddr *a)
 	uint8_t b[WIRE_ADDR_MAX];
 	size_t k;
 
-	check(c, wire_endpoint_ok(a));
+	cur_check(c, wire_endpoint_ok(a));
 	k = c->ok ? wire_addr_put(b, a) : 0;
-	check(c, k > 0);
-	put_bytes(c, b, k);
+	cur_check(c, k > 0);
+	cur_put(c, b, k);
 }
 
 static void get_addr(struct cur *c, union yip_sockaddr *a)
 {
-	size_t used = 0;
-
-	if (!c->ok)
-		return;
-	if (!wire_addr_get(a, c->in + c->n, c->len - c->n, &used) || !wire_endpoint_ok(a)) {
-		c->ok = false;
-		return;
-	}
-	c->n += used;
+	cur_addr(c, a);
+	if (c->ok)
+		cur_check(c, wire_endpoint_ok(a));
 }
 
 /* No two of n addresses equal (n is small). */
@@ -264,39 +169,39 @@ static bool cidr_eq(const struct yip_cidr *a, const struct yip_cidr *b)
 
 static void put_prefix(struct cur *c, const struct yip_cidr *p)
 {
-	check(c, cidr_ok(p));
+	cur_check(c, cidr_ok(p));
 	if (!c->ok)
 		return;
-	put8(c, p->family == AF_INET ? 4 : 6);
-	put8(c, p->plen);
-	put_bytes(c, p->addr, cidr_bytes(p->family));
+	cur_put8(c, p->family == AF_INET ? 4 : 6);
+	cur_put8(c, p->plen);
+	cur_put(c, p->addr, cidr_bytes(p->family));
 }
 
 static void get_prefix(struct cur *c, struct yip_cidr *p)
 {
-	uint8_t fam = get8(c);
+	uint8_t fam = cur_get8(c);
 
 	memset(p, 0, sizeof(*p));
-	check(c, fam == 4 || fam == 6);
+	cur_check(c, fam == 4 || fam == 6);
 	if (!c->ok)
 		return;
 	p->family = fam == 4 ? AF_INET : AF_INET6;
-	p->plen = get8(c);
-	get_copy(c, p->addr, cidr_bytes(p->family));
-	check(c, cidr_ok(p));
+	p->plen = cur_get8(c);
+	cur_copy(c, p->addr, cidr_bytes(p->family));
+	cur_check(c, cidr_ok(p));
 }
 
 /* The header, with a length patched in by hdr_end once it is known. */
 static void hdr_begin(struct cur *c, uint8_t kind)
 {
-	put8(c, kind);
-	put8(c, WIRE_OBJ_VERSION);
-	put_bytes(c, "\0\0\0\0", 4);
+	cur_put8(c, kind);
+	cur_put8(c, WIRE_OBJ_VERSION);
+	cur_put(c, "\0\0\0\0", 4);
 }
 
 static size_t hdr_end(struct cur *c, const uint8_t *sig)
 {
-	put_bytes(c, sig, WIRE_SIG_LEN);
+	cur_put(c, sig, WIRE_SIG_LEN);
 	if (!c->ok)
 		return 0;
 	wire_put32(c->out + 2, (uint32_t)c->n);
@@ -317,8 +222,8 @@ static void hdr_check(struct cur *c, uint8_t kind)
 /* A decoder's end: the signature, and nothing after it. */
 static bool sig_end(struct cur *c, uint8_t *sig)
 {
-	get_copy(c, sig, WIRE_SIG_LEN);
-	return c->ok && c->n == c->len;
+	cur_copy(c, sig, WIRE_SIG_LEN);
+	return cur_end(c);
 }
 
 bool wire_obj_hdr_get(struct wire_obj_hdr *h, const uint8_t *in, size_t len)
@@ -368,53 +273,54 @@ static bool cert_lists_ok(const struct wire_cert *c)
 
 size_t wire_cert_put(uint8_t *out, size_t cap, const struct wire_cert *c)
 {
-	struct cur k = {.out = out, .len = cap, .ok = true};
+	struct cur k = cur_out(out, cap);
 
 	hdr_begin(&k, WIRE_OBJ_CERT);
 	put_name(&k, c->network, WIRE_NETWORK_MAX, wire_network_ok);
 	put_name(&k, c->name, WIRE_MEMBER_NAME_MAX, wire_member_name_ok);
-	check(&k, !all_zero(c->key, YIP_KEY_LEN) && !all_zero(c->sign_key, WIRE_SIGN_KEY));
-	put_bytes(&k, c->key, YIP_KEY_LEN);
-	put_bytes(&k, c->sign_key, WIRE_SIGN_KEY);
-	check(&k, c->not_before < c->not_after);
-	put64(&k, c->not_before);
-	put64(&k, c->not_after);
-	check(&k, cert_lists_ok(c));
+	cur_check(&k, !all_zero(c->key, YIP_KEY_LEN) && !all_zero(c->sign_key, WIRE_SIGN_KEY));
+	cur_put(&k, c->key, YIP_KEY_LEN);
+	cur_put(&k, c->sign_key, WIRE_SIGN_KEY);
+	cur_check(&k, c->not_before < c->not_after);
+	cur_put64(&k, c->not_before);
+	cur_put64(&k, c->not_after);
+	cur_check(&k, cert_lists_ok(c));
 	if (!k.ok)
 		return 0;
-	put8(&k, c->n_prefixes);
+	cur_put8(&k, c->n_prefixes);
 	for (unsigned i = 0; i < c->n_prefixes; i++)
 		put_prefix(&k, &c->prefixes[i]);
-	put8(&k, c->n_groups);
+	cur_put8(&k, c->n_groups);
 	for (unsigned i = 0; i < c->n_groups; i++)
 		put_name(&k, c->groups[i], WIRE_GROUP_MAX, wire_group_ok);
-	check(&k, k.n + WIRE_SIG_LEN <= WIRE_CERT_MAX);
+	cur_check(&k, k.n + WIRE_SIG_LEN <= WIRE_CERT_MAX);
 	return hdr_end(&k, c->sig);
 }
 
 bool wire_cert_get(struct wire_cert *c, const uint8_t *in, size_t len)
 {
-	struct cur cur = {.in = in, .len = len, .ok = len <= WIRE_CERT_MAX}, *k = &cur;
+	struct cur cur = cur_in(in, len), *k = &cur;
 
 	memset(c, 0, sizeof(*c));
+	cur_check(k, len <= WIRE_CERT_MAX);
 	hdr_check(k, WIRE_OBJ_CERT);
 	get_name(k, c->network, WIRE_NETWORK_MAX, true);
 	get_name(k, c->name, WIRE_MEMBER_NAME_MAX, false);
-	get_copy(k, c->key, YIP_KEY_LEN);
-	get_copy(k, c->sign_key, WIRE_SIGN_KEY);
-	c->not_before = get64(k);
-	c->not_after = get64(k);
-	check(k, !all_zero(c->key, YIP_KEY_LEN) && !all_zero(c->sign_key, WIRE_SIGN_KEY) &&
-	             c->not_before < c->not_after);
-	c->n_prefixes = get8(k);
-	check(k, c->n_prefixes <= WIRE_CERT_PREFIXES);
+	cur_copy(k, c->key, YIP_KEY_LEN);
+	cur_copy(k, c->sign_key, WIRE_SIGN_KEY);
+	c->not_before = cur_get64(k);
+	c->not_after = cur_get64(k);
+	cur_check(k, !all_zero(c->key, YIP_KEY_LEN) && !all_zero(c->sign_key, WIRE_SIGN_KEY) &&
+	                 c->not_before < c->not_after);
+	c->n_prefixes = cur_get8(k);
+	cur_check(k, c->n_prefixes <= WIRE_CERT_PREFIXES);
 	for (unsigned i = 0; k->ok && i < c->n_prefixes; i++)
 		get_prefix(k, &c->prefixes[i]);
-	c->n_groups = get8(k);
-	check(k, c->n_groups <= WIRE_CERT_GROUPS);
+	c->n_groups = cur_get8(k);
+	cur_check(k, c->n_groups <= WIRE_CERT_GROUPS);
 	for (unsigned i = 0; k->ok && i < c->n_groups; i++)
 		get_name(k, c->groups[i], WIRE_GROUP_MAX, true);
-	check(k, cert_lists_ok(c));
+	cur_check(k, cert_lists_ok(c));
 	return sig_end(k, c->sig);
 }
 
@@ -431,22 +337,22 @@ static bool roots_distinct(const struct wire_roots *r)
 
 size_t wire_roots_put(uint8_t *out, size_t cap, const struct wire_roots *r)
 {
-	struct cur k = {.out = out, .len = cap, .ok = true};
+	struct cur k = cur_out(out, cap);
 
 	hdr_begin(&k, WIRE_OBJ_ROOTS);
 	put_name(&k, r->network, WIRE_NETWORK_MAX, wire_network_ok);
-	put64(&k, r->serial);
-	put64(&k, r->issued_at);
-	check(&k, r->n_roots >= 1 && r->n_roots <= WIRE_ROOTS_MAX_ROOTS && roots_distinct(r));
-	put8(&k, r->n_roots);
+	cur_put64(&k, r->serial);
+	cur_put64(&k, r->issued_at);
+	cur_check(&k, r->n_roots >= 1 && r->n_roots <= WIRE_ROOTS_MAX_ROOTS && roots_distinct(r));
+	cur_put8(&k, r->n_roots);
 	for (unsigned i = 0; k.ok && i < r->n_roots; i++) {
 		const struct wire_root *e = &r->roots[i];
 
-		check(&k, !all_zero(e->key, YIP_KEY_LEN) && e->n_addrs >= 1 &&
-		              e->n_addrs <= WIRE_ROOT_ADDRS &&
-		              addrs_distinct(e->addrs, e->n_addrs));
-		put_bytes(&k, e->key, YIP_KEY_LEN);
-		put8(&k, e->n_addrs);
+		cur_check(&k, !all_zero(e->key, YIP_KEY_LEN) && e->n_addrs >= 1 &&
+		                  e->n_addrs <= WIRE_ROOT_ADDRS &&
+		                  addrs_distinct(e->addrs, e->n_addrs));
+		cur_put(&k, e->key, YIP_KEY_LEN);
+		cur_put8(&k, e->n_addrs);
 		for (unsigned j = 0; k.ok && j < e->n_addrs; j++)
 			put_addr(&k, &e->addrs[j]);
 	}
@@ -455,27 +361,28 @@ size_t wire_roots_put(uint8_t *out, size_t cap, const struct wire_roots *r)
 
 bool wire_roots_get(struct wire_roots *r, const uint8_t *in, size_t len)
 {
-	struct cur k = {.in = in, .len = len, .ok = len <= WIRE_ROOTS_MAX};
+	struct cur k = cur_in(in, len);
 
 	memset(r, 0, sizeof(*r));
+	cur_check(&k, len <= WIRE_ROOTS_MAX);
 	hdr_check(&k, WIRE_OBJ_ROOTS);
 	get_name(&k, r->network, WIRE_NETWORK_MAX, true);
-	r->serial = get64(&k);
-	r->issued_at = get64(&k);
-	r->n_roots = get8(&k);
-	check(&k, r->n_roots >= 1 && r->n_roots <= WIRE_ROOTS_MAX_ROOTS);
+	r->serial = cur_get64(&k);
+	r->issued_at = cur_get64(&k);
+	r->n_roots = cur_get8(&k);
+	cur_check(&k, r->n_roots >= 1 && r->n_roots <= WIRE_ROOTS_MAX_ROOTS);
 	for (unsigned i = 0; k.ok && i < r->n_roots; i++) {
 		struct wire_root *e = &r->roots[i];
 
-		get_copy(&k, e->key, YIP_KEY_LEN);
-		e->n_addrs = get8(&k);
-		check(&k, !all_zero(e->key, YIP_KEY_LEN) && e->n_addrs >= 1 &&
-		              e->n_addrs <= WIRE_ROOT_ADDRS);
+		cur_copy(&k, e->key, YIP_KEY_LEN);
+		e->n_addrs = cur_get8(&k);
+		cur_check(&k, !all_zero(e->key, YIP_KEY_LEN) && e->n_addrs >= 1 &&
+		                  e->n_addrs <= WIRE_ROOT_ADDRS);
 		for (unsigned j = 0; k.ok && j < e->n_addrs; j++)
 			get_addr(&k, &e->addrs[j]);
-		check(&k, addrs_distinct(e->addrs, e->n_addrs));
+		cur_check(&k, addrs_distinct(e->addrs, e->n_addrs));
 	}
-	check(&k, roots_distinct(r));
+	cur_check(&k, roots_distinct(r));
 	return sig_end(&k, r->sig);
 }
 
@@ -498,37 +405,38 @@ static bool entries_ok(const uint8_t *e, size_t n)
 
 size_t wire_revocations_put(uint8_t *out, size_t cap, const struct wire_revocations *r)
 {
-	struct cur k = {.out = out, .len = cap, .ok = true};
+	struct cur k = cur_out(out, cap);
 
 	hdr_begin(&k, WIRE_OBJ_REVOCATIONS);
 	put_name(&k, r->network, WIRE_NETWORK_MAX, wire_network_ok);
-	put64(&k, r->serial);
-	put64(&k, r->issued_at);
-	check(&k, r->n <= WIRE_REVOKED_MAX && (r->n == 0 || r->entries != NULL));
+	cur_put64(&k, r->serial);
+	cur_put64(&k, r->issued_at);
+	cur_check(&k, r->n <= WIRE_REVOKED_MAX && (r->n == 0 || r->entries != NULL));
 	if (!k.ok)
 		return 0;
-	check(&k, entries_ok(r->entries, r->n));
-	put16(&k, r->n);
+	cur_check(&k, entries_ok(r->entries, r->n));
+	cur_put16(&k, r->n);
 	if (r->n > 0)
-		put_bytes(&k, r->entries, (size_t)r->n * WIRE_REVOKED_ENTRY);
+		cur_put(&k, r->entries, (size_t)r->n * WIRE_REVOKED_ENTRY);
 	return hdr_end(&k, r->sig);
 }
 
 bool wire_revocations_get(struct wire_revocations *r, const uint8_t *in, size_t len)
 {
-	struct cur k = {.in = in, .len = len, .ok = len <= WIRE_REVOCATIONS_MAX};
+	struct cur k = cur_in(in, len);
 
 	memset(r, 0, sizeof(*r));
+	cur_check(&k, len <= WIRE_REVOCATIONS_MAX);
 	hdr_check(&k, WIRE_OBJ_REVOCATIONS);
 	get_name(&k, r->network, WIRE_NETWORK_MAX, true);
-	r->serial = get64(&k);
-	r->issued_at = get64(&k);
-	r->n = get16(&k);
-	check(&k, r->n <= WIRE_REVOKED_MAX);
+	r->serial = cur_get64(&k);
+	r->issued_at = cur_get64(&k);
+	r->n = cur_get16(&k);
+	cur_check(&k, r->n <= WIRE_REVOKED_MAX);
 	if (!k.ok)
 		return false;
-	r->entries = get_bytes(&k, (size_t)r->n * WIRE_REVOKED_ENTRY);
-	check(&k, r->entries != NULL && entries_ok(r->entries, r->n));
+	r->entries = cur_take(&k, (size_t)r->n * WIRE_REVOKED_ENTRY);
+	cur_check(&k, r->entries != NULL && entries_ok(r->entries, r->n));
 	return sig_end(&k, r->sig);
 }
 
@@ -537,17 +445,17 @@ bool wire_revocations_get(struct wire_revocations *r, const uint8_t *in, size_t 
 size_t wire_record_put(uint8_t *out, size_t cap, const uint8_t *cert, size_t cert_len,
                        const struct wire_record *r)
 {
-	struct cur k = {.out = out, .len = cap, .ok = true};
+	struct cur k = cur_out(out, cap);
 	struct wire_cert c;
 
 	hdr_begin(&k, WIRE_OBJ_RECORD);
-	check(&k, wire_cert_get(&c, cert, cert_len));
-	put_bytes(&k, cert, cert_len);
-	put64(&k, r->seq);
-	put64(&k, r->expires);
-	check(&k, r->n_endpoints <= WIRE_RECORD_ENDPOINTS &&
-	              addrs_distinct(r->endpoints, r->n_endpoints));
-	put8(&k, r->n_endpoints);
+	cur_check(&k, wire_cert_get(&c, cert, cert_len));
+	cur_put(&k, cert, cert_len);
+	cur_put64(&k, r->seq);
+	cur_put64(&k, r->expires);
+	cur_check(&k, r->n_endpoints <= WIRE_RECORD_ENDPOINTS &&
+	                  addrs_distinct(r->endpoints, r->n_endpoints));
+	cur_put8(&k, r->n_endpoints);
 	for (unsigned i = 0; k.ok && i < r->n_endpoints; i++)
 		put_addr(&k, &r->endpoints[i]);
 	return hdr_end(&k, r->sig);
@@ -556,24 +464,25 @@ size_t wire_record_put(uint8_t *out, size_t cap, const uint8_t *cert, size_t cer
 bool wire_record_get(struct wire_record *r, struct wire_cert *cert, size_t *cert_len,
                      const uint8_t *in, size_t len)
 {
-	struct cur k = {.in = in, .len = len, .ok = len <= WIRE_RECORD_MAX};
+	struct cur k = cur_in(in, len);
 	struct wire_obj_hdr h;
 
 	memset(r, 0, sizeof(*r));
+	cur_check(&k, len <= WIRE_RECORD_MAX);
 	hdr_check(&k, WIRE_OBJ_RECORD);
 	/* The certificate, decoded in place: its header says where it ends. */
 	if (!k.ok || !wire_obj_hdr_get(&h, in + k.n, len - k.n) || h.length > len - k.n ||
 	    !wire_cert_get(cert, in + k.n, h.length))
 		return false;
 	*cert_len = h.length;
-	k.n += h.length;
-	r->seq = get64(&k);
-	r->expires = get64(&k);
-	r->n_endpoints = get8(&k);
-	check(&k, r->n_endpoints <= WIRE_RECORD_ENDPOINTS);
+	cur_take(&k, h.length);
+	r->seq = cur_get64(&k);
+	r->expires = cur_get64(&k);
+	r->n_endpoints = cur_get8(&k);
+	cur_check(&k, r->n_endpoints <= WIRE_RECORD_ENDPOINTS);
 	for (unsigned i = 0; k.ok && i < r->n_endpoints; i++)
 		get_addr(&k, &r->endpoints[i]);
-	check(&k, addrs_distinct(r->endpoints, r->n_endpoints));
+	cur_check(&k, addrs_distinct(r->endpoints, r->n_endpoints));
 	return sig_end(&k, r->sig);
 }
 
@@ -591,12 +500,12 @@ void wire_request_put(uint8_t out[WIRE_REQUEST_LEN], const struct wire_request *
 
 bool wire_request_get(struct wire_request *r, const uint8_t *in, size_t len)
 {
-	struct cur k = {.in = in, .len = len, .ok = true};
+	struct cur k = cur_in(in, len);
 
 	memset(r, 0, sizeof(*r));
 	hdr_check(&k, WIRE_OBJ_REQUEST);
-	get_copy(&k, r->key, YIP_KEY_LEN);
-	get_copy(&k, r->sign_key, WIRE_SIGN_KEY);
-	check(&k, !all_zero(r->key, YIP_KEY_LEN) && !all_zero(r->sign_key, WIRE_SIGN_KEY));
+	cur_copy(&k, r->key, YIP_KEY_LEN);
+	cur_copy(&k, r->sign_key, WIRE_SIGN_KEY);
+	cur_check(&k, !all_zero(r->key, YIP_KEY_LEN) && !all_zero(r->sign_key, WIRE_SIGN_KEY));
 	return sig_end(&k, r->sig);
 }

@@ -4,6 +4,8 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "wire/cursor.h"
+
 int wire_classify(const uint8_t *d, size_t len)
 {
 	bool zero;
@@ -456,95 +458,49 @@ size_t wire_ctrl_put(uint8_t out[WIRE_CTRL_MAX], const struct wire_ctrl *c)
 
 bool wire_ctrl_get(struct wire_ctrl *c, const uint8_t *in, size_t len)
 {
+	struct cur k = cur_in(in, len);
 	unsigned f;
-	size_t n = 1, used;
 
 	if (len < 1 || (f = ctrl_fields(in[0])) == 0)
 		return false;
 	memset(c, 0, sizeof(*c));
-	c->kind = in[0];
-#define NEED(k)                                                                                    \
-	do {                                                                                       \
-		if (len - n < (k))                                                                 \
-			return false;                                                              \
-	} while (0)
-	if (f & F_ID) {
-		NEED(4);
-		c->id = wire_get32(in + n);
-		n += 4;
-	}
-	if (f & F_KEY) {
-		NEED(YIP_KEY_LEN);
-		memcpy(c->key, in + n, YIP_KEY_LEN);
-		n += YIP_KEY_LEN;
-	}
-	if (f & F_FLAGS) {
-		NEED(1);
-		c->flags = in[n++];
-	}
-	if (f & F_TOKEN) {
-		NEED(8);
-		c->token = wire_get64(in + n);
-		n += 8;
-	}
-	if (f & F_RELAY_ID) {
-		NEED(4);
-		c->relay_id = wire_get32(in + n);
-		n += 4;
-	}
-	if (f & F_ALT) {
-		NEED(2);
-		c->alt_port = wire_get16(in + n);
-		n += 2;
-	}
+	c->kind = cur_get8(&k);
+	if (f & F_ID)
+		c->id = cur_get32(&k);
+	if (f & F_KEY)
+		cur_copy(&k, c->key, YIP_KEY_LEN);
+	if (f & F_FLAGS)
+		c->flags = cur_get8(&k);
+	if (f & F_TOKEN)
+		c->token = cur_get64(&k);
+	if (f & F_RELAY_ID)
+		c->relay_id = cur_get32(&k);
+	if (f & F_ALT)
+		c->alt_port = cur_get16(&k);
 	if (f & F_NAT) {
-		NEED(1);
-		c->nat = in[n++];
-		if (c->nat >= WIRE_NAT_COUNT)
-			return false;
+		c->nat = cur_get8(&k);
+		cur_check(&k, c->nat < WIRE_NAT_COUNT);
 	}
-	if (f & F_ADDR) {
-		if (!wire_addr_get(&c->addr, in + n, len - n, &used))
-			return false;
-		n += used;
-	}
+	if (f & F_ADDR)
+		cur_addr(&k, &c->addr);
 	if (f & F_CANDS) {
-		NEED(1);
-		c->n_cands = in[n++];
-		if (c->n_cands > WIRE_MAX_CANDS)
-			return false;
-		for (unsigned i = 0; i < c->n_cands; i++) {
-			if (!wire_addr_get(&c->cands[i], in + n, len - n, &used))
-				return false;
-			n += used;
-		}
+		c->n_cands = cur_get8(&k);
+		cur_check(&k, c->n_cands <= WIRE_MAX_CANDS);
+		for (unsigned i = 0; k.ok && i < c->n_cands; i++)
+			cur_addr(&k, &c->cands[i]);
 	}
-	if (f & F_NONCE) {
-		NEED(8);
-		c->nonce = wire_get64(in + n);
-		n += 8;
-	}
-	if (f & F_TS) {
-		NEED(4);
-		c->ts_us = wire_get32(in + n);
-		n += 4;
-	}
-	if (f & F_REASON) {
-		NEED(1);
-		c->reason = in[n++];
-	}
+	if (f & F_NONCE)
+		c->nonce = cur_get64(&k);
+	if (f & F_TS)
+		c->ts_us = cur_get32(&k);
+	if (f & F_REASON)
+		c->reason = cur_get8(&k);
 	if (f & F_CERT) {
-		NEED(2);
-		c->cert_len = wire_get16(in + n);
-		n += 2;
-		if (c->cert_len == 0 || c->cert_len > WIRE_CTRL_CERT_MAX)
-			return false;
-		NEED(c->cert_len);
-		c->cert = in + n;
-		n += c->cert_len;
+		c->cert_len = cur_get16(&k);
+		cur_check(&k, c->cert_len > 0 && c->cert_len <= WIRE_CTRL_CERT_MAX);
+		c->cert = cur_take(&k, c->cert_len);
 	}
-#undef NEED
-	return n == len;
+	return cur_end(&k);
 }
 
 /* ---- relayed datagrams --------------------------------------------------------- */

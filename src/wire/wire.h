@@ -5,16 +5,28 @@
  * docs/protocol.md explains the fields; this header is the byte-level truth.
  * Multi-byte fields are little-endian.
  *
- * Datagrams (the first byte is the type):
- *
- *   Init   (149+ B): 1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29+) | mac1 16 | mac2
- * 16 Resp   ( 77+ B): 2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17+) | mac1
- * 16 Cookie ( 64 B): 3 0 0 0 | receiver u32 | nonce 24 | XChaCha20-Poly1305(cookie 16) Data   (32+
- * B): 4 idx block16 | receiver u32 | counter u64 | AEAD(inner packet) Repair (34+ B): 5 idx block16
- * | receiver u32 | counter u64 | AEAD(repair prefix, symbol) Report (32+ B): 6 0 0 0 | receiver u32
- * | counter u64 | AEAD(loss report) Ctrl   (33+ B): 7 0 0 0 | receiver u32 | counter u64 |
- * AEAD(control message) Relay  (17+ B): 8 dir 0 0 | token u64 | relay id u32 | a whole datagram of
- * another type
+ * Datagrams (the first byte is the type; the sizes, in bytes, are the
+ * shortest its decoders accept and the longest where there is a limit,
+ * asserted at the end of this file):
+ */
+// clang-format off
+/*
+ *   Init    149-917  1 0 0 0 | sender u32 | Noise msg1 (e 32, s 48, payload 29+) | mac1 16 | mac2 16
+ *   Resp     77-845  2 0 0 0 | sender u32 | receiver u32 | Noise msg2 (e 32, payload 17+) | mac1 16
+ *   Cookie       64  3 0 0 0 | receiver u32 | nonce 24 | XChaCha20-Poly1305(cookie 16)
+ *   Data        32+  4 idx block u16 | receiver u32 | counter u64 | AEAD(inner packet)
+ *   Repair      44+  5 idx block u16 | receiver u32 | counter u64 | AEAD(repair prefix 2, symbol 10+)
+ *   Report   72-328  6 0 0 0 | receiver u32 | counter u64 | AEAD(loss report 40+)
+ *   Ctrl        34+  7 0 0 0 | receiver u32 | counter u64 | AEAD(control message 2+)
+ *   Relay       17+  8 dir 0 0 | token u64 | relay id u32 | a whole datagram of another type
+ */
+// clang-format on
+/*
+ * wire_classify checks what it can before the AEAD is opened: Report from
+ * 32 bytes and Ctrl from 33 pass it, and wire_report_get, wire_ctrl_get and
+ * wire_ctrl_gossip refuse the short plaintexts once opened. The largest
+ * Init and Resp carry a certificate of WIRE_HS_CERT_MAX bytes; the largest
+ * Report, WIRE_REPORT_MAX_NACKS NACKs.
  *
  * The 16-byte header of Data, Repair and Report (struct wire_hdr) is the
  * AEAD's associated data. In Data, idx is the packet's position in FEC
@@ -177,6 +189,11 @@ static inline uint64_t wire_get64(const uint8_t *p)
 int wire_classify(const uint8_t *d, size_t len) WIRE_WUR;
 
 /* ---- handshakes ------------------------------------------------------------ */
+
+/* The Noise prologue of every handshake, node to node and node to
+ * rendezvous server: both ends must use the same. */
+#define WIRE_PROLOGUE     "yip-v1"
+#define WIRE_PROLOGUE_LEN (sizeof(WIRE_PROLOGUE) - 1)
 
 #define WIRE_MAC_LEN      16
 #define WIRE_INIT_PAYLOAD (YIP_TAI64N_LEN + 1) /* timestamp, ciphers offered */
@@ -557,5 +574,13 @@ struct wire_relay {
 
 void wire_relay_put(uint8_t d[WIRE_RELAY_HDR], uint8_t dir, uint64_t token, uint32_t relay_id);
 bool wire_relay_get(struct wire_relay *m, const uint8_t *d, size_t len) WIRE_WUR;
+
+/* The sizes in the table at the top of this file. */
+_Static_assert(WIRE_INIT_MAX == 917 && WIRE_RESP_MAX == 845, "Init and Resp sizes");
+_Static_assert(WIRE_DATA_MIN == 32, "Data is 32+ bytes");
+_Static_assert(WIRE_DATA_MIN + WIRE_REPAIR_PRE + WIRE_SYM_HDR == 44, "Repair is 44+ bytes");
+_Static_assert(WIRE_DATA_MIN + WIRE_REPORT_FIXED == 72 && WIRE_DATA_MIN + WIRE_REPORT_MAX == 328,
+               "Report is 72-328 bytes");
+_Static_assert(WIRE_RELAY_HDR + 1 == 17, "Relay is 17+ bytes");
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the loop's shaping (src/loop/shape.c) on packets as
+ * libFuzzer target for the loop's shaping (src/aqm/shape.c) on packets as
  * they come out of the tunnel (any bytes a peer managed to authenticate) and
  * out of the TUN. Buffers are allocated to their exact size so
  * AddressSanitizer sees any access past them. Besides memory safety it
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loop/shape.h"
+#include "aqm/shape.h"
 
 #include "reader.h"
 #include "../ref_csum.h"

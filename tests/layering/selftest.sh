@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Shows that scripts/layering.py catches what it is for: it builds tiny
 # objects laid out as CMake would, with a file calling a file above it in
-# src/peer, a cycle, and an engine module calling the event loop, and
-# expects each to fail with its message; the same objects without the bad
-# call must pass.
+# src/peer, a cycle, an engine module calling the event loop, and one loop
+# calling the other (modules that share a line of src/MODULES), and expects
+# each to fail with its message; the same objects without the bad call must
+# pass. Then it plants a modules file of its own to show that the order is
+# the file's: a call that src/MODULES allows fails once the file puts its
+# callee above its caller or leaves a module out.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/yip-layering.XXXXXX)
@@ -19,10 +22,11 @@ obj() {
 	rm "$dir/$3.c"
 }
 
-# expect NAME WANT [PHRASE]: runs the checker on $CASE; WANT is ok or fail.
+# expect NAME WANT [PHRASE]: runs the checker on $CASE (with the modules file
+# $MODS if set, else src/MODULES); WANT is ok or fail.
 expect() {
 	local out rc=0
-	out=$(python3 "$ROOT/scripts/layering.py" "$CASE" 2>&1) || rc=$?
+	out=$(python3 "$ROOT/scripts/layering.py" "$CASE" ${MODS:+"$MODS"} 2>&1) || rc=$?
 	if [ "$2" = ok ] && [ $rc -eq 0 ]; then
 		echo "ok - $1"
 	elif [ "$2" = fail ] && [ $rc -eq 1 ] && [[ $out == *"$3"* ]]; then
@@ -60,6 +64,33 @@ expect "an engine module calling the loop fails" fail "peer calls up into loop"
 base unmapped
 obj yip-engine peer stray.c 'int stray(void) { return 0; }'
 expect "an object whose source is gone is ignored" ok
+
+base peers
+obj yip-os rdvloop rdvloop.c 'int rdv_loop_run(void) { return 0; }'
+expect "the two loops calling neither passes" ok
+obj yip-os loop run.c 'int rdv_loop_run(void); int yip_loop_run(void) { return rdv_loop_run(); }'
+expect "a module calling one on its own line fails" fail \
+	"loop calls rdvloop, which shares its layer: loop/run.c -> rdvloop/rdvloop.c (rdv_loop_run)"
+
+# mods LINE...: writes a modules file of these lines as $MODS.
+mods() {
+	MODS="$CASE/MODULES"
+	printf '%s\n' "# planted" "$@" >"$MODS"
+}
+
+base planted
+obj yip-engine peer session.c 'int wire_classify(void); int session_usable(void) { return wire_classify(); }'
+expect "peer calling wire passes under src/MODULES" ok
+mods "engine: util" "engine: peer" "engine: wire" "os: loop"
+expect "the same call fails once the file puts wire above peer" fail \
+	"peer calls up into wire: peer/session.c -> wire/wire.c (wire_classify)"
+mods "engine: peer" "os: loop"
+expect "a module missing from the file fails" fail "module not in the declared order"
+mods "engine: peer" "os: loop" "engine: wire"
+expect "an engine line above the OS side fails" fail "an engine module above the OS side"
+mods "engine: util crypto addr noise replay wire" "engine: peer" "os: loop"
+expect "a planted file that allows every call passes" ok
+unset MODS
 
 [ $fails -eq 0 ] || exit 1
 echo "layering selftest: all passed"

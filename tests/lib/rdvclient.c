@@ -5,8 +5,6 @@
 #include <sodium.h>
 #include <string.h>
 
-#define PROLOGUE "yip-v1" /* the engines' Noise prologue (src/peer/internal.h) */
-
 void rdvc_init(struct rdvc *c, const uint8_t *priv, const char *ip, uint16_t port)
 {
 	memset(c, 0, sizeof(*c));
@@ -39,7 +37,7 @@ size_t rdvc_init_msg(struct rdvc *c, const uint8_t server_pub[YIP_KEY_LEN], uint
 	uint8_t *msg1;
 
 	randombytes_buf(&c->sender, sizeof(c->sender));
-	noise_hs_init(&c->hs, true, (const uint8_t *)PROLOGUE, sizeof(PROLOGUE) - 1, c->priv,
+	noise_hs_init(&c->hs, true, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN, c->priv,
 	              c->pub, server_pub);
 	yip_tai64n(pl.tai64n, wall_ns);
 	wire_init_payload_put(payload, &pl);

@@ -68,7 +68,6 @@
 #include "util/hex.h"
 #include "wire/wire.h"
 
-#define PROLOGUE  "yip-v1" /* the engines' Noise prologue (src/peer/internal.h) */
 #define BATCH     64
 #define MAX_NAMES 8
 #define MAX_SET   65536 /* the low 16 bits of a sender index name its slot */
@@ -270,7 +269,7 @@ static void make_init(unsigned i, const uint8_t mac1_key[YIP_KEY_LEN])
 			yip_key_public(s_pub, s_priv);
 		else
 			memcpy(s_pub, opt.names[(i / n) % opt.nnames], YIP_KEY_LEN);
-		noise_hs_init(&hs, true, (const uint8_t *)PROLOGUE, sizeof(PROLOGUE) - 1, s_priv,
+		noise_hs_init(&hs, true, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN, s_priv,
 		              s_pub, opt.responder);
 		yip_tai64n(pl.tai64n, yip_now_wall());
 		wire_init_payload_put(payload, &pl);

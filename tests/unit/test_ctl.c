@@ -24,6 +24,7 @@
 
 #include "ctl/ctl.h"
 #include "pair.h"
+#include "poll/poll.h"
 #include "util/clock.h"
 #include "util/hex.h"
 
@@ -855,23 +856,17 @@ static int client(const char *path, const char *send_text)
 }
 
 /* Handles what the server has pending, as the event loop would. */
-static void pump(struct yip_ctl_server *s, uint64_t now)
+static void pump(struct yip_ctl_server *s)
 {
 	for (int round = 0; round < 8; round++) {
 		struct epoll_event ev[4];
-		int k = epoll_wait(s->epfd, ev, 4, 10);
 
-		for (int i = 0; i < k; i++) {
-			if (ev[i].data.u32 == 1)
-				yip_ctl_server_on_listen(s, now);
-			else
-				yip_ctl_server_on_client(s, now, ev[i].events, fake_reply, NULL);
-		}
+		assert_int_equal(yip_poll_wait(s->poll, 10, ev, 4), 0);
 	}
 }
 
 /* Runs the server's side until fd's reply is complete; returns it (caller frees). */
-static char *serve(struct yip_ctl_server *s, int fd, uint64_t now, size_t *len)
+static char *serve(struct yip_ctl_server *s, int fd, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
@@ -879,15 +874,9 @@ static char *serve(struct yip_ctl_server *s, int fd, uint64_t now, size_t *len)
 	assert_non_null(buf);
 	for (int spins = 0; spins < 100000; spins++) {
 		struct epoll_event ev[4];
-		int k = epoll_wait(s->epfd, ev, 4, 0);
 		ssize_t r;
 
-		for (int i = 0; i < k; i++) {
-			if (ev[i].data.u32 == 1)
-				yip_ctl_server_on_listen(s, now);
-			else
-				yip_ctl_server_on_client(s, now, ev[i].events, fake_reply, NULL);
-		}
+		assert_int_equal(yip_poll_wait(s->poll, 0, ev, 4), 0);
 		if (n + 1 == cap) {
 			cap *= 2;
 			buf = realloc(buf, cap);
@@ -912,17 +901,17 @@ static void test_server(void **state)
 	struct yip_ctl_server s, s2;
 	struct stat st;
 	size_t len;
-	int epfd, fd, busy;
+	struct yip_poll poll;
+	int fd, busy;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(sub, sizeof(sub), "%s/run", dir);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	assert_true(epfd >= 0);
+	assert_int_equal(yip_poll_open(&poll), 0);
 
 	if (yip_ctl_server_open(&s, sub, "yip9", geteuid(), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_int_equal(yip_ctl_server_watch(&s, epfd, 1, 2), 0);
+	assert_int_equal(yip_ctl_server_watch(&s, &poll, fake_reply, NULL), 0);
 	snprintf(path, sizeof(path), "%s/yip9.sock", sub);
 	assert_int_equal(stat(sub, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
@@ -934,30 +923,31 @@ static void test_server(void **state)
 	assert_int_equal(yip_ctl_server_open(&s2, sub, "yip9", geteuid(), err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "in use"));
 	/* Its probe connection is a client that leaves without asking. */
-	pump(&s, 0);
+	pump(&s);
 	assert_true(s.client < 0);
 
 	/* One request, one reply, then the server closes. */
 	fd = client(path, "show\n");
-	r = serve(&s, fd, 0, &len);
+	r = serve(&s, fd, &len);
 	assert_string_equal(r, "{\"error\":\"fake\"}\n");
 	free(r);
 	close(fd);
 
 	/* While one client is served, another is turned away with "busy". */
 	fd = client(path, NULL);
-	pump(&s, 0); /* accepted; waits for its request */
+	pump(&s); /* accepted; waits for its request */
 	assert_true(s.client >= 0);
 	busy = client(path, "show\n");
-	r = serve(&s, busy, 0, &len);
+	r = serve(&s, busy, &len);
 	assert_non_null(strstr(r, "busy"));
 	free(r);
 	close(busy);
 	/* The silent one times out after YIP_CTL_REQUEST_MS. */
-	assert_int_not_equal(yip_ctl_server_expire(&s, 1), 0);
-	assert_int_equal(yip_ctl_server_expire(&s, YIP_CTL_REQUEST_MS * YIP_NS_PER_MS + 1), 0);
+	assert_int_not_equal(yip_ctl_server_expire(&s, yip_now_mono()), 0);
+	assert_int_equal(
+	    yip_ctl_server_expire(&s, yip_now_mono() + YIP_CTL_REQUEST_MS * YIP_NS_PER_MS + 1), 0);
 	assert_true(s.client < 0);
-	r = serve(&s, fd, 0, &len);
+	r = serve(&s, fd, &len);
 	assert_non_null(strstr(r, "timed out"));
 	free(r);
 	close(fd);
@@ -970,13 +960,13 @@ static void test_server(void **state)
 		memset(longreq, 'a', sizeof(longreq) - 1);
 		longreq[sizeof(longreq) - 1] = '\0';
 		fd = client(path, longreq);
-		r = serve(&s, fd, 0, &len);
+		r = serve(&s, fd, &len);
 		assert_string_equal(r, "{\"error\":\"fake\"}\n");
 		free(r);
 		close(fd);
 	}
 	fd = client(path, "big!\n");
-	r = serve(&s, fd, 0, &len);
+	r = serve(&s, fd, &len);
 	assert_int_equal(len, 4u << 20);
 	free(r);
 	close(fd);
@@ -1003,7 +993,7 @@ static void test_server(void **state)
 	unlink(path);
 	rmdir(sub);
 	rmdir(dir);
-	close(epfd);
+	yip_poll_close(&poll);
 }
 
 /*

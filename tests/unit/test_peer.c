@@ -473,7 +473,7 @@ static void forge_init(uint8_t d[WIRE_INIT_LEN], uint32_t sender)
 	struct noise_hs hs;
 
 	randombytes_buf(priv, sizeof(priv));
-	noise_hs_init(&hs, true, (const uint8_t *)YIP_PROLOGUE, YIP_PROLOGUE_LEN, priv,
+	noise_hs_init(&hs, true, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN, priv,
 	              A->dev.public_key, B->dev.public_key);
 	yip_tai64n(pl.tai64n, B->wall + 3600 * YIP_NS_PER_S);
 	wire_init_payload_put(payload, &pl);

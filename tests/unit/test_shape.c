@@ -1,5 +1,5 @@
 /*
- * The loop's shaping (src/loop/shape.c): CE marks keep the IPv4 header
+ * The loop's shaping (src/aqm/shape.c): CE marks keep the IPv4 header
  * checksum valid and touch only ECN-capable packets; SYNs are recognised
  * and clamped on the way in; the TUN-side queue is first in, first out and
  * says when it is full; CoDel's signals come only from a standing queue,
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../ref_csum.h"
-#include "loop/shape.h"
+#include "aqm/shape.h"
 
 #define MS 1000000ULL
 

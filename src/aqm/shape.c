@@ -1,4 +1,4 @@
-#include "loop/shape.h"
+#include "aqm/shape.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,13 +3,14 @@
  * two UDP sockets, the main port and the second port for NAT mapping
  * probes, with batched receives and sends (src/udp: recvmmsg, sendmmsg,
  * UDP GSO for runs of equal-size datagrams to one node, which is what a
- * relayed flow is), epoll, a signalfd (INT and TERM stop, USR1 logs the
- * status, HUP reads the revocation list again) and the control socket
- * <ctl_dir>/rendezvous.sock
- * (src/ctl/rendezvous.h). It calls none of the other files of src/loop.
+ * relayed flow is), a signalfd (INT and TERM stop, USR1 logs the status,
+ * HUP reads the revocation list again) and the control socket
+ * <ctl_dir>/rendezvous.sock (src/ctl/rendezvous.h), all of them fds
+ * registered with src/poll. It shares src/poll and src/udp with yipd's
+ * loop (src/loop) and calls nothing of it.
  */
-#ifndef YIP_LOOP_RENDEZVOUS_H
-#define YIP_LOOP_RENDEZVOUS_H
+#ifndef YIP_RDVLOOP_RDVLOOP_H
+#define YIP_RDVLOOP_RDVLOOP_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "loop/daemon.h"
+#include "poll/daemon.h"
 
 #include <signal.h>
 #include <string.h>

@@ -19,8 +19,8 @@
  * nothing is marked or clamped. Pure logic: no I/O, no clock, no engine;
  * the loop passes the time and the MTU and counts the drops.
  */
-#ifndef YIP_LOOP_SHAPE_H
-#define YIP_LOOP_SHAPE_H
+#ifndef YIP_AQM_SHAPE_H
+#define YIP_AQM_SHAPE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * yip-rendezvous's event loop (see rendezvous.h). The engine builds every
+ * yip-rendezvous's event loop (see rdvloop.h). The engine builds every
  * datagram it sends in the main socket's send batch (struct rdv_io.buf has
  * no socket argument; the engine sends everything from the main socket,
  * the second port only listens), so a relayed datagram is copied once,
@@ -8,22 +8,20 @@
  * socket's batch. Batches leave with one sendmmsg after each receive
  * batch, or when full.
  */
-#include "loop/rendezvous.h"
+#include "rdvloop/rdvloop.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
-#include "loop/daemon.h"
+#include "poll/daemon.h"
+#include "poll/poll.h"
 #include "membership/member.h"
 #include "udp/udp.h"
 #include "util/clock.h"
@@ -34,13 +32,12 @@
 #define MAX_EVENTS 8
 #define LOG_NODES  32 /* nodes the status log lists at most */
 
-enum { EV_SIG = 1, EV_CTL, EV_CTL_CLIENT, EV_UDP_MAIN, EV_UDP_ALT };
-
 struct rdv_loop {
 	struct rdv_server srv;
 	int fd[RDV_SOCKS];
 	struct udp_batch rx[RDV_SOCKS], tx[RDV_SOCKS];
-	int epfd, sigfd;
+	struct yip_poll poll;
+	int sigfd;
 	struct yip_ctl_server ctl;
 	bool ctl_on, stopped;
 	union yip_sockaddr listen;
@@ -216,10 +213,26 @@ static void reload_cb(void *arg)
 	         m.revs != NULL ? m.revs->f.serial : 0, l->srv.stats.evicted - before);
 }
 
-/* Handles pending signals; false when the server should stop. */
-static bool on_signal(struct rdv_loop *l)
+/* The signalfd: a stop signal ends the loop once this wait's events are handled. */
+static void on_signal(void *ctx, uint32_t events)
 {
-	return daemon_signals(l->sigfd, status_cb, reload_cb, l);
+	struct rdv_loop *l = ctx;
+
+	(void)events;
+	if (!daemon_signals(l->sigfd, status_cb, reload_cb, l))
+		l->stopped = true;
+}
+
+static void on_udp_main(void *ctx, uint32_t events)
+{
+	(void)events;
+	on_udp(ctx, RDV_SOCK_MAIN);
+}
+
+static void on_udp_alt(void *ctx, uint32_t events)
+{
+	(void)events;
+	on_udp(ctx, RDV_SOCK_ALT);
 }
 
 /* Milliseconds until the engine's next timer or the control client's deadline. */
@@ -242,7 +255,6 @@ static int run(struct rdv_loop *l)
 
 	while (!l->stopped) {
 		uint64_t now = yip_now_mono();
-		int n;
 
 		/* The wall clock once a second: Init timestamps are checked
 		 * against it, so a step of the system clock must reach the engine. */
@@ -254,32 +266,10 @@ static int run(struct rdv_loop *l)
 			rdv_timers(&l->srv, now);
 			flush_all(l);
 		}
-		n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout_ms(l, now));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		/* Every fd is registered: nothing comes back. */
+		if (yip_poll_wait(&l->poll, timeout_ms(l, now), evs, MAX_EVENTS) < 0) {
 			log_err("epoll_wait: %s", strerror(errno));
 			return 1;
-		}
-		for (int i = 0; i < n; i++) {
-			switch (evs[i].data.u32) {
-			case EV_SIG:
-				l->stopped = !on_signal(l);
-				break;
-			case EV_CTL:
-				yip_ctl_server_on_listen(&l->ctl, yip_now_mono());
-				break;
-			case EV_CTL_CLIENT:
-				yip_ctl_server_on_client(&l->ctl, yip_now_mono(), evs[i].events,
-				                         ctl_reply, l);
-				break;
-			case EV_UDP_MAIN:
-				on_udp(l, RDV_SOCK_MAIN);
-				break;
-			case EV_UDP_ALT:
-				on_udp(l, RDV_SOCK_ALT);
-				break;
-			}
 		}
 	}
 	return 0;
@@ -287,21 +277,16 @@ static int run(struct rdv_loop *l)
 
 /* ---- setting up ---------------------------------------------------------------------- */
 
-static int watch(int epfd, int fd, uint32_t tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 {
 	struct rdv_io io = {l, io_buf, io_send};
 	char err[256];
 
-	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	int polled = yip_poll_open(&l->poll);
+
 	l->sigfd = daemon_signalfd();
-	if (l->epfd < 0 || l->sigfd < 0 || watch(l->epfd, l->sigfd, EV_SIG) != 0) {
+	if (polled != 0 || l->sigfd < 0 ||
+	    yip_poll_add(&l->poll, l->sigfd, EPOLLIN, on_signal, l) != 0) {
 		log_err("event loop setup failed: %s", strerror(errno));
 		return -1;
 	}
@@ -314,7 +299,8 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 		                   false) != 0 ||
 		    udp_batch_init(&l->tx[s], l->fd[s], c->family, RDV_MAX_DGRAM, false, true) !=
 		        0 ||
-		    watch(l->epfd, l->fd[s], s == RDV_SOCK_MAIN ? EV_UDP_MAIN : EV_UDP_ALT) != 0) {
+		    yip_poll_add(&l->poll, l->fd[s], EPOLLIN,
+		                 s == RDV_SOCK_MAIN ? on_udp_main : on_udp_alt, l) != 0) {
 			log_err("event loop setup failed: %s", strerror(errno));
 			return -1;
 		}
@@ -337,7 +323,7 @@ static void ctl_open(struct rdv_loop *l, const char *dir, uid_t owner)
 
 	if (yip_ctl_server_open(&l->ctl, dir, YIP_RDV_CTL_NAME, owner, err, sizeof(err)) != 0) {
 		log_warn("control socket disabled: %s", err);
-	} else if (yip_ctl_server_watch(&l->ctl, l->epfd, EV_CTL, EV_CTL_CLIENT) != 0) {
+	} else if (yip_ctl_server_watch(&l->ctl, &l->poll, ctl_reply, l) != 0) {
 		log_warn("control socket disabled: %s", strerror(errno));
 		yip_ctl_server_close(&l->ctl);
 	} else {
@@ -383,8 +369,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		log_err("event loop setup failed: out of memory");
 		return 1;
 	}
-	l->epfd = l->sigfd = -1;
-	l->ctl.fd = l->ctl.client = l->ctl.epfd = l->ctl.dirfd = -1;
+	l->poll.epfd = l->sigfd = -1;
+	l->ctl.fd = l->ctl.client = l->ctl.dirfd = -1;
 	l->fd[RDV_SOCK_MAIN] = c->fd[RDV_SOCK_MAIN];
 	l->fd[RDV_SOCK_ALT] = c->fd[RDV_SOCK_ALT];
 	l->listen = c->listen;
@@ -413,8 +399,7 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 	}
 	if (l->sigfd >= 0)
 		close(l->sigfd);
-	if (l->epfd >= 0)
-		close(l->epfd);
+	yip_poll_close(&l->poll);
 	free(l);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* What the event loops of both daemons (yipd's, yip-rendezvous's) do alike:
  * their signals and the way they log a status. */
-#ifndef YIP_LOOP_DAEMON_H
-#define YIP_LOOP_DAEMON_H
+#ifndef YIP_POLL_DAEMON_H
+#define YIP_POLL_DAEMON_H
 
 #include <stdbool.h>
 
