@@ -61,7 +61,9 @@ static void sweep(struct mac_table *t, uint64_t now)
 
 static int quota_left(const struct mac_table *t, uint32_t owner)
 {
-	return owner == MAC_LOCAL || t->owned[owner] < MAC_PER_PEER;
+	if (owner == MAC_LOCAL)
+		return 1;
+	return owner >= 1 && owner <= t->n_peers && t->owned[owner] < MAC_PER_PEER;
 }
 
 enum mac_result mac_learn(struct mac_table *t, const uint8_t mac[6], uint32_t owner, uint64_t now)
@@ -120,6 +122,16 @@ void mac_forget(struct mac_table *t, uint32_t owner)
 	for (size_t i = 0; i < MAC_TABLE_SIZE; i++)
 		if (t->e[i].key != 0 && t->e[i].owner == owner)
 			clear(t, &t->e[i]);
+}
+
+void mac_rename(struct mac_table *t, uint32_t from, uint32_t to)
+{
+	for (size_t i = 0; i < MAC_TABLE_SIZE; i++)
+		if (t->e[i].key != 0 && t->e[i].owner == from) {
+			count(t, from, -1);
+			t->e[i].owner = to;
+			count(t, to, 1);
+		}
 }
 
 size_t mac_count(const struct mac_table *t, uint32_t owner, uint64_t now)

@@ -48,7 +48,8 @@ enum mac_result {
 	MAC_FULL,  /* not learned (the owner's quota, or no room): the frame is fine */
 };
 
-/* Allocates the per-peer counts; 0 or -1. */
+/* Allocates the per-peer counts for owners 1..n_peers (others are never
+ * learned); 0 or -1. */
 int mac_table_init(struct mac_table *t, size_t n_peers);
 void mac_table_free(struct mac_table *t);
 
@@ -60,6 +61,10 @@ uint32_t mac_lookup(const struct mac_table *t, const uint8_t mac[6], uint64_t no
 
 /* Forgets every entry of owner (a peer going away). */
 void mac_forget(struct mac_table *t, uint32_t owner);
+
+/* Every entry of owner from becomes owner to's (a peer renumbered: the peer
+ * table moved it into a freed slot); to must own none. */
+void mac_rename(struct mac_table *t, uint32_t from, uint32_t to);
 
 /* Number of live entries at time now, in all or (owner != 0) of one owner. */
 size_t mac_count(const struct mac_table *t, uint32_t owner, uint64_t now);

@@ -247,8 +247,13 @@ void peer_free(struct yip_peer *p)
 		dev->rtt_max_peer = NULL;
 		dev->rtt_max = 0;
 	}
-	/* The last peer takes its slot. */
+	/* The last peer takes its slot; the MAC table names peers by slot. */
 	if (p->slot < dev->n_peers && dev->peers[p->slot] == p) {
+		if (dev->macs != NULL) {
+			mac_forget(dev->macs, (uint32_t)p->slot + 1);
+			if (last != p->slot)
+				mac_rename(dev->macs, (uint32_t)last + 1, (uint32_t)p->slot + 1);
+		}
 		dev->peers[p->slot] = dev->peers[last];
 		dev->peers[p->slot]->slot = p->slot;
 		dev->n_peers--;

@@ -157,6 +157,24 @@ static void test_capacity_bounded(void **state)
 	assert_true(learned > MAC_TABLE_SIZE / 2);
 }
 
+/* A peer renumbered takes its entries and their count along; an owner past
+ * the table's peers is never learned. */
+static void test_rename_and_range(void **state)
+{
+	uint8_t m[6];
+
+	(void)state;
+	mac_of(m, 7);
+	assert_int_equal(mac_learn(t, m, 3, 1), MAC_OK);
+	mac_rename(t, 3, 5);
+	assert_int_equal(mac_lookup(t, m, 2), 5);
+	assert_int_equal(mac_count(t, 3, 2), 0);
+	assert_int_equal(mac_count(t, 5, 2), 1);
+	mac_of(m, 8);
+	assert_int_equal(mac_learn(t, m, PEERS + 1, 3), MAC_FULL);
+	assert_int_equal(mac_lookup(t, m, 4), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +183,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_quota_and_no_churn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capacity_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rename_and_range, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

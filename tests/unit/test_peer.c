@@ -2252,6 +2252,54 @@ static void test_remove_configured(void **state)
 	assert_int_equal(pb->stats.handshakes, 1);
 }
 
+/*
+ * TAP: the MAC table names a peer by its slot, and removing a peer moves
+ * the last one into its slot. B's learned address must not pass to the
+ * peer that takes B's slot, and that peer's own addresses must follow it.
+ */
+static void test_tap_remove_renumbers(void **state)
+{
+	const struct pair_opts o = {.timing = &timing, .out_cap = MAXQ, .tap = true};
+	struct yip_peer_config pc = {0};
+	struct yip_peer *pb, *pc_peer;
+	uint8_t frame[60] = {0}, mac_b[6] = {0x02, 0, 0, 0, 0, 0xb},
+	        mac_c[6] = {0x02, 0, 0, 0, 0, 0xc};
+	uint64_t now = YIP_NS_PER_S;
+	struct pair T;
+	struct yip_device *a;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(pair_init(&T, &o, err, sizeof(err)), 0);
+	a = &T.n[0].dev;
+	/* B sends a broadcast frame from mac_b: A learns it as B's. */
+	memset(frame, 0xff, 6);
+	memcpy(frame + 6, mac_b, 6);
+	frame[12] = 0x08;
+	for (int i = 0; i < 3; i++, now += 50 * YIP_NS_PER_MS) {
+		yip_device_tx(&T.n[1].dev, now, frame, sizeof(frame));
+		pair_settle(&T, now);
+	}
+	pb = yip_device_peer(a, T.n[1].dev.public_key);
+	assert_non_null(pb);
+	assert_int_equal(mac_lookup(a->macs, mac_b, now), pb->slot + 1);
+	/* C, a peer set at run time (beyond the configured ones), owns mac_c. */
+	randombytes_buf(pc.public_key, YIP_KEY_LEN);
+	assert_int_equal(yip_device_peer_set(a, now, &pc, YIP_PEER_SET_ALL, err, sizeof(err)), 0);
+	pc_peer = yip_device_peer(a, pc.public_key);
+	assert_non_null(pc_peer);
+	assert_int_equal(mac_learn(a->macs, mac_c, (uint32_t)pc_peer->slot + 1, now), MAC_OK);
+	assert_int_equal(mac_count(a->macs, (uint32_t)pc_peer->slot + 1, now), 1);
+	/* B goes; C moves into its slot. */
+	assert_int_equal(yip_device_peer_remove(a, pb), 0);
+	assert_int_equal(pc_peer->slot, 0);
+	assert_int_equal(mac_lookup(a->macs, mac_b, now), 0);
+	assert_int_equal(mac_lookup(a->macs, mac_c, now), 1);
+	assert_int_equal(mac_count(a->macs, 1, now), 1);
+	assert_int_equal(mac_count(a->macs, 2, now), 0);
+	pair_free(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2291,6 +2339,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mixed_sizes_rebuilt_exactly, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_larger_peer_mtu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_set_and_remove, setup, teardown),
+	    cmocka_unit_test(test_tap_remove_renumbers),
 	    cmocka_unit_test_setup_teardown(test_remove_configured, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
