@@ -94,7 +94,8 @@ int yip_device_init(struct yip_device *dev, const struct yip_config *cfg, const 
 	dev->flows = calloc(1, sizeof(*dev->flows));
 	if (cfg->device_kind == YIP_DEVICE_TAP && dev->flows != NULL) {
 		dev->macs = calloc(1, sizeof(*dev->macs));
-		if (dev->macs == NULL || mac_table_init(dev->macs, dev->max_configured + dev->max_dynamic) != 0) {
+		if (dev->macs == NULL ||
+		    mac_table_init(dev->macs, dev->max_configured + dev->max_dynamic) != 0) {
 			free(dev->macs);
 			dev->macs = NULL;
 			snprintf(err, errlen, "out of memory");
