@@ -68,7 +68,8 @@ static size_t obfuscate(struct yip_device *dev, uint8_t *buf, size_t len)
 }
 
 /* Sends what o holds (len bytes after the relay header) on its link, with
- * the block hint (struct yip_link_ops); returns the bytes sent. */
+ * the block hint (struct yip_link_ops); returns the bytes sent (0: none,
+ * and a refused datagram is counted as send_failed). */
 static size_t out_send(struct yip_device *dev, const struct out *o, size_t len, uint32_t block)
 {
 	size_t n = obfuscate(dev, o->buf, o->hdr + len);
@@ -76,8 +77,10 @@ static size_t out_send(struct yip_device *dev, const struct out *o, size_t len, 
 	if (n == 0)
 		return 0;
 	if (o->lk == NULL || n > o->lk->mtu ||
-	    !o->lk->ops->send(o->lk->ctx, o->link, o->to, n, block))
+	    !o->lk->ops->send(o->lk->ctx, o->link, o->to, n, block)) {
 		yip_device_drop(dev, YIP_DROP_SEND_FAILED);
+		return 0;
+	}
 	return n;
 }
 
