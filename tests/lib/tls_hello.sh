@@ -54,14 +54,17 @@ hello_capture_stop() {
 }
 
 # hello_reap: kills whatever is still running in the client's namespace
-# (chromium's helper processes outlive a killed browser process).
+# (chromium's helper processes outlive a killed browser process) and waits
+# until they are gone, zombies included (a zombie has left the namespace
+# already, but it is still a chromium process until it is reaped).
 hello_reap() {
 	local pids
-	pids=$(ip netns pids "$(ns c)" 2>/dev/null) || return 0
-	[ -n "$pids" ] || return 0
+	pids=$(ip netns pids "$(ns c)" 2>/dev/null | tr '\n' ' ') || return 0
+	[ -n "${pids// /}" ] || return 0
 	# shellcheck disable=SC2086
 	kill -9 $pids 2>/dev/null || true
-	poll 5 '[ -z "$(ip netns pids "$(ns c)" 2>/dev/null)" ]' || true
+	pids=${pids% }
+	poll 5 '! ps -p "${pids// /,}" >/dev/null' || true
 }
 
 # hello_client KIND I: one connection from namespace c to https://$HELLO_NAME/
@@ -74,8 +77,12 @@ hello_client() {
 		mkdir -p "$prof/home"
 		# The resolver maps the site's name and nothing else, so the browser
 		# makes no other connection; the background services it would start
-		# (component updates, sync, ...) are off for the same reason.
-		in_ns c env HOME="$prof/home" timeout -k 5 30 chromium --headless=new --no-sandbox \
+		# (component updates, sync, ...) are off for the same reason. It runs
+		# in a PID namespace of its own: its crash handler daemonizes, and
+		# when the namespace's first process ends the kernel kills and reaps
+		# every process left in it, so none outlives the run.
+		in_ns c unshare --pid --fork --kill-child --mount-proc \
+			env HOME="$prof/home" timeout -k 5 30 chromium --headless=new --no-sandbox \
 			--disable-gpu --user-data-dir="$prof" --ignore-certificate-errors \
 			--no-first-run --disable-background-networking --disable-component-update \
 			--disable-sync --disable-default-apps \

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Captures the ClientHellos a TLS client sends to a local site: N fresh
-# connections (default 20) from a client namespace to openssl s_server in
+# Captures the ClientHellos a TLS client sends to a local site: N runs
+# (default 20) of a fresh client (chromium opens two connections a run, the
+# second some 20-35 ms after the first, both full handshakes with hellos of
+# their own) from a client namespace to openssl s_server in
 # another (tests/lib/tls_hello.sh), recorded by tcpdump on the site's side.
 # Needs root. Prints the report of tests/tls/hello.py over the capture.
 #
@@ -38,5 +40,5 @@ for i in $(seq 1 "$count"); do
 done
 hello_capture_stop
 cp "$TMP/hello.pcap" "$out"
-log "$count $kind connections ($failed failed) captured in $out"
+log "$count $kind runs ($failed failed) captured in $out"
 python3 "$ROOT/tests/tls/hello.py" report "$out"

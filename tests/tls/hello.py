@@ -2,14 +2,17 @@
 """ClientHellos in a capture, field by field: the reference side of the TLS
 fingerprint tests (tests/tls/capture_hello.sh makes the captures).
 
-Usage: hello.py report PCAP [--port P] [--json]
-       hello.py hex PCAP [INDEX] [--port P]
-       hello.py compare PCAP_A PCAP_B [--port P] [--names A,B] [--require F,...]
+Usage: hello.py report PCAP [--port P] [--from ADDR] [--json]
+       hello.py hex PCAP [INDEX] [--port P] [--from ADDR]
+       hello.py compare PCAP_A PCAP_B [--port P] [--from ADDR] [--from-b ADDR]
+                [--names A,B] [--require F,...]
 
 Reads a classic pcap (Ethernet or Linux cooked, IPv4 or IPv6), puts each TCP
 connection to PORT (default 443) back together from the client's segments,
 and parses the first handshake message of each as a ClientHello (it may span
-segments and records).
+segments and records). --from keeps the connections from one client address
+(--from-b, for compare's second capture, if it is another), so that one
+capture may hold two clients.
 
 report prints every hello: record and handshake lengths, legacy version,
 session id length, cipher suites, extensions in wire order with their
@@ -26,7 +29,8 @@ included.
 
 compare puts two captures side by side, one row per field of the summary
 (GREASE values written as GREASE, order ignored where the client permutes),
-and marks the rows that differ. With --require it exits 1 when one of the
+and marks the rows that differ (NO) and the statistics of random choices,
+which are shown but not compared (~). With --require it exits 1 when one of the
 named rows differs (the names are the first column), for a test.
 """
 import hashlib
@@ -366,6 +370,7 @@ def parse_extension(eid, d, out):
         while lst.left():
             g, k = lst.u16(), lst.vec(2)
             shares.append((g, k.left()))
+            out.setdefault("key_share_data", {})[g] = k.data
         out["key_shares"] = shares
     elif eid == 0x001B:
         lst = r.vec(1)
@@ -440,6 +445,32 @@ def parse_hello(stream):
     return h
 
 
+def mlkem768_ek_valid(ek):
+    """Whether EK is a well-formed ML-KEM-768 encapsulation key (FIPS 203
+    7.2: 1184 bytes, and each of its 768 12-bit coefficients below q)."""
+    if len(ek) != 1184:
+        return False
+    for i in range(0, 1152, 3):
+        b0, b1, b2 = ek[i], ek[i + 1], ek[i + 2]
+        if (b0 | (b1 & 15) << 8) >= 3329 or (b1 >> 4 | b2 << 4) >= 3329:
+            return False
+    return True
+
+
+def hybrid(h):
+    """What the X25519MLKEM768 share of hello H holds (ML-KEM-768's
+    encapsulation key, then an X25519 share), or None without one."""
+    d = h.get("key_share_data", {}).get(0x11EC)
+    if d is None:
+        return None
+    x = h["key_share_data"].get(0x001D)
+    return {
+        "mlkem_ek_valid": mlkem768_ek_valid(d[:1184]),
+        "x25519_len": len(d) - 1184,
+        "x25519_same_as_x25519_share": x is not None and d[1184:] == x,
+    }
+
+
 def ja4(h):
     ciphers = [c for c in h["ciphers"] if not is_grease(c)]
     exts = [e for e, _ in h["extensions"] if not is_grease(e)]
@@ -487,9 +518,11 @@ def ja3(h):
     return s, hashlib.md5(s.encode()).hexdigest()
 
 
-def hellos_of(path, port):
+def hellos_of(path, port, src=None):
     out = []
     for t, client, stream in client_streams(path, port):
+        if src and client.rsplit(":", 1)[0] != src:
+            continue
         try:
             h = parse_hello(stream)
         except (Short, ValueError) as e:
@@ -549,6 +582,10 @@ def describe(h):
         L.append("signature_algs (%d)  %s" % (len(h["sigalgs"]), " ".join(named(s, SIGALGS) for s in h["sigalgs"])))
     if "sigalgs_cert" in h:
         L.append("sigalgs_cert        %s" % " ".join(named(s, SIGALGS) for s in h["sigalgs_cert"]))
+    hy = hybrid(h)
+    if hy:
+        L.append("X25519MLKEM768      ML-KEM-768 key well-formed: %s; X25519 part %d B, same as the x25519 share: %s"
+                 % (hy["mlkem_ek_valid"], hy["x25519_len"], hy["x25519_same_as_x25519_share"]))
     if "alpn" in h:
         L.append("alpn                %s" % [p.decode("ascii", "replace") for p in h["alpn"]])
     if "supported_versions" in h:
@@ -596,10 +633,11 @@ def summary(hellos):
         return s
 
     def one_or_all(f):
-        vals = Counter(f(h) for h in ok)
-        if len(vals) == 1:
-            return next(iter(vals))
-        return " | ".join("%s x%d" % (v, n) for v, n in vals.most_common())
+        vals = sorted(set(f(h) for h in ok))
+        return " | ".join(vals)
+
+    def counts(f):
+        return " ".join("%s x%d" % vc for vc in sorted(Counter(f(h) for h in ok).items()))
 
     s["ja4"] = one_or_all(lambda h: h["ja4"])
     s["ja4_r"] = one_or_all(lambda h: h["ja4_r"])
@@ -617,6 +655,9 @@ def summary(hellos):
         lambda h: ",".join("%s:%d" % (n, ln) for n, (_, ln) in zip(norm(g for g, _ in h.get("key_shares", [])), h.get("key_shares", [])))
     )
     s["signature_algorithms"] = one_or_all(lambda h: ",".join(norm(h.get("sigalgs", []))))
+    s["X25519MLKEM768 share"] = one_or_all(
+        lambda h: "ek valid %s, x25519 reused %s" % (hybrid(h)["mlkem_ek_valid"], hybrid(h)["x25519_same_as_x25519_share"])
+        if hybrid(h) else "-")
     s["alpn"] = one_or_all(lambda h: ",".join(p.decode("ascii", "replace") for p in h.get("alpn", [])))
     s["supported_versions"] = one_or_all(lambda h: ",".join(norm(h.get("supported_versions", []))))
     s["alps"] = one_or_all(
@@ -632,12 +673,15 @@ def summary(hellos):
     s["ech payload lengths"] = one_or_all(
         lambda h: str(h["ech"]["payload_len"]) if "ech" in h and h["ech"]["type"] == 0 else "-"
     )
+    s["ech payload length counts"] = counts(
+        lambda h: str(h["ech"]["payload_len"]) if "ech" in h and h["ech"]["type"] == 0 else "-")
     s["ech config_id distinct"] = str(len({h["ech"].get("config_id") for h in ok if "ech" in h}))
     s["trust_anchors set"] = one_or_all(lambda h: ",".join(sorted(h.get("trust_anchors", []))))
     s["trust_anchors orders distinct"] = str(len({tuple(h.get("trust_anchors", [])) for h in ok}))
     s["padding"] = one_or_all(lambda h: str(h["padding_len"]) if "padding_len" in h else "-")
     s["grease ext bodies"] = one_or_all(lambda h: ",".join(map(str, h.get("grease_ext_bodies", []))))
     s["record lengths"] = one_or_all(lambda h: str(h["record_len"]))
+    s["record length counts"] = counts(lambda h: str(h["record_len"]))
     orders = [tuple(norm(e for e, _ in h["extensions"])) for h in ok]
     s["extension orders distinct"] = "%d of %d" % (len(set(orders)), len(orders))
     s["order differs from previous"] = "%d of %d" % (
@@ -654,19 +698,42 @@ def summary(hellos):
         for k, v in grease_places(h).items():
             places.setdefault(k, Counter()).update(v)
     for k, c in places.items():
-        s["grease at " + k] = "%d distinct, in %d of %d" % (len(c), sum(c.values()), len(ok))
+        s["grease at " + k] = "in %d of %d" % (sum(c.values()), len(ok))
+        s["grease values at " + k] = "%d distinct" % len(c)
     s["grease key_share == supported_groups"] = str(sum(
         1 for h in ok if h.get("key_shares") and h.get("groups") and h["key_shares"][0][0] == h["groups"][0]))
+    pairs = Counter()
+    for h in ok:
+        g = [(k, v[0]) for k, v in grease_places(h).items()]
+        for i in range(len(g)):
+            for j in range(i + 1, len(g)):
+                if g[i][1] == g[j][1]:
+                    pairs[g[i][0] + " == " + g[j][0]] += 1
+    s["grease values shared"] = ", ".join("%s in %d" % kv for kv in pairs.most_common()) or "-"
     s["grease ext first == last"] = str(
         sum(1 for h in ok if h["extensions"] and h["extensions"][0][0] == h["extensions"][-1][0]))
     return s
 
 
+# Rows of the summary that are statistics of random choices (counts, how
+# many distinct values): compare shows them but does not hold two captures
+# to them.
+STATS = ("connections", "ja3 distinct", "ech payload length counts", "ech config_id distinct",
+         "record length counts", "positions varying (distinct ids)", "grease values at ",
+         "grease values shared")
+
+
+def is_stat(row):
+    return any(row == r or (r.endswith(" ") and row.startswith(r)) for r in STATS)
+
+
 def report(path, port, as_json):
-    hellos = hellos_of(path, port)
+    hellos = hellos_of(path, port, SRC)
     if as_json:
         def clean(h):
-            d = {k: v for k, v in h.items() if k != "raw"}
+            d = {k: v for k, v in h.items() if k not in ("raw", "key_share_data")}
+            if hybrid(h):
+                d["hybrid"] = hybrid(h)
             if "alpn" in d:
                 d["alpn"] = [p.decode("ascii", "replace") for p in d["alpn"]]
             return d
@@ -685,7 +752,7 @@ def report(path, port, as_json):
 
 
 def hexdump(path, port, index):
-    hellos = [h for h in hellos_of(path, port) if "error" not in h]
+    hellos = [h for h in hellos_of(path, port, SRC) if "error" not in h]
     if index >= len(hellos):
         raise SystemExit("%s: %d hellos, no hello %d" % (path, len(hellos), index))
     raw = hellos[index]["raw"]
@@ -696,7 +763,7 @@ def hexdump(path, port, index):
 
 
 def compare(a, b, port, names, require):
-    sa, sb = summary(hellos_of(a, port)), summary(hellos_of(b, port))
+    sa, sb = summary(hellos_of(a, port, SRC)), summary(hellos_of(b, port, SRC_B or SRC))
     rows = list(OrderedDict.fromkeys(list(sa) + list(sb)))
     differ = []
     w = max(len(r) for r in rows)
@@ -704,9 +771,9 @@ def compare(a, b, port, names, require):
     for r in rows:
         va, vb = sa.get(r, "-"), sb.get(r, "-")
         same = va == vb
-        if not same:
+        if not same and not is_stat(r):
             differ.append(r)
-        print("%-*s  %-4s  %s" % (w, r, "yes" if same else "NO", va))
+        print("%-*s  %-4s  %s" % (w, r, "~" if is_stat(r) else "yes" if same else "NO", va))
         if not same:
             print("%-*s        %s" % (w, "", vb))
     bad = [r for r in require if r in differ or r not in rows]
@@ -716,12 +783,20 @@ def compare(a, b, port, names, require):
     return 0
 
 
+SRC = SRC_B = None
+
+
 def main(argv):
+    global SRC, SRC_B
     args, port, as_json, names, require = [], 443, False, ["A", "B"], []
     it = iter(argv[1:])
     for a in it:
         if a == "--port":
             port = int(next(it))
+        elif a == "--from":
+            SRC = next(it)
+        elif a == "--from-b":
+            SRC_B = next(it)
         elif a == "--json":
             as_json = True
         elif a == "--names":
