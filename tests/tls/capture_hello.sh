@@ -4,7 +4,9 @@
 # second some 20-35 ms after the first, both full handshakes with hellos of
 # their own) from a client namespace to openssl s_server in
 # another (tests/lib/tls_hello.sh), recorded by tcpdump on the site's side.
-# Needs root. Prints the report of tests/tls/hello.py over the capture.
+# Needs root and a built tree (tests/netns/lib.sh, which it uses for the
+# namespaces and the cleanup, checks for build/yipd). Prints the report of
+# tests/tls/hello.py over the capture.
 #
 # Usage: tests/tls/capture_hello.sh [-n N] [-c chromium|curl|openssl] OUT.pcap
 #
