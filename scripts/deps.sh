@@ -17,6 +17,9 @@ pkgs=(
 	# the DPI oracle of tests/netns/obf_dpi.sh: nDPI's ndpiReader, and ethtool to turn
 	# segmentation offloads off so captures hold wire-sized datagrams
 	libndpi-bin ethtool
+	# the reference ClientHello of the TLS fingerprint tests (tests/tls/): Debian's chromium
+	# (156 from the security suite), against openssl s_server, tshark to read captures
+	chromium openssl tshark
 )
 
 # Benchmark contenders and tools are listed one per line in deps-bench.list.
@@ -42,5 +45,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark's package asks whether non-root users may capture: no.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
