@@ -20,10 +20,10 @@
 
 #include "crypto/crypto.h"
 
-#define HASH_MAX    48
-#define IV_LEN      12
-#define TAG_LEN     16
-#define CCS_MAX     32 /* ChangeCipherSpec records tolerated in a handshake */
+#define HASH_MAX 48
+#define IV_LEN   12
+#define TAG_LEN  16
+#define CCS_MAX  32 /* ChangeCipherSpec records tolerated in a handshake */
 
 enum state {
 	ST_WAIT_SH,
@@ -81,9 +81,9 @@ struct tls_client {
 const char *tls_err_name(unsigned err)
 {
 	static const char *const names[TLS_ERRS] = {
-	    "none",      "decode",    "unexpected", "version",    "parameter",
-	    "mlkem",     "hrr",       "unsupported", "cert",      "signature",
-	    "finished",  "record_mac", "overflow",  "alert",      "internal",
+	    "none",     "decode",     "unexpected",  "version", "parameter",
+	    "mlkem",    "hrr",        "unsupported", "cert",    "signature",
+	    "finished", "record_mac", "overflow",    "alert",   "internal",
 	};
 
 	return err < TLS_ERRS ? names[err] : "?";
@@ -92,9 +92,9 @@ const char *tls_err_name(unsigned err)
 /* ---- the key schedule ---- */
 
 /* HKDF-Extract (prk = out, hlen bytes) or HKDF-Expand (out, n bytes). */
-static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n,
-		 const uint8_t *salt, size_t salt_len, const uint8_t *key, size_t key_len,
-		 const uint8_t *info, size_t info_len)
+static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n, const uint8_t *salt,
+                 size_t salt_len, const uint8_t *key, size_t key_len, const uint8_t *info,
+                 size_t info_len)
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
 	EVP_KDF_CTX *k = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
@@ -103,14 +103,14 @@ static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n,
 
 	*q++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
 	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
-						(char *)EVP_MD_get0_name(c->md), 0);
+	                                        (char *)EVP_MD_get0_name(c->md), 0);
 	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, key_len);
 	if (salt)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt,
-							 salt_len);
+		*q++ =
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
 	if (info)
-		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info,
-							 info_len);
+		*q++ =
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
 	*q = OSSL_PARAM_construct_end();
 	ok = k && EVP_KDF_derive(k, out, n, p) == 1;
 	EVP_KDF_CTX_free(k);
@@ -119,16 +119,15 @@ static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n,
 }
 
 static bool extract(const struct tls_client *c, uint8_t *prk, const uint8_t *salt,
-		    const uint8_t *ikm, size_t ikm_len)
+                    const uint8_t *ikm, size_t ikm_len)
 {
 	return hkdf(c, EVP_KDF_HKDF_MODE_EXTRACT_ONLY, prk, c->hlen, salt, c->hlen, ikm, ikm_len,
-		    NULL, 0);
+	            NULL, 0);
 }
 
 /* HKDF-Expand-Label(secret, label, context, n). */
-static bool expand_label(const struct tls_client *c, uint8_t *out, size_t n,
-			 const uint8_t *secret, const char *label, const uint8_t *ctx,
-			 size_t ctx_len)
+static bool expand_label(const struct tls_client *c, uint8_t *out, size_t n, const uint8_t *secret,
+                         const char *label, const uint8_t *ctx, size_t ctx_len)
 {
 	uint8_t info[2 + 1 + 6 + 32 + 1 + HASH_MAX];
 	size_t ll = strlen(label), i = 0;
@@ -150,8 +149,8 @@ static bool expand_label(const struct tls_client *c, uint8_t *out, size_t n,
 static bool transcript_hash(const struct tls_client *c, uint8_t *out)
 {
 	EVP_MD_CTX *t = EVP_MD_CTX_new();
-	bool ok = t && EVP_MD_CTX_copy_ex(t, c->transcript) == 1 &&
-		  EVP_DigestFinal_ex(t, out, NULL) == 1;
+	bool ok =
+	    t && EVP_MD_CTX_copy_ex(t, c->transcript) == 1 && EVP_DigestFinal_ex(t, out, NULL) == 1;
 
 	EVP_MD_CTX_free(t);
 	return ok;
@@ -159,7 +158,7 @@ static bool transcript_hash(const struct tls_client *c, uint8_t *out)
 
 /* Derive-Secret(secret, label, the transcript so far). */
 static bool derive(const struct tls_client *c, uint8_t *out, const uint8_t *secret,
-		   const char *label)
+                   const char *label)
 {
 	uint8_t h[HASH_MAX];
 
@@ -197,7 +196,7 @@ static bool dir_next(struct tls_client *c, struct dir *d, int enc)
 {
 	uint8_t next[HASH_MAX];
 	bool ok = expand_label(c, next, c->hlen, d->secret, "traffic upd", NULL, 0) &&
-		  dir_set(c, d, next, enc);
+	          dir_set(c, d, next, enc);
 
 	OPENSSL_cleanse(next, sizeof(next));
 	return ok;
@@ -215,7 +214,7 @@ static void nonce(const struct dir *d, uint8_t n[IV_LEN])
 /* A protected record of type with len bytes of data (which may already be in
  * place at out + TLS_REC_HDR) and pad zeros; its length, or 0. */
 static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
-		   const uint8_t *data, size_t len, size_t pad)
+                   const uint8_t *data, size_t len, size_t pad)
 {
 	struct dir *d = &c->tx;
 	size_t n = len + 1 + pad;
@@ -244,7 +243,7 @@ static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
 /* Opens the record in c->rec in place: its inner type and plaintext, or
  * false (bad_record_mac). */
 static bool open_rec(struct tls_client *c, size_t body_len, uint8_t *type, uint8_t **plain,
-		     size_t *plain_len)
+                     size_t *plain_len)
 {
 	struct dir *d = &c->rx;
 	uint8_t iv[IV_LEN], *body = c->rec + TLS_REC_HDR;
@@ -391,8 +390,7 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 	ok = extract(c, early, zero, zero, c->hlen) && derive_empty(c, salt, early) &&
 	     extract(c, c->hs_secret, salt, shared, sizeof(shared)) &&
 	     derive(c, c->c_hs, c->hs_secret, "c hs traffic") &&
-	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") &&
-	     dir_set(c, &c->rx, c->s_hs, 0);
+	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") && dir_set(c, &c->rx, c->s_hs, 0);
 	OPENSSL_cleanse(shared, sizeof(shared));
 	OPENSSL_cleanse(early, sizeof(early));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
@@ -471,7 +469,9 @@ static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *b
 	case 0x0804:
 	case 0x0805:
 	case 0x0806:
-		md = scheme == 0x0804 ? EVP_sha256() : scheme == 0x0805 ? EVP_sha384() : EVP_sha512();
+		md = scheme == 0x0804   ? EVP_sha256()
+		     : scheme == 0x0805 ? EVP_sha384()
+		                        : EVP_sha512();
 		if (type != EVP_PKEY_RSA)
 			return TLS_ERR_PARAMETER;
 		pss = true;
@@ -486,7 +486,7 @@ static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *b
 	m = EVP_MD_CTX_new();
 	ok = m && EVP_DigestVerifyInit(m, &pc, md, NULL, c->leaf) == 1 &&
 	     (!pss || (EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) == 1 &&
-		       EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1)) &&
+	               EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1)) &&
 	     EVP_DigestVerify(m, sig, sig_len, signed_, 64 + sizeof(context) + c->hlen) == 1;
 	EVP_MD_CTX_free(m);
 	if (!ok)
@@ -501,8 +501,8 @@ static bool finished_mac(const struct tls_client *c, uint8_t *out, const uint8_t
 	uint8_t key[HASH_MAX], h[HASH_MAX];
 	unsigned len = 0;
 	bool ok = expand_label(c, key, c->hlen, base_key, "finished", NULL, 0) &&
-		  transcript_hash(c, h) &&
-		  HMAC(c->md, key, (int)c->hlen, h, c->hlen, out, &len) != NULL;
+	          transcript_hash(c, h) &&
+	          HMAC(c->md, key, (int)c->hlen, h, c->hlen, out, &len) != NULL;
 
 	OPENSSL_cleanse(key, sizeof(key));
 	return ok && len == c->hlen;
@@ -547,7 +547,7 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 }
 
 static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const uint8_t *body,
-				      size_t n)
+                                      size_t n)
 {
 	bool requested;
 
@@ -569,8 +569,8 @@ static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const 
 }
 
 /* One whole handshake message. */
-static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t n,
-			       uint8_t type, const uint8_t *body, size_t body_len)
+static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t n, uint8_t type,
+                               const uint8_t *body, size_t body_len)
 {
 	enum tls_err err;
 
@@ -582,16 +582,17 @@ static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t 
 		return on_finished(c, msg, n);
 	switch (c->state) {
 	case ST_WAIT_EE:
-		err = type == TLS_HS_ENCRYPTED_EXTENSIONS ? on_encrypted_extensions(c, body, body_len)
-							  : TLS_ERR_UNEXPECTED;
+		err = type == TLS_HS_ENCRYPTED_EXTENSIONS
+		          ? on_encrypted_extensions(c, body, body_len)
+		          : TLS_ERR_UNEXPECTED;
 		break;
 	case ST_WAIT_CERT:
 		err = type == TLS_HS_CERTIFICATE ? on_certificate(c, body, body_len)
-						 : TLS_ERR_UNEXPECTED;
+		                                 : TLS_ERR_UNEXPECTED;
 		break;
 	case ST_WAIT_CV:
 		err = type == TLS_HS_CERTIFICATE_VERIFY ? on_certificate_verify(c, body, body_len)
-							: TLS_ERR_UNEXPECTED;
+		                                        : TLS_ERR_UNEXPECTED;
 		break;
 	default:
 		err = TLS_ERR_UNEXPECTED;
@@ -626,7 +627,7 @@ static enum tls_err on_handshake(struct tls_client *c, const uint8_t *p, size_t 
 			break;
 		if (c->state == ST_WAIT_SH)
 			err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, c->hs + used, k)
-							  : TLS_ERR_UNEXPECTED;
+			                                  : TLS_ERR_UNEXPECTED;
 		else
 			err = on_message(c, c->hs + used, k, type, body, body_len);
 		used += k;
@@ -726,8 +727,7 @@ static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_
 	}
 }
 
-size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len,
-		       struct tls_event *ev)
+size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, struct tls_event *ev)
 {
 	struct tls_rec r;
 	size_t take, used = 0;
@@ -840,10 +840,9 @@ void tls_client_out_done(struct tls_client *c, size_t n)
 }
 
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
-		       size_t len, size_t pad)
+                       size_t len, size_t pad)
 {
-	if (c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 ||
-	    len + pad > TLS_REC_PLAIN)
+	if (c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 || len + pad > TLS_REC_PLAIN)
 		return 0;
 	return seal(c, out, cap, TLS_CT_APP, data, len, pad);
 }
@@ -915,8 +914,8 @@ bool tls_verify_pin(void *ctx, const struct tls_chain *chain, const char *sni)
 	X509 *x = d2i_X509(NULL, &p, (long)chain->len[0]);
 	uint8_t *spki = NULL, h[SHA256_DIGEST_LENGTH];
 	int n = x ? i2d_X509_PUBKEY(X509_get_X509_PUBKEY(x), &spki) : -1;
-	bool ok = n > 0 && SHA256(spki, (size_t)n, h) != NULL &&
-		  CRYPTO_memcmp(h, ctx, sizeof(h)) == 0;
+	bool ok =
+	    n > 0 && SHA256(spki, (size_t)n, h) != NULL && CRYPTO_memcmp(h, ctx, sizeof(h)) == 0;
 
 	(void)sni;
 	OPENSSL_free(spki);

@@ -104,7 +104,7 @@ enum tls_event_kind {
 struct tls_event {
 	enum tls_event_kind kind;
 	enum tls_err err;
-	uint8_t alert; /* TLS_ERR_ALERT: the server's alert */
+	uint8_t alert;       /* TLS_ERR_ALERT: the server's alert */
 	const uint8_t *data; /* in the engine's buffer until the next tls_client_recv */
 	size_t len;
 };
@@ -129,8 +129,7 @@ void tls_client_out_done(struct tls_client *c, size_t n);
 
 /* Takes bytes from the server: how many (at most the rest of one record),
  * with ev saying what a completed record was. */
-size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len,
-		       struct tls_event *ev);
+size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, struct tls_event *ev);
 
 /*
  * One application data record of len bytes (at most TLS_REC_PLAIN) padded
@@ -139,7 +138,7 @@ size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len,
  * pending, or it does not fit in cap (len + pad + tls_seal_overhead).
  */
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
-		       size_t len, size_t pad);
+                       size_t len, size_t pad);
 #define TLS_SEAL_OVERHEAD (TLS_REC_HDR + 1 + 16)
 
 /* Sends a KeyUpdate (requesting one back if request) and switches to the next key. */
@@ -167,7 +166,7 @@ const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len);
  */
 #define TLS_ECH_GREASE_MAX (32 + 240)
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
-		      const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
-		      uint8_t ech[TLS_ECH_GREASE_MAX]);
+                      const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
+                      uint8_t ech[TLS_ECH_GREASE_MAX]);
 
 #endif

@@ -100,7 +100,7 @@ void tls_rec_put(uint8_t out[TLS_REC_HDR], uint8_t type, uint16_t version, uint1
 }
 
 size_t tls_hs_get(const uint8_t *in, size_t len, uint8_t *type, const uint8_t **body,
-		  size_t *body_len)
+                  size_t *body_len)
 {
 	size_t n;
 
@@ -138,10 +138,14 @@ static const uint16_t ch_sigalgs[] = {
 
 /* The extensions of a Chrome hello between its GREASE ones (any order). */
 static const uint16_t ch_exts[TLS_CH_EXTS] = {
-    TLS_EXT_SNI,       TLS_EXT_EMS,      TLS_EXT_RENEGOTIATION, TLS_EXT_GROUPS,
-    TLS_EXT_POINT_FORMATS, TLS_EXT_SESSION_TICKET, TLS_EXT_ALPN, TLS_EXT_STATUS_REQUEST,
-    TLS_EXT_SIGALGS,   TLS_EXT_SCT,      TLS_EXT_KEY_SHARE,     TLS_EXT_PSK_MODES,
-    TLS_EXT_VERSIONS,  TLS_EXT_COMPRESS_CERT, TLS_EXT_ALPS,     TLS_EXT_ECH,
+    TLS_EXT_SNI,           TLS_EXT_EMS,
+    TLS_EXT_RENEGOTIATION, TLS_EXT_GROUPS,
+    TLS_EXT_POINT_FORMATS, TLS_EXT_SESSION_TICKET,
+    TLS_EXT_ALPN,          TLS_EXT_STATUS_REQUEST,
+    TLS_EXT_SIGALGS,       TLS_EXT_SCT,
+    TLS_EXT_KEY_SHARE,     TLS_EXT_PSK_MODES,
+    TLS_EXT_VERSIONS,      TLS_EXT_COMPRESS_CERT,
+    TLS_EXT_ALPS,          TLS_EXT_ECH,
 };
 
 static const uint8_t ch_alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
@@ -198,9 +202,9 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		be_end(c, a, 2);
 		break;
 	case TLS_EXT_STATUS_REQUEST:
-		cur_put8(c, 1);   /* ocsp */
-		be_put16(c, 0);   /* no responder ids */
-		be_put16(c, 0);   /* no request extensions */
+		cur_put8(c, 1); /* ocsp */
+		be_put16(c, 0); /* no responder ids */
+		be_put16(c, 0); /* no request extensions */
 		break;
 	case TLS_EXT_SIGALGS:
 		a = be_begin(c, 2);
@@ -243,9 +247,9 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		be_end(c, a, 2);
 		break;
 	case TLS_EXT_ECH:
-		cur_put8(c, 0);   /* outer */
-		be_put16(c, 1);   /* HKDF-SHA256 */
-		be_put16(c, 1);   /* AES-128-GCM */
+		cur_put8(c, 0); /* outer */
+		be_put16(c, 1); /* HKDF-SHA256 */
+		be_put16(c, 1); /* AES-128-GCM */
 		cur_put8(c, ch->ech_config_id);
 		a = be_begin(c, 2);
 		cur_put(c, ch->ech_enc, 32);
@@ -437,9 +441,8 @@ bool tls_ch_get(struct tls_ch_view *v, const uint8_t *body, size_t len)
 
 /* SHA-256("HelloRetryRequest"), RFC 8446 4.1.3. */
 static const uint8_t hrr_random[TLS_RANDOM_LEN] = {
-    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c,
-    0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb,
-    0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 };
 
 bool tls_sh_get(struct tls_sh *sh, const uint8_t *body, size_t len)
@@ -516,7 +519,7 @@ bool tls_ee_get(struct tls_ee *ee, const uint8_t *body, size_t len)
 
 			/* Exactly one protocol, not empty. */
 			cur_check(&c, ee->alpn == NULL && p.ok && p.len > 0 && cur_end(&l) &&
-					  cur_end(&e));
+			                  cur_end(&e));
 			ee->alpn = p.in;
 			ee->alpn_len = p.len;
 		}
@@ -536,8 +539,8 @@ bool tls_cert_get(struct tls_chain *chain, size_t *ctx_len, const uint8_t *body,
 	while (c.ok && list.n < list.len) {
 		struct cur der = be_vec(&list, 3), ext = be_vec(&list, 2);
 
-		cur_check(&c, list.ok && der.ok && der.len > 0 && ext.ok &&
-				  chain->n < TLS_CHAIN_MAX);
+		cur_check(&c,
+		          list.ok && der.ok && der.len > 0 && ext.ok && chain->n < TLS_CHAIN_MAX);
 		if (!c.ok)
 			break;
 		chain->der[chain->n] = der.in;
@@ -548,7 +551,7 @@ bool tls_cert_get(struct tls_chain *chain, size_t *ctx_len, const uint8_t *body,
 }
 
 bool tls_cv_get(uint16_t *scheme, const uint8_t **sig, size_t *sig_len, const uint8_t *body,
-		size_t len)
+                size_t len)
 {
 	struct cur c = cur_in(body, len), s;
 

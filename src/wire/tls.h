@@ -45,13 +45,13 @@ enum {
 
 /* Record sizes: the header, the largest plaintext (2^14), the largest
  * protected record body (2^14 + 256, RFC 8446 5.2). */
-#define TLS_REC_HDR      5
-#define TLS_REC_PLAIN    16384
-#define TLS_REC_CIPHER   (TLS_REC_PLAIN + 256)
-#define TLS_REC_MAX      (TLS_REC_HDR + TLS_REC_CIPHER)
-#define TLS_HS_HDR       4
-#define TLS_RANDOM_LEN   32
-#define TLS_SID_MAX      32
+#define TLS_REC_HDR    5
+#define TLS_REC_PLAIN  16384
+#define TLS_REC_CIPHER (TLS_REC_PLAIN + 256)
+#define TLS_REC_MAX    (TLS_REC_HDR + TLS_REC_CIPHER)
+#define TLS_HS_HDR     4
+#define TLS_RANDOM_LEN 32
+#define TLS_SID_MAX    32
 
 /* The groups and key shares this side knows. */
 #define TLS_GROUP_P256      0x0017
@@ -63,23 +63,23 @@ enum {
 #define TLS_MLKEMX_LEN      (TLS_MLKEM768_EK_LEN + TLS_X25519_LEN)
 
 /* Extension ids. */
-#define TLS_EXT_SNI               0x0000
-#define TLS_EXT_STATUS_REQUEST    0x0005
-#define TLS_EXT_GROUPS            0x000a
-#define TLS_EXT_POINT_FORMATS     0x000b
-#define TLS_EXT_SIGALGS           0x000d
-#define TLS_EXT_ALPN              0x0010
-#define TLS_EXT_SCT               0x0012
-#define TLS_EXT_EMS               0x0017
-#define TLS_EXT_COMPRESS_CERT     0x001b
-#define TLS_EXT_SESSION_TICKET    0x0023
-#define TLS_EXT_VERSIONS          0x002b
-#define TLS_EXT_COOKIE            0x002c
-#define TLS_EXT_PSK_MODES         0x002d
-#define TLS_EXT_KEY_SHARE         0x0033
-#define TLS_EXT_ALPS              0x44cd
-#define TLS_EXT_ECH               0xfe0d
-#define TLS_EXT_RENEGOTIATION     0xff01
+#define TLS_EXT_SNI            0x0000
+#define TLS_EXT_STATUS_REQUEST 0x0005
+#define TLS_EXT_GROUPS         0x000a
+#define TLS_EXT_POINT_FORMATS  0x000b
+#define TLS_EXT_SIGALGS        0x000d
+#define TLS_EXT_ALPN           0x0010
+#define TLS_EXT_SCT            0x0012
+#define TLS_EXT_EMS            0x0017
+#define TLS_EXT_COMPRESS_CERT  0x001b
+#define TLS_EXT_SESSION_TICKET 0x0023
+#define TLS_EXT_VERSIONS       0x002b
+#define TLS_EXT_COOKIE         0x002c
+#define TLS_EXT_PSK_MODES      0x002d
+#define TLS_EXT_KEY_SHARE      0x0033
+#define TLS_EXT_ALPS           0x44cd
+#define TLS_EXT_ECH            0xfe0d
+#define TLS_EXT_RENEGOTIATION  0xff01
 
 /* GREASE (RFC 8701): 0x0a0a, 0x1a1a, ... 0xfafa. */
 static inline bool tls_grease(uint16_t v)
@@ -108,7 +108,7 @@ void tls_rec_put(uint8_t out[TLS_REC_HDR], uint8_t type, uint16_t version, uint1
 /* The handshake message at in: its type, body and whole length (header
  * included), or 0 if it is not all there yet. */
 size_t tls_hs_get(const uint8_t *in, size_t len, uint8_t *type, const uint8_t **body,
-		  size_t *body_len);
+                  size_t *body_len);
 void tls_hs_put(uint8_t out[TLS_HS_HDR], uint8_t type, size_t body_len);
 
 /* ---- the ClientHello ---- */
@@ -223,7 +223,7 @@ bool tls_cert_get(struct tls_chain *chain, size_t *ctx_len, const uint8_t *body,
 
 /* CertificateVerify: the signature scheme and the signature. */
 bool tls_cv_get(uint16_t *scheme, const uint8_t **sig, size_t *sig_len, const uint8_t *body,
-		size_t len);
+                size_t len);
 
 /* NewSessionTicket: checked for shape only (this client keeps no tickets). */
 bool tls_nst_get(const uint8_t *body, size_t len);

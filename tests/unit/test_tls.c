@@ -76,7 +76,7 @@ static int hello_cb(SSL *ssl, int *al, void *arg)
 }
 
 static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-		   const unsigned char *in, unsigned inlen, void *arg)
+                   const unsigned char *in, unsigned inlen, void *arg)
 {
 	static const unsigned char want[] = {2, 'h', '2'};
 	unsigned char *o;
@@ -104,8 +104,7 @@ static int setup(void **state)
 	X509_gmtime_adj(X509_getm_notAfter(server_cert), 3600L * 24 * 30);
 	X509_set_pubkey(server_cert, server_key);
 	name = X509_get_subject_name(server_cert);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1,
-				   0);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
 	X509_set_issuer_name(server_cert, name);
 	assert_true(X509_sign(server_cert, server_key, EVP_sha256()) > 0);
 	return 0;
@@ -348,11 +347,11 @@ static void handshake_chacha(void **state)
 /* ---- the ClientHello ---- */
 
 static const uint16_t want_ciphers[] = {0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f,
-					0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013,
-					0xc014, 0x009c, 0x009d, 0x002f, 0x0035};
+                                        0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013,
+                                        0xc014, 0x009c, 0x009d, 0x002f, 0x0035};
 
 static const uint16_t want_sigalgs[] = {0x0403, 0x0804, 0x0401, 0x0503,
-					0x0805, 0x0501, 0x0806, 0x0601};
+                                        0x0805, 0x0501, 0x0806, 0x0601};
 
 static int cmp16(const void *a, const void *b)
 {
@@ -405,16 +404,16 @@ static void ja4(char *out, size_t cap, const struct tls_ch_view *v)
 		len = 0;
 		for (size_t i = 0; i < m; i++)
 			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
-						list[i]);
+			                        list[i]);
 		len += (size_t)snprintf(s + len, sizeof(s) - len, "_");
 		for (size_t i = 0; i < v->n_sigalgs; i++)
 			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
-						v->sigalgs[i]);
+			                        v->sigalgs[i]);
 		hex_sha12(c, s);
 	}
 	snprintf(out, cap, "t%s%c%02zu%02zu%c%c_%s_%s", top == 0x0304 ? "13" : "12",
-		 sni ? 'd' : 'i', n, ne, alpn ? (char)v->alpn[1] : '0',
-		 alpn ? (char)v->alpn[v->alpn[0]] : '0', b, c);
+	         sni ? 'd' : 'i', n, ne, alpn ? (char)v->alpn[1] : '0',
+	         alpn ? (char)v->alpn[v->alpn[0]] : '0', b, c);
 }
 
 static void decode_hello(struct tls_ch_view *v, const struct tls_client *c)
@@ -429,10 +428,10 @@ static void decode_hello(struct tls_ch_view *v, const struct tls_client *c)
 static void hello_fields(void **state)
 {
 	static const uint16_t want_exts[] = {
-	    TLS_EXT_SNI,      TLS_EXT_STATUS_REQUEST, TLS_EXT_GROUPS,   TLS_EXT_POINT_FORMATS,
-	    TLS_EXT_SIGALGS,  TLS_EXT_ALPN,           TLS_EXT_SCT,      TLS_EXT_EMS,
+	    TLS_EXT_SNI,           TLS_EXT_STATUS_REQUEST, TLS_EXT_GROUPS,   TLS_EXT_POINT_FORMATS,
+	    TLS_EXT_SIGALGS,       TLS_EXT_ALPN,           TLS_EXT_SCT,      TLS_EXT_EMS,
 	    TLS_EXT_COMPRESS_CERT, TLS_EXT_SESSION_TICKET, TLS_EXT_VERSIONS, TLS_EXT_PSK_MODES,
-	    TLS_EXT_KEY_SHARE, TLS_EXT_ALPS,          TLS_EXT_ECH,      TLS_EXT_RENEGOTIATION,
+	    TLS_EXT_KEY_SHARE,     TLS_EXT_ALPS,           TLS_EXT_ECH,      TLS_EXT_RENEGOTIATION,
 	};
 	struct tls_ch_view v;
 	struct conn k;
@@ -496,7 +495,7 @@ static void hello_fields(void **state)
 	assert_int_equal(v.alpn_len, 12);
 	assert_memory_equal(v.alpn, "\x02h2\x08http/1.1", 12);
 	assert_true(v.ech_payload_len == 144 || v.ech_payload_len == 176 ||
-		    v.ech_payload_len == 208 || v.ech_payload_len == 240);
+	            v.ech_payload_len == 208 || v.ech_payload_len == 240);
 	/* The ML-KEM-768 encapsulation key: every 12-bit coefficient below q. */
 	assert_non_null(v.mlkem);
 	for (size_t i = 0; i < 384; i++) {
@@ -545,8 +544,8 @@ static void hello_permutation(void **state)
 		assert_int_equal(v.n_exts, 18);
 		memcpy(orders[i], v.exts, sizeof(orders[i]));
 		assert_true(tls_grease(v.ciphers[0]) && tls_grease(v.groups[0]) &&
-			    tls_grease(v.versions[0]) && tls_grease(v.exts[0]) &&
-			    tls_grease(v.exts[17]));
+		            tls_grease(v.versions[0]) && tls_grease(v.exts[0]) &&
+		            tls_grease(v.exts[17]));
 		assert_true(v.exts[0] != v.exts[17]);
 		assert_int_equal(v.share_groups[0], v.groups[0]);
 		ja4(j, sizeof(j), &v);
