@@ -80,16 +80,6 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
                       const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
                       uint8_t ech[TLS_ECH_GREASE_MAX])
 {
-	static const uint16_t exts[TLS_CH_EXTS] = {
-	    TLS_EXT_SNI,           TLS_EXT_EMS,
-	    TLS_EXT_RENEGOTIATION, TLS_EXT_GROUPS,
-	    TLS_EXT_POINT_FORMATS, TLS_EXT_SESSION_TICKET,
-	    TLS_EXT_ALPN,          TLS_EXT_STATUS_REQUEST,
-	    TLS_EXT_SIGALGS,       TLS_EXT_SCT,
-	    TLS_EXT_KEY_SHARE,     TLS_EXT_PSK_MODES,
-	    TLS_EXT_VERSIONS,      TLS_EXT_COMPRESS_CERT,
-	    TLS_EXT_ALPS,          TLS_EXT_ECH,
-	};
 	static const uint16_t ech_lens[4] = {144, 176, 208, 240};
 	uint8_t b;
 
@@ -104,7 +94,7 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 		ch->grease_ext2 ^= 0x1010;
 	ch->grease_version = grease_value(rand, rand_ctx);
 	/* Fisher-Yates over the extensions between the two GREASE ones. */
-	memcpy(ch->order, exts, sizeof(exts));
+	memcpy(ch->order, tls_ch_exts, sizeof(ch->order));
 	for (unsigned i = TLS_CH_EXTS - 1; i > 0; i--) {
 		unsigned j = rand_below(rand, rand_ctx, i + 1);
 		uint16_t t = ch->order[i];

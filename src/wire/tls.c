@@ -136,8 +136,7 @@ static const uint16_t ch_sigalgs[] = {
     0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601,
 };
 
-/* The extensions of a Chrome hello between its GREASE ones (any order). */
-static const uint16_t ch_exts[TLS_CH_EXTS] = {
+const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
     TLS_EXT_SNI,           TLS_EXT_EMS,
     TLS_EXT_RENEGOTIATION, TLS_EXT_GROUPS,
     TLS_EXT_POINT_FORMATS, TLS_EXT_SESSION_TICKET,
@@ -157,7 +156,7 @@ static bool ch_order_ok(const uint16_t *order)
 	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
 		unsigned j = 0;
 
-		while (j < TLS_CH_EXTS && ch_exts[j] != order[i])
+		while (j < TLS_CH_EXTS && tls_ch_exts[j] != order[i])
 			j++;
 		if (j == TLS_CH_EXTS || (seen & (1u << j)))
 			return false;
@@ -326,6 +325,16 @@ static size_t get_list16(struct cur *v, uint16_t *dst)
 	return n;
 }
 
+/* The same, from a vector with a w-byte length prefix at e. */
+static size_t vec_list16(struct cur *e, unsigned w, uint16_t *dst)
+{
+	struct cur l = be_vec(e, w);
+	size_t n = get_list16(&l, dst);
+
+	cur_check(e, l.ok);
+	return n;
+}
+
 static void ch_ext_get(struct tls_ch_view *v, uint16_t id, struct cur *e)
 {
 	struct cur l;
@@ -347,24 +356,16 @@ static void ch_ext_get(struct tls_ch_view *v, uint16_t id, struct cur *e)
 		cur_check(e, l.ok);
 		break;
 	case TLS_EXT_GROUPS:
-		l = be_vec(e, 2);
-		v->n_groups = get_list16(&l, v->groups);
-		cur_check(e, l.ok);
+		v->n_groups = vec_list16(e, 2, v->groups);
 		break;
 	case TLS_EXT_SIGALGS:
-		l = be_vec(e, 2);
-		v->n_sigalgs = get_list16(&l, v->sigalgs);
-		cur_check(e, l.ok);
+		v->n_sigalgs = vec_list16(e, 2, v->sigalgs);
 		break;
 	case TLS_EXT_VERSIONS:
-		l = be_vec(e, 1);
-		v->n_versions = get_list16(&l, v->versions);
-		cur_check(e, l.ok);
+		v->n_versions = vec_list16(e, 1, v->versions);
 		break;
 	case TLS_EXT_COMPRESS_CERT:
-		l = be_vec(e, 1);
-		v->n_compress = get_list16(&l, v->compress);
-		cur_check(e, l.ok);
+		v->n_compress = vec_list16(e, 1, v->compress);
 		break;
 	case TLS_EXT_ALPN:
 		l = be_vec(e, 2);

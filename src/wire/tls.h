@@ -113,8 +113,10 @@ void tls_hs_put(uint8_t out[TLS_HS_HDR], uint8_t type, size_t body_len);
 
 /* ---- the ClientHello ---- */
 
-/* The extensions a Chrome-shaped hello carries besides its two GREASE ones. */
+/* The extensions a Chrome-shaped hello carries besides its two GREASE
+ * ones, in no particular order (a hello permutes them). */
 #define TLS_CH_EXTS 16
+extern const uint16_t tls_ch_exts[TLS_CH_EXTS];
 
 /*
  * What varies from one ClientHello to the next; tls_ch_put writes the rest

@@ -13,15 +13,10 @@
 #include <string.h>
 
 #include "tls/tls.h"
+#include "check.h"
 #include "tls_rand.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -56,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tls_client_out_done(c, n);
 		if (tls_client_connected(c)) {
 			n = tls_client_seal(c, rec, sizeof(rec), data, size < 64 ? size : 64,
-					    size % 32);
+			                    size % 32);
 			CHECK(n == 0 || n <= sizeof(rec));
 			if (size % 7 == 0)
 				(void)tls_client_key_update(c, size % 2);

@@ -9,20 +9,9 @@
 #include <string.h>
 
 #include "wire/tls.h"
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			__builtin_trap();                                                          \
-	} while (0)
-
-/* True if [p, p + n) lies inside [base, base + len). */
-static int inside(const uint8_t *p, size_t n, const uint8_t *base, size_t len)
-{
-	return n == 0 || (p >= base && n <= len && (size_t)(p - base) <= len - n);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -106,15 +95,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 9: {
 		/* A hello built from the input's bytes decodes to what went in. */
-		static const uint16_t exts[TLS_CH_EXTS] = {
-		    0x0000, 0x0017, 0xff01, 0x000a, 0x000b, 0x0023, 0x0010, 0x0005,
-		    0x000d, 0x0012, 0x0033, 0x002d, 0x002b, 0x001b, 0x44cd, 0xfe0d,
-		};
 		static uint8_t key[TLS_MLKEMX_LEN], ech[32 + 240], out[TLS_CH_MAX];
 		struct tls_ch ch;
 
 		memset(&ch, 0, sizeof(ch));
-		memcpy(ch.order, exts, sizeof(exts));
+		memcpy(ch.order, tls_ch_exts, sizeof(ch.order));
 		for (unsigned i = 0; i + 1 < len && i < TLS_CH_EXTS; i++) {
 			unsigned j = in[i] % TLS_CH_EXTS;
 			uint16_t t = ch.order[i];
@@ -136,7 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(n > TLS_HS_HDR);
 		CHECK(tls_ch_get(&v, out + TLS_HS_HDR, n - TLS_HS_HDR));
 		CHECK(v.n_exts == (ch.sni_len ? 18u : 17u) && v.n_ciphers == 16);
-		CHECK(v.sni_len == ch.sni_len && (ch.sni_len == 0 || memcmp(v.sni, in, v.sni_len) == 0));
+		CHECK(v.sni_len == ch.sni_len &&
+		      (ch.sni_len == 0 || memcmp(v.sni, in, v.sni_len) == 0));
 		CHECK(v.ech_payload_len == ch.ech_payload_len);
 		break;
 	}

@@ -35,7 +35,7 @@ static void save(const char *dir, const char *name, uint8_t lead, const uint8_t 
 int main(void)
 {
 	static const char *suites[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
-				       "TLS_CHACHA20_POLY1305_SHA256"};
+	                               "TLS_CHACHA20_POLY1305_SHA256"};
 	static uint8_t rec[65536], flight[200000], buf[65536];
 	EVP_PKEY *key = EVP_EC_gen("P-256");
 	X509 *x = X509_new();
@@ -98,15 +98,17 @@ int main(void)
 				while (used < (size_t)r) {
 					struct tls_event ev;
 
-					used += tls_client_recv(c, rec + used, (size_t)r - used, &ev);
+					used +=
+					    tls_client_recv(c, rec + used, (size_t)r - used, &ev);
 					events |= 1u << ev.kind;
 				}
 			}
 		}
 		/* The session must have connected, carried data and closed. */
 		if (events != (1u << TLS_EV_NONE | 1u << TLS_EV_CONNECTED | 1u << TLS_EV_DATA |
-			       1u << TLS_EV_CLOSED)) {
-			fprintf(stderr, "tls_seeds: %s: %s\n", suites[s], tls_err_name(tls_client_err(c)));
+		               1u << TLS_EV_CLOSED)) {
+			fprintf(stderr, "tls_seeds: %s: %s\n", suites[s],
+			        tls_err_name(tls_client_err(c)));
 			return 1;
 		}
 		snprintf(fname, sizeof(fname), "session_%d", s);
@@ -114,7 +116,8 @@ int main(void)
 		if (s == 0) {
 			out = tls_client_hello(c, &n);
 			save("tls_wire", "client_hello", 0, out + TLS_HS_HDR, n - TLS_HS_HDR);
-			save("tls_wire", "hello_roundtrip", 9, (const uint8_t *)"www.example.com", 15);
+			save("tls_wire", "hello_roundtrip", 9, (const uint8_t *)"www.example.com",
+			     15);
 		}
 		tls_client_free(c);
 		SSL_free(ssl);

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rsa.h>
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -40,8 +42,35 @@ static void test_rand(void *ctx, uint8_t *out, size_t n)
 
 /* ---- the server ---- */
 
-static EVP_PKEY *server_key;
-static X509 *server_cert;
+/* The server's key and certificate: P-256 (ECDSA) unless a test picks RSA (PSS). */
+static EVP_PKEY *server_key, *ec_key, *rsa_key;
+static X509 *server_cert, *ec_cert, *rsa_cert;
+
+/* OpenSSL's allocations, counted (main installs the counter first). */
+static unsigned long allocs;
+
+static void *count_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	allocs++;
+	return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	allocs++;
+	return realloc(p, n);
+}
+
+static void count_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
 
 /* What the server's client_hello callback saw. */
 static struct {
@@ -90,31 +119,44 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_OK;
 }
 
-static int setup(void **state)
+static X509 *self_signed(EVP_PKEY *key)
 {
+	X509 *x = X509_new();
 	X509_NAME *name;
 
-	(void)state;
-	server_key = EVP_EC_gen("P-256");
-	server_cert = X509_new();
-	assert_non_null(server_key);
-	X509_set_version(server_cert, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(server_cert), 1);
-	X509_gmtime_adj(X509_getm_notBefore(server_cert), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(server_cert), 3600L * 24 * 30);
-	X509_set_pubkey(server_cert, server_key);
-	name = X509_get_subject_name(server_cert);
+	assert_non_null(key);
+	assert_non_null(x);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 30);
+	X509_set_pubkey(x, key);
+	name = X509_get_subject_name(x);
 	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
-	X509_set_issuer_name(server_cert, name);
-	assert_true(X509_sign(server_cert, server_key, EVP_sha256()) > 0);
+	X509_set_issuer_name(x, name);
+	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+	return x;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	ec_key = EVP_EC_gen("P-256");
+	ec_cert = self_signed(ec_key);
+	rsa_key = EVP_RSA_gen(2048);
+	rsa_cert = self_signed(rsa_key);
+	server_key = ec_key;
+	server_cert = ec_cert;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	X509_free(server_cert);
-	EVP_PKEY_free(server_key);
+	X509_free(ec_cert);
+	EVP_PKEY_free(ec_key);
+	X509_free(rsa_cert);
+	EVP_PKEY_free(rsa_key);
 	return 0;
 }
 
@@ -342,6 +384,52 @@ static void handshake_chacha(void **state)
 {
 	(void)state;
 	handshake_suite("TLS_CHACHA20_POLY1305_SHA256", 0x1303);
+}
+
+/* An RSA certificate: OpenSSL signs CertificateVerify with RSA-PSS (0x0804). */
+static void handshake_rsa_pss(void **state)
+{
+	(void)state;
+	server_key = rsa_key;
+	server_cert = rsa_cert;
+	handshake_suite("TLS_AES_128_GCM_SHA256", 0x1301);
+	server_key = ec_key;
+	server_cert = ec_cert;
+}
+
+/* Sealing and opening records allocates nothing, in the engine or in libcrypto. */
+static void no_alloc_per_record(void **state)
+{
+	static uint8_t wire[2 * 200 * (1000 + TLS_SEAL_OVERHEAD)];
+	uint8_t data[1000];
+	struct conn k;
+	unsigned long before;
+	size_t n = 0, w;
+	int r;
+
+	(void)state;
+	fill_random(data, sizeof(data));
+	before = allocs;
+	conn_open(&k, "TLS_CHACHA20_POLY1305_SHA256", tls_verify_any, NULL);
+	pump(&k);
+	assert_true(k.connected);
+	assert_true(allocs > before); /* the counter sees libcrypto's allocations */
+	before = allocs;
+	for (int i = 0; i < 200; i++)
+		n += tls_client_seal(k.c, wire + n, sizeof(wire) - n, data, sizeof(data), i % 16);
+	assert_int_equal(allocs, before);
+	assert_int_equal(BIO_write(k.rbio, wire, (int)n), (int)n);
+	pump(&k);
+	assert_int_equal(k.srv_n, 200 * sizeof(data));
+	for (int i = 0; i < 200; i++)
+		assert_true(SSL_write_ex(k.ssl, data, sizeof(data), &w));
+	r = BIO_read(k.wbio, wire, sizeof(wire));
+	assert_true(r > 0);
+	before = allocs;
+	to_client(&k, wire, (size_t)r);
+	assert_int_equal(allocs, before);
+	assert_int_equal(k.cli_n, 200 * sizeof(data));
+	conn_close(&k);
 }
 
 /* ---- the ClientHello ---- */
@@ -776,6 +864,8 @@ int main(void)
 	    cmocka_unit_test(handshake_aes128),
 	    cmocka_unit_test(handshake_aes256),
 	    cmocka_unit_test(handshake_chacha),
+	    cmocka_unit_test(handshake_rsa_pss),
+	    cmocka_unit_test(no_alloc_per_record),
 	    cmocka_unit_test(hello_fields),
 	    cmocka_unit_test(hello_permutation),
 	    cmocka_unit_test(hello_no_sni),
@@ -786,5 +876,7 @@ int main(void)
 	    cmocka_unit_test(refused_records),
 	};
 
+	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))
+		return 1;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
