@@ -406,6 +406,11 @@ static enum tls_err on_encrypted_extensions(struct tls_client *c, const uint8_t 
 
 	if (!tls_ee_get(&ee, body, n))
 		return TLS_ERR_DECODE;
+	/* RFC 8446 4.2: an extension not offered aborts. ALPS answered would
+	 * want this client's own settings in an EncryptedExtensions of its
+	 * own, which it does not send yet. */
+	if (ee.unsolicited || ee.alps)
+		return TLS_ERR_UNSUPPORTED;
 	if (ee.alpn) {
 		if (!(ee.alpn_len == 2 && memcmp(ee.alpn, "h2", 2) == 0) &&
 		    !(ee.alpn_len == 8 && memcmp(ee.alpn, "http/1.1", 8) == 0))

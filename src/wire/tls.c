@@ -149,15 +149,23 @@ const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
 
 static const uint8_t ch_alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
+/* The place of id among the hello's extensions, or TLS_CH_EXTS. */
+static unsigned ch_ext_index(uint16_t id)
+{
+	unsigned i = 0;
+
+	while (i < TLS_CH_EXTS && tls_ch_exts[i] != id)
+		i++;
+	return i;
+}
+
 static bool ch_order_ok(const uint16_t *order)
 {
 	unsigned seen = 0;
 
 	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
-		unsigned j = 0;
+		unsigned j = ch_ext_index(order[i]);
 
-		while (j < TLS_CH_EXTS && tls_ch_exts[j] != order[i])
-			j++;
 		if (j == TLS_CH_EXTS || (seen & (1u << j)))
 			return false;
 		seen |= 1u << j;
@@ -507,20 +515,31 @@ bool tls_sh_get(struct tls_sh *sh, const uint8_t *body, size_t len)
 bool tls_ee_get(struct tls_ee *ee, const uint8_t *body, size_t len)
 {
 	struct cur c = cur_in(body, len), exts = be_vec(&c, 2);
+	unsigned seen = 0;
 
 	memset(ee, 0, sizeof(*ee));
 	cur_check(&c, exts.ok && cur_end(&c));
 	while (c.ok && exts.n < exts.len) {
 		uint16_t id = be_get16(&exts);
 		struct cur e = be_vec(&exts, 2);
+		unsigned i = ch_ext_index(id);
 
 		cur_check(&c, exts.ok && e.ok);
-		if (c.ok && id == TLS_EXT_ALPN) {
+		if (!c.ok)
+			break;
+		if (i == TLS_CH_EXTS) {
+			ee->unsolicited = true;
+			continue;
+		}
+		cur_check(&c, !(seen & (1u << i)));
+		seen |= 1u << i;
+		if (id == TLS_EXT_ALPS)
+			ee->alps = true;
+		if (id == TLS_EXT_ALPN) {
 			struct cur l = be_vec(&e, 2), p = be_vec(&l, 1);
 
 			/* Exactly one protocol, not empty. */
-			cur_check(&c, ee->alpn == NULL && p.ok && p.len > 0 && cur_end(&l) &&
-			                  cur_end(&e));
+			cur_check(&c, p.ok && p.len > 0 && cur_end(&l) && cur_end(&e));
 			ee->alpn = p.in;
 			ee->alpn_len = p.len;
 		}

@@ -203,10 +203,16 @@ struct tls_sh {
 
 bool tls_sh_get(struct tls_sh *sh, const uint8_t *body, size_t len);
 
-/* EncryptedExtensions: the ALPN protocol the server chose (NULL if none). */
+/*
+ * EncryptedExtensions: the ALPN protocol the server chose (NULL if none);
+ * alps, whether it answered application_settings; unsolicited, whether it
+ * sent an extension the hello did not offer. One offered extension twice
+ * refuses the message.
+ */
 struct tls_ee {
 	const uint8_t *alpn;
 	size_t alpn_len;
+	bool alps, unsolicited;
 };
 
 bool tls_ee_get(struct tls_ee *ee, const uint8_t *body, size_t len);
