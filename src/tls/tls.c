@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <openssl/core_names.h>
+#include <openssl/ec.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -63,6 +64,13 @@ struct tls_client {
 	EVP_PKEY *leaf;
 
 	uint8_t x25519_priv[TLS_X25519_LEN], x25519_pub[TLS_X25519_LEN];
+	/* The hello's choices, kept for a second hello after a HelloRetryRequest,
+	 * and that retry's group and EC key. */
+	struct tls_ch hello;
+	uint8_t ech[TLS_ECH_GREASE_MAX];
+	uint16_t retry_group;
+	EVP_PKEY *ec;
+	bool ccs_sent;
 	uint8_t hs_secret[HASH_MAX], c_hs[HASH_MAX], s_hs[HASH_MAX];
 	struct dir rx, tx;
 	uint8_t alpn[255];
@@ -341,26 +349,10 @@ static void transcript_add(struct tls_client *c, const uint8_t *msg, size_t n)
 	(void)EVP_DigestUpdate(c->transcript, msg, n);
 }
 
-static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, size_t n)
+/* The cipher suite's hash and AEAD, if it is one of Chrome's three TLS 1.3 suites. */
+static bool set_suite(struct tls_client *c, uint16_t cipher)
 {
-	static const uint8_t zero[HASH_MAX];
-	uint8_t shared[TLS_X25519_LEN], early[HASH_MAX], salt[HASH_MAX];
-	struct tls_sh sh;
-	bool ok;
-
-	if (!tls_sh_get(&sh, msg + TLS_HS_HDR, n - TLS_HS_HDR))
-		return TLS_ERR_DECODE;
-	if (sh.hrr)
-		return TLS_ERR_HRR;
-	if (sh.version != 0x0304)
-		return TLS_ERR_VERSION;
-	if (sh.sid_len != TLS_SID_MAX || memcmp(sh.sid, c->ch + TLS_HS_HDR + 35, TLS_SID_MAX))
-		return TLS_ERR_PARAMETER;
-	if (sh.share_group == TLS_GROUP_MLKEM768X)
-		return TLS_ERR_MLKEM;
-	if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN)
-		return TLS_ERR_PARAMETER;
-	switch (sh.cipher) {
+	switch (cipher) {
 	case 0x1301:
 		c->md = EVP_sha256();
 		c->aead = EVP_aes_128_gcm();
@@ -377,23 +369,137 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 		c->keylen = 32;
 		break;
 	default:
-		return TLS_ERR_PARAMETER;
+		return false;
 	}
-	c->cipher = sh.cipher;
+	c->cipher = cipher;
 	c->hlen = (size_t)EVP_MD_get_size(c->md);
-	if (yip_dh(shared, c->x25519_priv, sh.share) != 0)
+	return true;
+}
+
+static const char *ec_group_name(uint16_t group)
+{
+	return group == TLS_GROUP_P256 ? "P-256" : "P-384";
+}
+
+/* The ECDH secret (the x coordinate) of c->ec and the server's point. */
+static bool ec_shared(struct tls_client *c, const uint8_t *pub, size_t len, uint8_t *out,
+                      size_t *out_len)
+{
+	OSSL_PARAM p[3];
+	EVP_PKEY_CTX *from = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL), *dc = NULL;
+	EVP_PKEY *peer = NULL;
+	size_t want = c->retry_group == TLS_GROUP_P256 ? 65 : 97;
+	bool ok;
+
+	p[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME,
+	                                        (char *)ec_group_name(c->retry_group), 0);
+	p[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)pub, len);
+	p[2] = OSSL_PARAM_construct_end();
+	*out_len = HASH_MAX;
+	ok = len == want && pub[0] == 4 && from && EVP_PKEY_fromdata_init(from) == 1 &&
+	     EVP_PKEY_fromdata(from, &peer, EVP_PKEY_PUBLIC_KEY, p) == 1 &&
+	     (dc = EVP_PKEY_CTX_new(c->ec, NULL)) != NULL && EVP_PKEY_derive_init(dc) == 1 &&
+	     EVP_PKEY_derive_set_peer_ex(dc, peer, 1) == 1 &&
+	     EVP_PKEY_derive(dc, out, out_len) == 1;
+	EVP_PKEY_CTX_free(dc);
+	EVP_PKEY_CTX_free(from);
+	EVP_PKEY_free(peer);
+	return ok;
+}
+
+/*
+ * A HelloRetryRequest for P-256 or P-384 (offered in supported_groups, no
+ * share sent): the second hello, the first's choices with that group's
+ * share alone and the server's cookie, after Chrome's ChangeCipherSpec.
+ * The transcript starts with message_hash(first hello) (RFC 8446 4.4.1).
+ * The EC key comes from libcrypto's RNG, not the caller's.
+ */
+static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, const uint8_t *msg,
+                             size_t n)
+{
+	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
+	uint8_t pub[97], h[TLS_HS_HDR + HASH_MAX], rec[TLS_REC_HDR];
+	size_t pub_len = 0;
+
+	/* A second HelloRetryRequest, or one for a group this client sent a
+	 * share for (or never offered). */
+	if (c->retry_group ||
+	    (sh->share_group != TLS_GROUP_P256 && sh->share_group != TLS_GROUP_P384))
+		return TLS_ERR_HRR;
+	if (sh->share != NULL || !set_suite(c, sh->cipher))
 		return TLS_ERR_PARAMETER;
-	if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1)
+	c->retry_group = sh->share_group;
+	c->ec = EVP_EC_gen(ec_group_name(c->retry_group));
+	if (c->ec == NULL ||
+	    EVP_PKEY_get_octet_string_param(c->ec, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pub,
+	                                    sizeof(pub), &pub_len) != 1)
 		return TLS_ERR_INTERNAL;
+	tls_hs_put(h, 254, c->hlen); /* message_hash */
+	if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1 ||
+	    EVP_Digest(c->ch, c->ch_len, h + TLS_HS_HDR, NULL, c->md, NULL) != 1)
+		return TLS_ERR_INTERNAL;
+	transcript_add(c, h, TLS_HS_HDR + c->hlen);
+	transcript_add(c, msg, n);
+	c->hello.retry_group = c->retry_group;
+	c->hello.retry_share = pub;
+	c->hello.retry_share_len = pub_len;
+	c->hello.cookie = sh->cookie;
+	c->hello.cookie_len = sh->cookie_len;
+	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
+	c->hello.retry_share = NULL;
+	c->hello.cookie = NULL;
+	if (c->ch_len == 0)
+		return TLS_ERR_PARAMETER; /* a cookie too long for the hello */
 	transcript_add(c, c->ch, c->ch_len);
+	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0303, (uint16_t)c->ch_len);
+	if (!out_put(c, ccs, sizeof(ccs)) || !out_put(c, rec, TLS_REC_HDR) ||
+	    !out_put(c, c->ch, c->ch_len))
+		return TLS_ERR_INTERNAL;
+	c->ccs_sent = true;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, size_t n)
+{
+	static const uint8_t zero[HASH_MAX];
+	uint8_t shared[HASH_MAX], early[HASH_MAX], salt[HASH_MAX];
+	size_t shared_len = TLS_X25519_LEN;
+	struct tls_sh sh;
+	bool ok;
+
+	if (!tls_sh_get(&sh, msg + TLS_HS_HDR, n - TLS_HS_HDR))
+		return TLS_ERR_DECODE;
+	if (sh.version != 0x0304)
+		return TLS_ERR_VERSION;
+	if (sh.sid_len != TLS_SID_MAX || memcmp(sh.sid, c->ch + TLS_HS_HDR + 35, TLS_SID_MAX))
+		return TLS_ERR_PARAMETER;
+	if (sh.hrr)
+		return on_retry(c, &sh, msg, n);
+	if (sh.share_group == TLS_GROUP_MLKEM768X)
+		return TLS_ERR_MLKEM;
+	if (c->retry_group) {
+		/* After a retry: the suite and group it named. */
+		if (sh.cipher != c->cipher || sh.share_group != c->retry_group ||
+		    !ec_shared(c, sh.share, sh.share_len, shared, &shared_len))
+			return TLS_ERR_PARAMETER;
+	} else {
+		if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN ||
+		    !set_suite(c, sh.cipher) || yip_dh(shared, c->x25519_priv, sh.share) != 0)
+			return TLS_ERR_PARAMETER;
+		if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1)
+			return TLS_ERR_INTERNAL;
+		transcript_add(c, c->ch, c->ch_len);
+	}
 	transcript_add(c, msg, n);
 	ok = extract(c, early, zero, zero, c->hlen) && derive_empty(c, salt, early) &&
-	     extract(c, c->hs_secret, salt, shared, sizeof(shared)) &&
+	     extract(c, c->hs_secret, salt, shared, shared_len) &&
 	     derive(c, c->c_hs, c->hs_secret, "c hs traffic") &&
 	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") && dir_set(c, &c->rx, c->s_hs, 0);
 	OPENSSL_cleanse(shared, sizeof(shared));
 	OPENSSL_cleanse(early, sizeof(early));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
+	EVP_PKEY_free(c->ec);
+	c->ec = NULL;
 	if (!ok)
 		return TLS_ERR_INTERNAL;
 	c->state = ST_WAIT_EE;
@@ -533,8 +639,10 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 	tls_hs_put(fin, TLS_HS_FINISHED, c->hlen);
 	ok = ok && finished_mac(c, fin + TLS_HS_HDR, c->c_hs);
 	/* Chrome's middlebox-compatibility ChangeCipherSpec, then Finished
-	 * under the handshake key, then the application keys. */
-	ok = ok && out_put(c, ccs, sizeof(ccs)) && dir_set(c, &c->tx, c->c_hs, 1) &&
+	 * under the handshake key, then the application keys. (After a
+	 * retry the ChangeCipherSpec went before the second hello.) */
+	ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
+	     dir_set(c, &c->tx, c->c_hs, 1) &&
 	     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
 	     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
 	OPENSSL_cleanse(master, sizeof(master));
@@ -680,8 +788,8 @@ static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_
 	c->stats.records_in++;
 	if (type == TLS_CT_CCS) {
 		/* Tolerated between ServerHello and Finished, as middleboxes need. */
-		if (c->state < ST_WAIT_EE || c->state > ST_WAIT_FIN || n != 1 || p[0] != 1 ||
-		    ++c->ccs > CCS_MAX)
+		if ((c->state == ST_WAIT_SH ? !c->retry_group : c->state > ST_WAIT_FIN) || n != 1 ||
+		    p[0] != 1 || ++c->ccs > CCS_MAX)
 			fail(c, ev, TLS_ERR_UNEXPECTED);
 		return;
 	}
@@ -778,8 +886,7 @@ size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, stru
 struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 {
 	struct tls_client *c;
-	uint8_t mlkem[TLS_MLKEMX_LEN], ech[TLS_ECH_GREASE_MAX], rec[TLS_REC_HDR];
-	struct tls_ch ch;
+	uint8_t mlkem[TLS_MLKEMX_LEN], rec[TLS_REC_HDR];
 
 	if (cfg->rand == NULL || cfg->verify == NULL ||
 	    (cfg->sni && strlen(cfg->sni) >= sizeof(c->sni)))
@@ -804,8 +911,10 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 	}
 	c->rand(c->rand_ctx, c->x25519_priv, TLS_X25519_LEN);
 	(void)yip_key_public(c->x25519_pub, c->x25519_priv);
-	tls_hello_choose(&ch, c->rand, c->rand_ctx, cfg->sni, c->x25519_pub, mlkem, ech);
-	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &ch);
+	tls_hello_choose(&c->hello, c->rand, c->rand_ctx, c->has_sni ? c->sni : NULL, c->x25519_pub,
+	                 mlkem, c->ech);
+	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
+	c->hello.mlkem = NULL; /* a second hello sends another share */
 	if (c->ch_len == 0) {
 		tls_client_free(c);
 		return NULL;
@@ -826,6 +935,7 @@ void tls_client_free(struct tls_client *c)
 	EVP_CIPHER_CTX_free(c->tx.ctx);
 	EVP_MD_CTX_free(c->transcript);
 	EVP_PKEY_free(c->leaf);
+	EVP_PKEY_free(c->ec);
 	OPENSSL_cleanse(c, sizeof(*c));
 	free(c);
 }

@@ -23,12 +23,14 @@
  * What it does not do: the X25519MLKEM768 key share it sends is a
  * well-formed ML-KEM-768 encapsulation key with no decapsulation key behind
  * it (OpenSSL 3.0 has no ML-KEM), so a server that selects that group fails
- * the handshake (TLS_ERR_MLKEM, counted); a HelloRetryRequest fails it too
- * (TLS_ERR_HRR): the server asked for a share this client did not send,
- * and it has none other to give. No resumption (tickets are read and
- * dropped), no client certificates (a CertificateRequest fails it), no
- * compressed certificates (the server may only send them if it speaks
- * brotli and chooses to; one fails it, TLS_ERR_UNSUPPORTED).
+ * the handshake (TLS_ERR_MLKEM, counted). A HelloRetryRequest for P-256 or
+ * P-384 is answered with a second hello (that share from libcrypto's RNG);
+ * one for any other group, or a second one, fails it (TLS_ERR_HRR). No resumption
+ * (tickets are read and dropped), no client certificates (a
+ * CertificateRequest fails it, TLS_ERR_UNSUPPORTED), no compressed
+ * certificates (a server that speaks brotli may choose to send one: it
+ * fails the handshake, TLS_ERR_UNSUPPORTED), no ALPS answer (a server that
+ * answers application_settings fails it the same way).
  */
 #ifndef YIP_TLS_TLS_H
 #define YIP_TLS_TLS_H
@@ -79,7 +81,7 @@ enum tls_err {
 	TLS_ERR_VERSION,     /* the server does not speak TLS 1.3 */
 	TLS_ERR_PARAMETER,   /* a suite, group or echo this client did not offer */
 	TLS_ERR_MLKEM,       /* the server chose X25519MLKEM768 (see above) */
-	TLS_ERR_HRR,         /* a HelloRetryRequest (see above) */
+	TLS_ERR_HRR,         /* a HelloRetryRequest it cannot answer (see above) */
 	TLS_ERR_UNSUPPORTED, /* a CertificateRequest, a compressed certificate */
 	TLS_ERR_CERT,        /* the verify callback refused the chain */
 	TLS_ERR_SIGNATURE,   /* CertificateVerify does not verify */

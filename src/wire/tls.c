@@ -221,6 +221,14 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_KEY_SHARE:
 		a = be_begin(c, 2);
+		if (ch->retry_group) {
+			be_put16(c, ch->retry_group);
+			b = be_begin(c, 2);
+			cur_put(c, ch->retry_share, ch->retry_share_len);
+			be_end(c, b, 2);
+			be_end(c, a, 2);
+			break;
+		}
 		be_put16(c, ch->grease_group);
 		be_put16(c, 1);
 		cur_put8(c, 0);
@@ -265,6 +273,11 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		cur_put(c, ch->ech_payload, ch->ech_payload_len);
 		be_end(c, a, 2);
 		break;
+	case TLS_EXT_COOKIE:
+		a = be_begin(c, 2);
+		cur_put(c, ch->cookie, ch->cookie_len);
+		be_end(c, a, 2);
+		break;
 	default: /* EMS, session_ticket, SCT: empty */
 		break;
 	}
@@ -306,9 +319,12 @@ size_t tls_ch_put(uint8_t *out, size_t cap, const struct tls_ch *ch)
 	exts = be_begin(&c, 2);
 	be_put16(&c, ch->grease_ext1);
 	be_put16(&c, 0);
-	for (unsigned i = 0; i < TLS_CH_EXTS; i++)
+	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
 		if (ch->order[i] != TLS_EXT_SNI || ch->sni_len > 0)
 			ch_ext(&c, ch->order[i], ch);
+		if (ch->order[i] == TLS_EXT_KEY_SHARE && ch->cookie_len > 0)
+			ch_ext(&c, TLS_EXT_COOKIE, ch);
+	}
 	be_put16(&c, ch->grease_ext2);
 	be_put16(&c, 1);
 	cur_put8(&c, 0);

@@ -140,10 +140,18 @@ struct tls_ch {
 	const uint8_t *ech_enc; /* 32 bytes, an X25519 public key's size */
 	const uint8_t *ech_payload;
 	size_t ech_payload_len;
+	/* The second hello, after a HelloRetryRequest: retry_group nonzero
+	 * makes key_share that group's share alone, and a cookie (if any)
+	 * follows key_share. */
+	uint16_t retry_group;
+	const uint8_t *retry_share;
+	size_t retry_share_len;
+	const uint8_t *cookie;
+	size_t cookie_len;
 };
 
 /* The largest hello tls_ch_put writes (an SNI of 255 bytes, the largest
- * ECH payload), header included. */
+ * ECH payload; a second hello's cookie adds its length), header included. */
 #define TLS_CH_MAX 2400
 
 /* Writes the ClientHello handshake message (header included) to out; its

@@ -117,10 +117,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ch.ech_enc = ech;
 		ch.ech_payload = ech + 32;
 		ch.ech_payload_len = 144 + (len % 4) * 32;
+		if (len % 3 == 0) {
+			/* A second hello: one share, the input as the cookie. */
+			ch.retry_group = TLS_GROUP_P256;
+			ch.retry_share = key;
+			ch.retry_share_len = 65;
+			ch.cookie = in;
+			ch.cookie_len = len > 200 ? 200 : len;
+		}
 		n = tls_ch_put(out, sizeof(out), &ch);
 		CHECK(n > TLS_HS_HDR);
 		CHECK(tls_ch_get(&v, out + TLS_HS_HDR, n - TLS_HS_HDR));
-		CHECK(v.n_exts == (ch.sni_len ? 18u : 17u) && v.n_ciphers == 16);
+		CHECK(v.n_exts == (ch.sni_len ? 18u : 17u) + (ch.cookie_len > 0) &&
+		      v.n_ciphers == 16);
+		CHECK(v.n_shares == (ch.retry_group ? 1u : 3u));
 		CHECK(v.sni_len == ch.sni_len &&
 		      (ch.sni_len == 0 || memcmp(v.sni, in, v.sni_len) == 0));
 		CHECK(v.ech_payload_len == ch.ech_payload_len);

@@ -48,7 +48,10 @@ int main(void)
 	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"x", -1, -1, 0);
 	X509_set_issuer_name(x, name);
 	X509_sign(x, key, EVP_sha256());
-	for (int s = 0; s < 3; s++) {
+	/* Sessions 0-2: one per suite. Session 3: a server with P-256 only,
+	 * whose HelloRetryRequest the client answers (its EC key is not the
+	 * fuzzer's to fix, so the replayed flight fails after the ServerHello). */
+	for (int s = 0; s < 4; s++) {
 		struct tls_client_config cfg = {
 		    .sni = "www.example.com", .rand = tls_rand, .verify = tls_verify_any};
 		SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
@@ -61,7 +64,9 @@ int main(void)
 		int r;
 		unsigned events = 0;
 
-		SSL_CTX_set_ciphersuites(ctx, suites[s]);
+		SSL_CTX_set_ciphersuites(ctx, suites[s % 3]);
+		if (s == 3)
+			SSL_CTX_set1_groups_list(ctx, "P-256");
 		SSL_CTX_use_certificate(ctx, x);
 		SSL_CTX_use_PrivateKey(ctx, key);
 		ssl = SSL_new(ctx);
@@ -105,9 +110,9 @@ int main(void)
 			}
 		}
 		/* The session must have connected, carried data and closed. */
-		if (events != (1u << TLS_EV_NONE | 1u << TLS_EV_CONNECTED | 1u << TLS_EV_DATA |
-		               1u << TLS_EV_CLOSED)) {
-			fprintf(stderr, "tls_seeds: %s: %s\n", suites[s],
+		if (s < 3 && events != (1u << TLS_EV_NONE | 1u << TLS_EV_CONNECTED |
+		                        1u << TLS_EV_DATA | 1u << TLS_EV_CLOSED)) {
+			fprintf(stderr, "tls_seeds: %s: %s\n", suites[s % 3],
 			        tls_err_name(tls_client_err(c)));
 			return 1;
 		}

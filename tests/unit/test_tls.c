@@ -671,6 +671,52 @@ static void hello_no_sni(void **state)
 	tls_client_free(c);
 }
 
+/* A server with only P-256 (or P-384) asks for a retry: a second hello
+ * with that share alone, the same choices otherwise, and a handshake. */
+static void retry_group(const char *groups, uint16_t group, size_t share_len)
+{
+	struct conn k;
+	struct tls_ch_view v1, v2;
+	uint8_t data[3000];
+	size_t w;
+
+	fill_random(data, sizeof(data));
+	conn_open(&k, "TLS_AES_256_GCM_SHA384", tls_verify_any, NULL);
+	assert_int_equal(SSL_set1_groups_list(k.ssl, groups), 1);
+	decode_hello(&v1, k.c);
+	pump(&k);
+	assert_false(k.failed);
+	assert_true(k.connected);
+	decode_hello(&v2, k.c);
+	assert_int_equal(v2.n_shares, 1);
+	assert_int_equal(v2.share_groups[0], group);
+	assert_int_equal(v2.share_lens[0], share_len);
+	assert_memory_equal(v2.random, v1.random, TLS_RANDOM_LEN);
+	assert_int_equal(v2.n_exts, v1.n_exts);
+	assert_memory_equal(v2.exts, v1.exts, v1.n_exts * sizeof(v1.exts[0]));
+	assert_memory_equal(v2.ciphers, v1.ciphers, v1.n_ciphers * sizeof(v1.ciphers[0]));
+	client_send(&k, data, sizeof(data), 1000, 0);
+	assert_int_equal(k.srv_n, sizeof(data));
+	assert_memory_equal(k.srv_rx, data, sizeof(data));
+	assert_true(SSL_write_ex(k.ssl, data, sizeof(data), &w));
+	pump(&k);
+	assert_int_equal(k.cli_n, sizeof(data));
+	assert_memory_equal(k.cli_rx, data, sizeof(data));
+	conn_close(&k);
+}
+
+static void retry_p256(void **state)
+{
+	(void)state;
+	retry_group("P-256", TLS_GROUP_P256, 65);
+}
+
+static void retry_p384(void **state)
+{
+	(void)state;
+	retry_group("P-384", TLS_GROUP_P384, 97);
+}
+
 /* ---- refusals ---- */
 
 static bool verify_no(void *ctx, const struct tls_chain *chain, const char *sni)
@@ -799,7 +845,9 @@ static void refused_server_hellos(void **state)
 		enum tls_err err;
 	} cases[] = {
 	    {TLS_GROUP_MLKEM768X, false, TLS_ERR_MLKEM},
-	    {TLS_GROUP_P256, true, TLS_ERR_HRR},
+	    {TLS_GROUP_X25519, true, TLS_ERR_HRR},
+	    {TLS_GROUP_MLKEM768X, true, TLS_ERR_HRR},
+	    {0x001e, true, TLS_ERR_HRR}, /* x448, never offered */
 	    {TLS_GROUP_P256, false, TLS_ERR_PARAMETER},
 	};
 	struct tls_client_config cfg = {.sni = SNI, .rand = test_rand, .verify = tls_verify_any};
@@ -869,6 +917,8 @@ int main(void)
 	    cmocka_unit_test(hello_fields),
 	    cmocka_unit_test(hello_permutation),
 	    cmocka_unit_test(hello_no_sni),
+	    cmocka_unit_test(retry_p256),
+	    cmocka_unit_test(retry_p384),
 	    cmocka_unit_test(refused_certificate),
 	    cmocka_unit_test(pinned_key),
 	    cmocka_unit_test(ca_store),
