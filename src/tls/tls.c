@@ -497,6 +497,7 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") && dir_set(c, &c->rx, c->s_hs, 0);
 	OPENSSL_cleanse(shared, sizeof(shared));
 	OPENSSL_cleanse(early, sizeof(early));
+	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
 	EVP_PKEY_free(c->ec);
 	c->ec = NULL;
@@ -646,6 +647,7 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 	     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
 	     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
 	OPENSSL_cleanse(master, sizeof(master));
+	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c_ap, sizeof(c_ap));
 	OPENSSL_cleanse(s_ap, sizeof(s_ap));
 	OPENSSL_cleanse(c->hs_secret, sizeof(c->hs_secret));
