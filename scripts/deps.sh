@@ -9,7 +9,7 @@ pkgs=(
 	# llvm-profdata-14 and llvm-cov-14 for make fuzz-coverage (clang only recommends them)
 	llvm-14
 	# libraries
-	libsodium-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev libseccomp-dev
+	libsodium-dev libssl-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev libseccomp-dev
 	# tests and demo
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
 	# conntrack -F for the NAT lab (tests/lib/natlab.sh)

@@ -29,10 +29,11 @@
  * Adding a link kind (a TLS link, say):
  *   1. Add its kind to enum yip_link_kind and its name to
  *      yip_link_kind_name; nothing else in this header changes.
- *   2. Write its module on the OS side (src/tls, next to src/udp: add an
- *      "os:" line for it to src/MODULES, which the build and the layering
- *      check read), with a const struct yip_link_ops of its functions: buf
- *      and send. The engine needs nothing else.
+ *   2. Write its module on the OS side (src/tlslink, say, next to src/udp,
+ *      driving src/tls, the engine's TLS client: add an "os:" line for it
+ *      to src/MODULES, which the build and the layering check read), with
+ *      a const struct yip_link_ops of its functions: buf and send. The
+ *      engine needs nothing else.
  *   3. The daemon's loop opens a link (connects, or accepts a connection),
  *      registers it with yip_link_add (its ops, its own state as ctx, its
  *      MTU and flags) and gets its id; it watches the link's fd and hands

@@ -1,0 +1,1071 @@
+/*
+ * The TLS 1.3 client's state machine, key schedule (RFC 8446 7.1, HKDF
+ * from libcrypto) and record protection (7.3, 5.2). See tls.h for the API
+ * and what it leaves out.
+ */
+#include "tls/tls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include "crypto/crypto.h"
+
+#define HASH_MAX 48
+#define IV_LEN   12
+#define TAG_LEN  16
+#define CCS_MAX  32 /* ChangeCipherSpec records tolerated in a handshake */
+
+enum state {
+	ST_WAIT_SH,
+	ST_WAIT_EE,
+	ST_WAIT_CERT,
+	ST_WAIT_CV,
+	ST_WAIT_FIN,
+	ST_CONNECTED,
+	ST_CLOSED,
+	ST_FAILED,
+};
+
+/* One direction's record protection. */
+struct dir {
+	EVP_CIPHER_CTX *ctx;
+	uint8_t secret[HASH_MAX];
+	uint8_t iv[IV_LEN];
+	uint64_t seq;
+	bool on;
+};
+
+struct tls_client {
+	enum state state;
+	enum tls_err err;
+	char sni[256];
+	bool has_sni;
+	tls_rand_fn *rand;
+	void *rand_ctx;
+	tls_verify_fn *verify;
+	void *verify_ctx;
+
+	uint16_t cipher;
+	const EVP_MD *md;
+	const EVP_CIPHER *aead;
+	size_t hlen, keylen;
+	EVP_MD_CTX *transcript;
+	EVP_PKEY *leaf;
+
+	uint8_t x25519_priv[TLS_X25519_LEN], x25519_pub[TLS_X25519_LEN];
+	/* The hello's choices, kept for a second hello after a HelloRetryRequest,
+	 * and that retry's group and EC key. */
+	struct tls_ch hello;
+	uint8_t ech[TLS_ECH_GREASE_MAX];
+	uint16_t retry_group;
+	EVP_PKEY *ec;
+	bool ccs_sent;
+	uint8_t hs_secret[HASH_MAX], c_hs[HASH_MAX], s_hs[HASH_MAX];
+	struct dir rx, tx;
+	uint8_t alpn[255];
+	size_t alpn_len;
+	unsigned ccs;
+	bool tx_closed;
+	struct tls_stats stats;
+
+	size_t ch_len, rec_n, hs_n, out_n;
+	uint8_t ch[TLS_CH_MAX];
+	uint8_t rec[TLS_REC_MAX];
+	uint8_t hs[TLS_HS_BUF];
+	uint8_t out[TLS_OUT_BUF];
+};
+
+const char *tls_err_name(unsigned err)
+{
+	static const char *const names[TLS_ERRS] = {
+	    "none",     "decode",     "unexpected",  "version", "parameter",
+	    "mlkem",    "hrr",        "unsupported", "cert",    "signature",
+	    "finished", "record_mac", "overflow",    "alert",   "internal",
+	};
+
+	return err < TLS_ERRS ? names[err] : "?";
+}
+
+/* ---- the key schedule ---- */
+
+/* HKDF-Extract (prk = out, hlen bytes) or HKDF-Expand (out, n bytes). */
+static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n, const uint8_t *salt,
+                 size_t salt_len, const uint8_t *key, size_t key_len, const uint8_t *info,
+                 size_t info_len)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+	EVP_KDF_CTX *k = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	OSSL_PARAM p[6], *q = p;
+	bool ok;
+
+	*q++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
+	                                        (char *)EVP_MD_get0_name(c->md), 0);
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, key_len);
+	if (salt)
+		*q++ =
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
+	if (info)
+		*q++ =
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
+	*q = OSSL_PARAM_construct_end();
+	ok = k && EVP_KDF_derive(k, out, n, p) == 1;
+	EVP_KDF_CTX_free(k);
+	EVP_KDF_free(kdf);
+	return ok;
+}
+
+static bool extract(const struct tls_client *c, uint8_t *prk, const uint8_t *salt,
+                    const uint8_t *ikm, size_t ikm_len)
+{
+	return hkdf(c, EVP_KDF_HKDF_MODE_EXTRACT_ONLY, prk, c->hlen, salt, c->hlen, ikm, ikm_len,
+	            NULL, 0);
+}
+
+/* HKDF-Expand-Label(secret, label, context, n). */
+static bool expand_label(const struct tls_client *c, uint8_t *out, size_t n, const uint8_t *secret,
+                         const char *label, const uint8_t *ctx, size_t ctx_len)
+{
+	uint8_t info[2 + 1 + 6 + 32 + 1 + HASH_MAX];
+	size_t ll = strlen(label), i = 0;
+
+	info[i++] = (uint8_t)(n >> 8);
+	info[i++] = (uint8_t)n;
+	info[i++] = (uint8_t)(6 + ll);
+	memcpy(info + i, "tls13 ", 6);
+	memcpy(info + i + 6, label, ll);
+	i += 6 + ll;
+	info[i++] = (uint8_t)ctx_len;
+	if (ctx_len)
+		memcpy(info + i, ctx, ctx_len);
+	i += ctx_len;
+	return hkdf(c, EVP_KDF_HKDF_MODE_EXPAND_ONLY, out, n, NULL, 0, secret, c->hlen, info, i);
+}
+
+/* The transcript's hash so far. */
+static bool transcript_hash(const struct tls_client *c, uint8_t *out)
+{
+	EVP_MD_CTX *t = EVP_MD_CTX_new();
+	bool ok =
+	    t && EVP_MD_CTX_copy_ex(t, c->transcript) == 1 && EVP_DigestFinal_ex(t, out, NULL) == 1;
+
+	EVP_MD_CTX_free(t);
+	return ok;
+}
+
+/* Derive-Secret(secret, label, the transcript so far). */
+static bool derive(const struct tls_client *c, uint8_t *out, const uint8_t *secret,
+                   const char *label)
+{
+	uint8_t h[HASH_MAX];
+
+	return transcript_hash(c, h) && expand_label(c, out, c->hlen, secret, label, h, c->hlen);
+}
+
+/* Derive-Secret(secret, "derived", ""): the next stage's salt. */
+static bool derive_empty(const struct tls_client *c, uint8_t *out, const uint8_t *secret)
+{
+	uint8_t h[HASH_MAX];
+
+	return EVP_Digest(NULL, 0, h, NULL, c->md, NULL) == 1 &&
+	       expand_label(c, out, c->hlen, secret, "derived", h, c->hlen);
+}
+
+/* A direction's keys from its traffic secret; its sequence starts again. */
+static bool dir_set(struct tls_client *c, struct dir *d, const uint8_t *secret, int enc)
+{
+	uint8_t key[32];
+	bool ok;
+
+	if (d->secret != secret)
+		memcpy(d->secret, secret, c->hlen);
+	ok = expand_label(c, key, c->keylen, secret, "key", NULL, 0) &&
+	     expand_label(c, d->iv, IV_LEN, secret, "iv", NULL, 0) &&
+	     EVP_CipherInit_ex(d->ctx, c->aead, NULL, key, NULL, enc) == 1;
+	OPENSSL_cleanse(key, sizeof(key));
+	d->seq = 0;
+	d->on = ok;
+	return ok;
+}
+
+/* The next traffic secret (KeyUpdate). */
+static bool dir_next(struct tls_client *c, struct dir *d, int enc)
+{
+	uint8_t next[HASH_MAX];
+	bool ok = expand_label(c, next, c->hlen, d->secret, "traffic upd", NULL, 0) &&
+	          dir_set(c, d, next, enc);
+
+	OPENSSL_cleanse(next, sizeof(next));
+	return ok;
+}
+
+static void nonce(const struct dir *d, uint8_t n[IV_LEN])
+{
+	memcpy(n, d->iv, IV_LEN);
+	for (unsigned i = 0; i < 8; i++)
+		n[IV_LEN - 1 - i] ^= (uint8_t)(d->seq >> (8 * i));
+}
+
+/* ---- records ---- */
+
+/* A protected record of type with len bytes of data (which may already be in
+ * place at out + TLS_REC_HDR) and pad zeros; its length, or 0. */
+static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
+                   const uint8_t *data, size_t len, size_t pad)
+{
+	struct dir *d = &c->tx;
+	size_t n = len + 1 + pad;
+	uint8_t iv[IV_LEN], *body = out + TLS_REC_HDR;
+	int outl;
+
+	if (!d->on || n > TLS_REC_PLAIN + 1 || cap < TLS_REC_HDR + n + TAG_LEN)
+		return 0;
+	tls_rec_put(out, TLS_CT_APP, 0x0303, (uint16_t)(n + TAG_LEN));
+	if (data != body)
+		memmove(body, data, len);
+	body[len] = type;
+	memset(body + len + 1, 0, pad);
+	nonce(d, iv);
+	if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, iv, 1) != 1 ||
+	    EVP_CipherUpdate(d->ctx, NULL, &outl, out, TLS_REC_HDR) != 1 ||
+	    EVP_CipherUpdate(d->ctx, body, &outl, body, (int)n) != 1 ||
+	    EVP_CipherFinal_ex(d->ctx, body + n, &outl) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, body + n) != 1)
+		return 0;
+	d->seq++;
+	c->stats.records_out++;
+	return TLS_REC_HDR + n + TAG_LEN;
+}
+
+/* Opens the record in c->rec in place: its inner type and plaintext, or
+ * false (bad_record_mac). */
+static bool open_rec(struct tls_client *c, size_t body_len, uint8_t *type, uint8_t **plain,
+                     size_t *plain_len)
+{
+	struct dir *d = &c->rx;
+	uint8_t iv[IV_LEN], *body = c->rec + TLS_REC_HDR;
+	size_t n;
+	int outl;
+
+	if (body_len < 1 + TAG_LEN)
+		return false;
+	n = body_len - TAG_LEN;
+	nonce(d, iv);
+	if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, iv, 0) != 1 ||
+	    EVP_CipherUpdate(d->ctx, NULL, &outl, c->rec, TLS_REC_HDR) != 1 ||
+	    EVP_CipherUpdate(d->ctx, body, &outl, body, (int)n) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, body + n) != 1 ||
+	    EVP_CipherFinal_ex(d->ctx, body + n, &outl) != 1)
+		return false;
+	d->seq++;
+	while (n > 0 && body[n - 1] == 0)
+		n--;
+	*type = n > 0 ? body[n - 1] : 0;
+	*plain = body;
+	*plain_len = n > 0 ? n - 1 : 0;
+	return true;
+}
+
+static bool out_put(struct tls_client *c, const uint8_t *p, size_t n)
+{
+	if (TLS_OUT_BUF - c->out_n < n)
+		return false;
+	memcpy(c->out + c->out_n, p, n);
+	c->out_n += n;
+	return true;
+}
+
+/* Queues a handshake message or an alert, protected once there are keys. */
+static bool out_record(struct tls_client *c, uint8_t type, const uint8_t *p, size_t n)
+{
+	size_t k;
+
+	if (!c->tx.on) {
+		uint8_t h[TLS_REC_HDR];
+
+		tls_rec_put(h, type, 0x0303, (uint16_t)n);
+		return TLS_OUT_BUF - c->out_n >= TLS_REC_HDR + n && out_put(c, h, TLS_REC_HDR) &&
+		       out_put(c, p, n);
+	}
+	k = seal(c, c->out + c->out_n, TLS_OUT_BUF - c->out_n, type, p, n, 0);
+	c->out_n += k;
+	return k > 0;
+}
+
+static void send_alert(struct tls_client *c, uint8_t desc)
+{
+	uint8_t a[2] = {desc == TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc};
+
+	if (!c->tx_closed)
+		(void)out_record(c, TLS_CT_ALERT, a, 2);
+	c->tx_closed = true;
+}
+
+static enum tls_event_kind fail(struct tls_client *c, struct tls_event *ev, enum tls_err err)
+{
+	static const uint8_t alerts[TLS_ERRS] = {
+	    [TLS_ERR_DECODE] = TLS_ALERT_DECODE_ERROR,
+	    [TLS_ERR_UNEXPECTED] = TLS_ALERT_UNEXPECTED_MESSAGE,
+	    [TLS_ERR_VERSION] = TLS_ALERT_PROTOCOL_VERSION,
+	    [TLS_ERR_PARAMETER] = TLS_ALERT_ILLEGAL_PARAMETER,
+	    [TLS_ERR_MLKEM] = TLS_ALERT_HANDSHAKE_FAILURE,
+	    [TLS_ERR_HRR] = TLS_ALERT_HANDSHAKE_FAILURE,
+	    [TLS_ERR_UNSUPPORTED] = TLS_ALERT_HANDSHAKE_FAILURE,
+	    [TLS_ERR_CERT] = TLS_ALERT_BAD_CERTIFICATE,
+	    [TLS_ERR_SIGNATURE] = TLS_ALERT_DECRYPT_ERROR,
+	    [TLS_ERR_FINISHED] = TLS_ALERT_DECRYPT_ERROR,
+	    [TLS_ERR_RECORD_MAC] = TLS_ALERT_BAD_RECORD_MAC,
+	    [TLS_ERR_OVERFLOW] = TLS_ALERT_RECORD_OVERFLOW,
+	    [TLS_ERR_INTERNAL] = TLS_ALERT_INTERNAL_ERROR,
+	};
+
+	if (c->state != ST_FAILED) {
+		c->state = ST_FAILED;
+		c->err = err;
+		c->stats.fail[err]++;
+		if (err != TLS_ERR_ALERT)
+			send_alert(c, alerts[err]);
+	}
+	ev->kind = TLS_EV_FAILED;
+	ev->err = c->err;
+	return TLS_EV_FAILED;
+}
+
+/* ---- the handshake ---- */
+
+static void transcript_add(struct tls_client *c, const uint8_t *msg, size_t n)
+{
+	(void)EVP_DigestUpdate(c->transcript, msg, n);
+}
+
+/* The cipher suite's hash and AEAD, if it is one of Chrome's three TLS 1.3 suites. */
+static bool set_suite(struct tls_client *c, uint16_t cipher)
+{
+	switch (cipher) {
+	case 0x1301:
+		c->md = EVP_sha256();
+		c->aead = EVP_aes_128_gcm();
+		c->keylen = 16;
+		break;
+	case 0x1302:
+		c->md = EVP_sha384();
+		c->aead = EVP_aes_256_gcm();
+		c->keylen = 32;
+		break;
+	case 0x1303:
+		c->md = EVP_sha256();
+		c->aead = EVP_chacha20_poly1305();
+		c->keylen = 32;
+		break;
+	default:
+		return false;
+	}
+	c->cipher = cipher;
+	c->hlen = (size_t)EVP_MD_get_size(c->md);
+	return true;
+}
+
+static const char *ec_group_name(uint16_t group)
+{
+	return group == TLS_GROUP_P256 ? "P-256" : "P-384";
+}
+
+/* The ECDH secret (the x coordinate) of c->ec and the server's point. */
+static bool ec_shared(struct tls_client *c, const uint8_t *pub, size_t len, uint8_t *out,
+                      size_t *out_len)
+{
+	OSSL_PARAM p[3];
+	EVP_PKEY_CTX *from = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL), *dc = NULL;
+	EVP_PKEY *peer = NULL;
+	size_t want = c->retry_group == TLS_GROUP_P256 ? 65 : 97;
+	bool ok;
+
+	p[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME,
+	                                        (char *)ec_group_name(c->retry_group), 0);
+	p[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)pub, len);
+	p[2] = OSSL_PARAM_construct_end();
+	*out_len = HASH_MAX;
+	ok = len == want && pub[0] == 4 && from && EVP_PKEY_fromdata_init(from) == 1 &&
+	     EVP_PKEY_fromdata(from, &peer, EVP_PKEY_PUBLIC_KEY, p) == 1 &&
+	     (dc = EVP_PKEY_CTX_new(c->ec, NULL)) != NULL && EVP_PKEY_derive_init(dc) == 1 &&
+	     EVP_PKEY_derive_set_peer_ex(dc, peer, 1) == 1 &&
+	     EVP_PKEY_derive(dc, out, out_len) == 1;
+	EVP_PKEY_CTX_free(dc);
+	EVP_PKEY_CTX_free(from);
+	EVP_PKEY_free(peer);
+	return ok;
+}
+
+/*
+ * A HelloRetryRequest for P-256 or P-384 (offered in supported_groups, no
+ * share sent): the second hello, the first's choices with that group's
+ * share alone and the server's cookie, after Chrome's ChangeCipherSpec.
+ * The transcript starts with message_hash(first hello) (RFC 8446 4.4.1).
+ * The EC key comes from libcrypto's RNG, not the caller's.
+ */
+static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, const uint8_t *msg,
+                             size_t n)
+{
+	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
+	uint8_t pub[97], h[TLS_HS_HDR + HASH_MAX], rec[TLS_REC_HDR];
+	size_t pub_len = 0;
+
+	/* A second HelloRetryRequest, or one for a group this client sent a
+	 * share for (or never offered). */
+	if (c->retry_group ||
+	    (sh->share_group != TLS_GROUP_P256 && sh->share_group != TLS_GROUP_P384))
+		return TLS_ERR_HRR;
+	if (sh->share != NULL || !set_suite(c, sh->cipher))
+		return TLS_ERR_PARAMETER;
+	c->retry_group = sh->share_group;
+	c->ec = EVP_EC_gen(ec_group_name(c->retry_group));
+	if (c->ec == NULL ||
+	    EVP_PKEY_get_octet_string_param(c->ec, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pub,
+	                                    sizeof(pub), &pub_len) != 1)
+		return TLS_ERR_INTERNAL;
+	tls_hs_put(h, 254, c->hlen); /* message_hash */
+	if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1 ||
+	    EVP_Digest(c->ch, c->ch_len, h + TLS_HS_HDR, NULL, c->md, NULL) != 1)
+		return TLS_ERR_INTERNAL;
+	transcript_add(c, h, TLS_HS_HDR + c->hlen);
+	transcript_add(c, msg, n);
+	c->hello.retry_group = c->retry_group;
+	c->hello.retry_share = pub;
+	c->hello.retry_share_len = pub_len;
+	c->hello.cookie = sh->cookie;
+	c->hello.cookie_len = sh->cookie_len;
+	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
+	c->hello.retry_share = NULL;
+	c->hello.cookie = NULL;
+	if (c->ch_len == 0)
+		return TLS_ERR_PARAMETER; /* a cookie too long for the hello */
+	transcript_add(c, c->ch, c->ch_len);
+	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0303, (uint16_t)c->ch_len);
+	if (!out_put(c, ccs, sizeof(ccs)) || !out_put(c, rec, TLS_REC_HDR) ||
+	    !out_put(c, c->ch, c->ch_len))
+		return TLS_ERR_INTERNAL;
+	c->ccs_sent = true;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, size_t n)
+{
+	static const uint8_t zero[HASH_MAX];
+	uint8_t shared[HASH_MAX], early[HASH_MAX], salt[HASH_MAX];
+	size_t shared_len = TLS_X25519_LEN;
+	struct tls_sh sh;
+	bool ok;
+
+	if (!tls_sh_get(&sh, msg + TLS_HS_HDR, n - TLS_HS_HDR))
+		return TLS_ERR_DECODE;
+	if (sh.version != 0x0304)
+		return TLS_ERR_VERSION;
+	if (sh.sid_len != TLS_SID_MAX || memcmp(sh.sid, c->ch + TLS_HS_HDR + 35, TLS_SID_MAX))
+		return TLS_ERR_PARAMETER;
+	if (sh.hrr)
+		return on_retry(c, &sh, msg, n);
+	if (sh.share_group == TLS_GROUP_MLKEM768X)
+		return TLS_ERR_MLKEM;
+	if (c->retry_group) {
+		/* After a retry: the suite and group it named. */
+		if (sh.cipher != c->cipher || sh.share_group != c->retry_group ||
+		    !ec_shared(c, sh.share, sh.share_len, shared, &shared_len))
+			return TLS_ERR_PARAMETER;
+	} else {
+		if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN ||
+		    !set_suite(c, sh.cipher) || yip_dh(shared, c->x25519_priv, sh.share) != 0)
+			return TLS_ERR_PARAMETER;
+		if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1)
+			return TLS_ERR_INTERNAL;
+		transcript_add(c, c->ch, c->ch_len);
+	}
+	transcript_add(c, msg, n);
+	ok = extract(c, early, zero, zero, c->hlen) && derive_empty(c, salt, early) &&
+	     extract(c, c->hs_secret, salt, shared, shared_len) &&
+	     derive(c, c->c_hs, c->hs_secret, "c hs traffic") &&
+	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") && dir_set(c, &c->rx, c->s_hs, 0);
+	OPENSSL_cleanse(shared, sizeof(shared));
+	OPENSSL_cleanse(early, sizeof(early));
+	OPENSSL_cleanse(salt, sizeof(salt));
+	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
+	EVP_PKEY_free(c->ec);
+	c->ec = NULL;
+	if (!ok)
+		return TLS_ERR_INTERNAL;
+	c->state = ST_WAIT_EE;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_encrypted_extensions(struct tls_client *c, const uint8_t *body, size_t n)
+{
+	struct tls_ee ee;
+
+	if (!tls_ee_get(&ee, body, n))
+		return TLS_ERR_DECODE;
+	/* RFC 8446 4.2: an extension not offered aborts. ALPS answered would
+	 * want this client's own settings in an EncryptedExtensions of its
+	 * own, which it does not send yet. */
+	if (ee.unsolicited || ee.alps)
+		return TLS_ERR_UNSUPPORTED;
+	if (ee.alpn) {
+		if (!(ee.alpn_len == 2 && memcmp(ee.alpn, "h2", 2) == 0) &&
+		    !(ee.alpn_len == 8 && memcmp(ee.alpn, "http/1.1", 8) == 0))
+			return TLS_ERR_PARAMETER;
+		memcpy(c->alpn, ee.alpn, ee.alpn_len);
+		c->alpn_len = ee.alpn_len;
+	}
+	c->state = ST_WAIT_CERT;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_certificate(struct tls_client *c, const uint8_t *body, size_t n)
+{
+	struct tls_chain chain;
+	const uint8_t *p;
+	size_t ctx_len;
+	X509 *x;
+
+	if (!tls_cert_get(&chain, &ctx_len, body, n))
+		return TLS_ERR_DECODE;
+	if (ctx_len != 0)
+		return TLS_ERR_PARAMETER;
+	if (!c->verify(c->verify_ctx, &chain, c->has_sni ? c->sni : NULL))
+		return TLS_ERR_CERT;
+	p = chain.der[0];
+	x = d2i_X509(NULL, &p, (long)chain.len[0]);
+	if (x == NULL || p != chain.der[0] + chain.len[0]) {
+		X509_free(x);
+		return TLS_ERR_CERT;
+	}
+	c->leaf = X509_get_pubkey(x);
+	X509_free(x);
+	if (c->leaf == NULL)
+		return TLS_ERR_CERT;
+	c->state = ST_WAIT_CV;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *body, size_t n)
+{
+	static const char context[] = "TLS 1.3, server CertificateVerify";
+	uint8_t signed_[64 + sizeof(context) + HASH_MAX];
+	int type = EVP_PKEY_get_base_id(c->leaf);
+	const EVP_MD *md;
+	EVP_MD_CTX *m;
+	EVP_PKEY_CTX *pc = NULL;
+	const uint8_t *sig;
+	size_t sig_len;
+	uint16_t scheme;
+	bool pss = false, ok;
+
+	if (!tls_cv_get(&scheme, &sig, &sig_len, body, n))
+		return TLS_ERR_DECODE;
+	switch (scheme) {
+	case 0x0403:
+	case 0x0503:
+		md = scheme == 0x0403 ? EVP_sha256() : EVP_sha384();
+		if (type != EVP_PKEY_EC)
+			return TLS_ERR_PARAMETER;
+		break;
+	case 0x0804:
+	case 0x0805:
+	case 0x0806:
+		md = scheme == 0x0804   ? EVP_sha256()
+		     : scheme == 0x0805 ? EVP_sha384()
+		                        : EVP_sha512();
+		if (type != EVP_PKEY_RSA)
+			return TLS_ERR_PARAMETER;
+		pss = true;
+		break;
+	default: /* one not offered, or PKCS#1 v1.5, which TLS 1.3 forbids here */
+		return TLS_ERR_PARAMETER;
+	}
+	memset(signed_, 0x20, 64);
+	memcpy(signed_ + 64, context, sizeof(context));
+	if (!transcript_hash(c, signed_ + 64 + sizeof(context)))
+		return TLS_ERR_INTERNAL;
+	m = EVP_MD_CTX_new();
+	ok = m && EVP_DigestVerifyInit(m, &pc, md, NULL, c->leaf) == 1 &&
+	     (!pss || (EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) == 1 &&
+	               EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1)) &&
+	     EVP_DigestVerify(m, sig, sig_len, signed_, 64 + sizeof(context) + c->hlen) == 1;
+	EVP_MD_CTX_free(m);
+	if (!ok)
+		return TLS_ERR_SIGNATURE;
+	c->state = ST_WAIT_FIN;
+	return TLS_ERR_NONE;
+}
+
+/* verify_data for base_key over the transcript so far. */
+static bool finished_mac(const struct tls_client *c, uint8_t *out, const uint8_t *base_key)
+{
+	uint8_t key[HASH_MAX], h[HASH_MAX];
+	unsigned len = 0;
+	bool ok = expand_label(c, key, c->hlen, base_key, "finished", NULL, 0) &&
+	          transcript_hash(c, h) &&
+	          HMAC(c->md, key, (int)c->hlen, h, c->hlen, out, &len) != NULL;
+
+	OPENSSL_cleanse(key, sizeof(key));
+	return ok && len == c->hlen;
+}
+
+/* The server's Finished is the whole message msg; then this side's. */
+static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t n)
+{
+	static const uint8_t zero[HASH_MAX], ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
+	uint8_t want[HASH_MAX], fin[TLS_HS_HDR + HASH_MAX], salt[HASH_MAX], master[HASH_MAX];
+	uint8_t c_ap[HASH_MAX], s_ap[HASH_MAX];
+	bool ok;
+
+	if (n != TLS_HS_HDR + c->hlen)
+		return TLS_ERR_DECODE;
+	if (!finished_mac(c, want, c->s_hs))
+		return TLS_ERR_INTERNAL;
+	if (CRYPTO_memcmp(want, msg + TLS_HS_HDR, c->hlen) != 0)
+		return TLS_ERR_FINISHED;
+	transcript_add(c, msg, n);
+	ok = derive_empty(c, salt, c->hs_secret) && extract(c, master, salt, zero, c->hlen) &&
+	     derive(c, c_ap, master, "c ap traffic") && derive(c, s_ap, master, "s ap traffic");
+	tls_hs_put(fin, TLS_HS_FINISHED, c->hlen);
+	ok = ok && finished_mac(c, fin + TLS_HS_HDR, c->c_hs);
+	/* Chrome's middlebox-compatibility ChangeCipherSpec, then Finished
+	 * under the handshake key, then the application keys. (After a
+	 * retry the ChangeCipherSpec went before the second hello.) */
+	ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
+	     dir_set(c, &c->tx, c->c_hs, 1) &&
+	     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
+	     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
+	OPENSSL_cleanse(master, sizeof(master));
+	OPENSSL_cleanse(salt, sizeof(salt));
+	OPENSSL_cleanse(c_ap, sizeof(c_ap));
+	OPENSSL_cleanse(s_ap, sizeof(s_ap));
+	OPENSSL_cleanse(c->hs_secret, sizeof(c->hs_secret));
+	OPENSSL_cleanse(c->c_hs, sizeof(c->c_hs));
+	OPENSSL_cleanse(c->s_hs, sizeof(c->s_hs));
+	EVP_PKEY_free(c->leaf);
+	c->leaf = NULL;
+	if (!ok)
+		return TLS_ERR_INTERNAL;
+	c->state = ST_CONNECTED;
+	return TLS_ERR_NONE;
+}
+
+static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const uint8_t *body,
+                                      size_t n)
+{
+	bool requested;
+
+	switch (type) {
+	case TLS_HS_NEW_SESSION_TICKET:
+		return tls_nst_get(body, n) ? TLS_ERR_NONE : TLS_ERR_DECODE;
+	case TLS_HS_KEY_UPDATE:
+		if (!tls_ku_get(&requested, body, n))
+			return TLS_ERR_DECODE;
+		c->stats.key_updates_in++;
+		if (!dir_next(c, &c->rx, 0))
+			return TLS_ERR_INTERNAL;
+		if (requested && !c->tx_closed && !tls_client_key_update(c, false))
+			return TLS_ERR_INTERNAL;
+		return TLS_ERR_NONE;
+	default:
+		return TLS_ERR_UNEXPECTED;
+	}
+}
+
+/* One whole handshake message. */
+static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t n, uint8_t type,
+                               const uint8_t *body, size_t body_len)
+{
+	enum tls_err err;
+
+	if (c->state == ST_CONNECTED)
+		return on_post_handshake(c, type, body, body_len);
+	if (type == TLS_HS_CERTIFICATE_REQUEST || type == TLS_HS_COMPRESSED_CERTIFICATE)
+		return c->state == ST_WAIT_CERT ? TLS_ERR_UNSUPPORTED : TLS_ERR_UNEXPECTED;
+	if (type == TLS_HS_FINISHED && c->state == ST_WAIT_FIN)
+		return on_finished(c, msg, n);
+	switch (c->state) {
+	case ST_WAIT_EE:
+		err = type == TLS_HS_ENCRYPTED_EXTENSIONS
+		          ? on_encrypted_extensions(c, body, body_len)
+		          : TLS_ERR_UNEXPECTED;
+		break;
+	case ST_WAIT_CERT:
+		err = type == TLS_HS_CERTIFICATE ? on_certificate(c, body, body_len)
+		                                 : TLS_ERR_UNEXPECTED;
+		break;
+	case ST_WAIT_CV:
+		err = type == TLS_HS_CERTIFICATE_VERIFY ? on_certificate_verify(c, body, body_len)
+		                                        : TLS_ERR_UNEXPECTED;
+		break;
+	default:
+		err = TLS_ERR_UNEXPECTED;
+		break;
+	}
+	if (err == TLS_ERR_NONE)
+		transcript_add(c, msg, n);
+	return err;
+}
+
+/* Handshake bytes from one record: whole messages are handled as they
+ * complete. A message may not straddle a change of keys. */
+static enum tls_err on_handshake(struct tls_client *c, const uint8_t *p, size_t n)
+{
+	size_t used = 0, k;
+	enum tls_err err = TLS_ERR_NONE;
+
+	if (n == 0)
+		return TLS_ERR_DECODE;
+	if (TLS_HS_BUF - c->hs_n < n)
+		return TLS_ERR_OVERFLOW;
+	memcpy(c->hs + c->hs_n, p, n);
+	c->hs_n += n;
+	while (err == TLS_ERR_NONE) {
+		const uint8_t *body;
+		size_t body_len;
+		uint8_t type;
+		enum state before = c->state;
+
+		k = tls_hs_get(c->hs + used, c->hs_n - used, &type, &body, &body_len);
+		if (k == 0)
+			break;
+		if (c->state == ST_WAIT_SH)
+			err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, c->hs + used, k)
+			                                  : TLS_ERR_UNEXPECTED;
+		else
+			err = on_message(c, c->hs + used, k, type, body, body_len);
+		used += k;
+		/* The keys changed: nothing may follow in this record. */
+		if (err == TLS_ERR_NONE && before != c->state &&
+		    (c->state == ST_WAIT_EE || c->state == ST_CONNECTED) && used != c->hs_n)
+			err = TLS_ERR_UNEXPECTED;
+	}
+	memmove(c->hs, c->hs + used, c->hs_n - used);
+	c->hs_n -= used;
+	/* A message header longer than the buffer could ever hold. */
+	if (err == TLS_ERR_NONE && c->hs_n >= TLS_HS_HDR &&
+	    ((size_t)c->hs[1] << 16 | (size_t)c->hs[2] << 8 | c->hs[3]) > TLS_HS_BUF - TLS_HS_HDR)
+		err = TLS_ERR_OVERFLOW;
+	return err;
+}
+
+/* ---- records in ---- */
+
+static void on_alert(struct tls_client *c, struct tls_event *ev, const uint8_t *p, size_t n)
+{
+	uint8_t level, desc;
+
+	if (!tls_alert_get(&level, &desc, p, n)) {
+		fail(c, ev, TLS_ERR_DECODE);
+		return;
+	}
+	if (desc == TLS_ALERT_CLOSE_NOTIFY) {
+		c->state = ST_CLOSED;
+		ev->kind = TLS_EV_CLOSED;
+		return;
+	}
+	ev->alert = desc;
+	fail(c, ev, TLS_ERR_ALERT);
+}
+
+/* The whole record in c->rec. */
+static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_event *ev)
+{
+	uint8_t *p = c->rec + TLS_REC_HDR, type = r->type;
+	size_t n = r->len;
+	bool was_connected = c->state == ST_CONNECTED;
+	enum tls_err err;
+
+	c->stats.records_in++;
+	if (type == TLS_CT_CCS) {
+		/* Tolerated between ServerHello and Finished, as middleboxes need. */
+		if ((c->state == ST_WAIT_SH ? !c->retry_group : c->state > ST_WAIT_FIN) || n != 1 ||
+		    p[0] != 1 || ++c->ccs > CCS_MAX)
+			fail(c, ev, TLS_ERR_UNEXPECTED);
+		return;
+	}
+	if (type == TLS_CT_APP) {
+		if (!c->rx.on) {
+			fail(c, ev, TLS_ERR_UNEXPECTED);
+			return;
+		}
+		if (!open_rec(c, n, &type, &p, &n)) {
+			fail(c, ev, TLS_ERR_RECORD_MAC);
+			return;
+		}
+		if (n > TLS_REC_PLAIN) {
+			fail(c, ev, TLS_ERR_OVERFLOW);
+			return;
+		}
+	} else if (n > TLS_REC_PLAIN) {
+		fail(c, ev, TLS_ERR_OVERFLOW);
+		return;
+	} else if (type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH) {
+		/* Plaintext handshake records end with the ServerHello. */
+		fail(c, ev, TLS_ERR_UNEXPECTED);
+		return;
+	}
+	switch (type) {
+	case TLS_CT_ALERT:
+		on_alert(c, ev, p, n);
+		return;
+	case TLS_CT_HANDSHAKE:
+		err = on_handshake(c, p, n);
+		if (err != TLS_ERR_NONE)
+			fail(c, ev, err);
+		else if (!was_connected && c->state == ST_CONNECTED)
+			ev->kind = TLS_EV_CONNECTED;
+		return;
+	case TLS_CT_APP:
+		if (c->state != ST_CONNECTED || c->hs_n != 0) {
+			fail(c, ev, TLS_ERR_UNEXPECTED);
+			return;
+		}
+		ev->kind = TLS_EV_DATA;
+		ev->data = p;
+		ev->len = n;
+		return;
+	default:
+		fail(c, ev, TLS_ERR_UNEXPECTED);
+		return;
+	}
+}
+
+size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, struct tls_event *ev)
+{
+	struct tls_rec r;
+	size_t take, used = 0;
+	int h;
+
+	memset(ev, 0, sizeof(*ev));
+	if (c->state == ST_FAILED) {
+		fail(c, ev, c->err);
+		return len;
+	}
+	if (c->state == ST_CLOSED) {
+		ev->kind = TLS_EV_CLOSED;
+		return len;
+	}
+	if (c->rec_n < TLS_REC_HDR) {
+		take = TLS_REC_HDR - c->rec_n < len ? TLS_REC_HDR - c->rec_n : len;
+		memcpy(c->rec + c->rec_n, in, take);
+		c->rec_n += take;
+		used = take;
+	}
+	h = tls_rec_get(&r, c->rec, c->rec_n, TLS_REC_CIPHER);
+	if (h == 0)
+		return used;
+	if (h < 0) {
+		fail(c, ev, TLS_ERR_DECODE);
+		return len;
+	}
+	take = TLS_REC_HDR + r.len - c->rec_n;
+	if (take > len - used)
+		take = len - used;
+	memcpy(c->rec + c->rec_n, in + used, take);
+	c->rec_n += take;
+	used += take;
+	if (c->rec_n < TLS_REC_HDR + (size_t)r.len)
+		return used;
+	c->rec_n = 0;
+	on_record(c, &r, ev);
+	return used;
+}
+
+/* ---- the API ---- */
+
+struct tls_client *tls_client_new(const struct tls_client_config *cfg)
+{
+	struct tls_client *c;
+	uint8_t mlkem[TLS_MLKEMX_LEN], rec[TLS_REC_HDR];
+
+	if (cfg->rand == NULL || cfg->verify == NULL ||
+	    (cfg->sni && strlen(cfg->sni) >= sizeof(c->sni)))
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->rand = cfg->rand;
+	c->rand_ctx = cfg->rand_ctx;
+	c->verify = cfg->verify;
+	c->verify_ctx = cfg->verify_ctx;
+	if (cfg->sni) {
+		strcpy(c->sni, cfg->sni);
+		c->has_sni = true;
+	}
+	c->rx.ctx = EVP_CIPHER_CTX_new();
+	c->tx.ctx = EVP_CIPHER_CTX_new();
+	c->transcript = EVP_MD_CTX_new();
+	if (!c->rx.ctx || !c->tx.ctx || !c->transcript) {
+		tls_client_free(c);
+		return NULL;
+	}
+	c->rand(c->rand_ctx, c->x25519_priv, TLS_X25519_LEN);
+	(void)yip_key_public(c->x25519_pub, c->x25519_priv);
+	tls_hello_choose(&c->hello, c->rand, c->rand_ctx, c->has_sni ? c->sni : NULL, c->x25519_pub,
+	                 mlkem, c->ech);
+	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
+	c->hello.mlkem = NULL; /* a second hello sends another share */
+	if (c->ch_len == 0) {
+		tls_client_free(c);
+		return NULL;
+	}
+	/* The first record says TLS 1.0, as Chrome's does. */
+	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0301, (uint16_t)c->ch_len);
+	(void)out_put(c, rec, TLS_REC_HDR);
+	(void)out_put(c, c->ch, c->ch_len);
+	c->state = ST_WAIT_SH;
+	return c;
+}
+
+void tls_client_free(struct tls_client *c)
+{
+	if (c == NULL)
+		return;
+	EVP_CIPHER_CTX_free(c->rx.ctx);
+	EVP_CIPHER_CTX_free(c->tx.ctx);
+	EVP_MD_CTX_free(c->transcript);
+	EVP_PKEY_free(c->leaf);
+	EVP_PKEY_free(c->ec);
+	OPENSSL_cleanse(c, sizeof(*c));
+	free(c);
+}
+
+const uint8_t *tls_client_out(const struct tls_client *c, size_t *len)
+{
+	*len = c->out_n;
+	return c->out;
+}
+
+void tls_client_out_done(struct tls_client *c, size_t n)
+{
+	if (n > c->out_n)
+		n = c->out_n;
+	memmove(c->out, c->out + n, c->out_n - n);
+	c->out_n -= n;
+}
+
+size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
+                       size_t len, size_t pad)
+{
+	if (c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 || len + pad > TLS_REC_PLAIN)
+		return 0;
+	return seal(c, out, cap, TLS_CT_APP, data, len, pad);
+}
+
+bool tls_client_key_update(struct tls_client *c, bool request)
+{
+	uint8_t ku[TLS_HS_HDR + 1];
+
+	if (c->state != ST_CONNECTED || c->tx_closed)
+		return false;
+	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
+	ku[TLS_HS_HDR] = request ? 1 : 0;
+	if (!out_record(c, TLS_CT_HANDSHAKE, ku, sizeof(ku)) || !dir_next(c, &c->tx, 1))
+		return false;
+	c->stats.key_updates_out++;
+	return true;
+}
+
+void tls_client_close(struct tls_client *c)
+{
+	send_alert(c, TLS_ALERT_CLOSE_NOTIFY);
+}
+
+bool tls_client_connected(const struct tls_client *c)
+{
+	return c->state == ST_CONNECTED;
+}
+
+enum tls_err tls_client_err(const struct tls_client *c)
+{
+	return c->err;
+}
+
+uint16_t tls_client_cipher(const struct tls_client *c)
+{
+	return c->cipher;
+}
+
+const uint8_t *tls_client_alpn(const struct tls_client *c, size_t *len)
+{
+	*len = c->alpn_len;
+	return c->alpn_len ? c->alpn : NULL;
+}
+
+const struct tls_stats *tls_client_stats(const struct tls_client *c)
+{
+	return &c->stats;
+}
+
+const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len)
+{
+	*len = c->ch_len;
+	return c->ch;
+}
+
+/* ---- verification policies ---- */
+
+bool tls_verify_any(void *ctx, const struct tls_chain *chain, const char *sni)
+{
+	(void)ctx;
+	(void)chain;
+	(void)sni;
+	return true;
+}
+
+bool tls_verify_pin(void *ctx, const struct tls_chain *chain, const char *sni)
+{
+	const uint8_t *p = chain->der[0];
+	X509 *x = d2i_X509(NULL, &p, (long)chain->len[0]);
+	uint8_t *spki = NULL, h[SHA256_DIGEST_LENGTH];
+	int n = x ? i2d_X509_PUBKEY(X509_get_X509_PUBKEY(x), &spki) : -1;
+	bool ok =
+	    n > 0 && SHA256(spki, (size_t)n, h) != NULL && CRYPTO_memcmp(h, ctx, sizeof(h)) == 0;
+
+	(void)sni;
+	OPENSSL_free(spki);
+	X509_free(x);
+	return ok;
+}
+
+bool tls_verify_store(void *ctx, const struct tls_chain *chain, const char *sni)
+{
+	STACK_OF(X509) *rest = sk_X509_new_null();
+	X509_STORE_CTX *v = X509_STORE_CTX_new();
+	X509 *leaf = NULL;
+	bool ok = rest != NULL && v != NULL;
+
+	for (size_t i = 0; ok && i < chain->n; i++) {
+		const uint8_t *p = chain->der[i];
+		X509 *x = d2i_X509(NULL, &p, (long)chain->len[i]);
+
+		if (x == NULL) {
+			ok = false;
+		} else if (i == 0) {
+			leaf = x;
+		} else if (!sk_X509_push(rest, x)) {
+			X509_free(x);
+			ok = false;
+		}
+	}
+	ok = ok && X509_STORE_CTX_init(v, ctx, leaf, rest) == 1 &&
+	     (sni == NULL ||
+	      X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(v), sni, 0) == 1) &&
+	     X509_verify_cert(v) == 1;
+	X509_STORE_CTX_free(v);
+	X509_free(leaf);
+	sk_X509_pop_free(rest, X509_free);
+	return ok;
+}

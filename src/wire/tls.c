@@ -1,0 +1,631 @@
+/*
+ * TLS 1.3 layouts (see tls.h), read and written with the bounded cursor
+ * and the big-endian helpers below.
+ */
+#include "wire/tls.h"
+
+#include <string.h>
+
+#include "wire/cursor.h"
+
+/* ---- big-endian fields on a cursor ---- */
+
+static void be_put16(struct cur *c, uint16_t v)
+{
+	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+
+	cur_put(c, b, 2);
+}
+
+static void be_put24(struct cur *c, size_t v)
+{
+	uint8_t b[3] = {(uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+
+	cur_check(c, v < (1u << 24));
+	cur_put(c, b, 3);
+}
+
+static uint16_t be_get16(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 2);
+
+	return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+}
+
+static size_t be_get24(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 3);
+
+	return p ? (size_t)p[0] << 16 | (size_t)p[1] << 8 | p[2] : 0;
+}
+
+/*
+ * A vector with a length prefix of w bytes (1, 2 or 3): a cursor over its
+ * contents, and the parent moved past it.
+ */
+static struct cur be_vec(struct cur *c, unsigned w)
+{
+	size_t n = w == 1 ? cur_get8(c) : w == 2 ? be_get16(c) : be_get24(c);
+	const uint8_t *p = cur_take(c, n);
+	struct cur v = cur_in(p, n);
+
+	v.ok = p != NULL || n == 0 ? c->ok : false;
+	return v;
+}
+
+/* The start of a vector being written: its length is filled in by be_end. */
+static size_t be_begin(struct cur *c, unsigned w)
+{
+	size_t at = c->n;
+	static const uint8_t zero[3];
+
+	cur_put(c, zero, w);
+	return at;
+}
+
+static void be_end(struct cur *c, size_t at, unsigned w)
+{
+	size_t n = c->n - at - w;
+
+	if (!c->ok)
+		return;
+	cur_check(c, n < (1u << (8 * w)));
+	if (!c->ok)
+		return;
+	for (unsigned i = 0; i < w; i++)
+		c->out[at + i] = (uint8_t)(n >> (8 * (w - 1 - i)));
+}
+
+/* ---- records and handshake headers ---- */
+
+int tls_rec_get(struct tls_rec *rec, const uint8_t *in, size_t len, size_t max)
+{
+	if (len < TLS_REC_HDR)
+		return 0;
+	rec->type = in[0];
+	rec->version = (uint16_t)(in[1] << 8 | in[2]);
+	rec->len = (uint16_t)(in[3] << 8 | in[4]);
+	if (rec->type < TLS_CT_CCS || rec->type > TLS_CT_APP || in[1] != 3 || rec->len > max)
+		return -1;
+	return 1;
+}
+
+void tls_rec_put(uint8_t out[TLS_REC_HDR], uint8_t type, uint16_t version, uint16_t len)
+{
+	out[0] = type;
+	out[1] = (uint8_t)(version >> 8);
+	out[2] = (uint8_t)version;
+	out[3] = (uint8_t)(len >> 8);
+	out[4] = (uint8_t)len;
+}
+
+size_t tls_hs_get(const uint8_t *in, size_t len, uint8_t *type, const uint8_t **body,
+                  size_t *body_len)
+{
+	size_t n;
+
+	if (len < TLS_HS_HDR)
+		return 0;
+	n = (size_t)in[1] << 16 | (size_t)in[2] << 8 | in[3];
+	if (len - TLS_HS_HDR < n)
+		return 0;
+	*type = in[0];
+	*body = in + TLS_HS_HDR;
+	*body_len = n;
+	return TLS_HS_HDR + n;
+}
+
+void tls_hs_put(uint8_t out[TLS_HS_HDR], uint8_t type, size_t body_len)
+{
+	out[0] = type;
+	out[1] = (uint8_t)(body_len >> 16);
+	out[2] = (uint8_t)(body_len >> 8);
+	out[3] = (uint8_t)body_len;
+}
+
+/* ---- the ClientHello ---- */
+
+/* Chrome's cipher suites after the GREASE one, in its order. */
+static const uint16_t ch_ciphers[] = {
+    0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9,
+    0xcca8, 0xc013, 0xc014, 0x009c, 0x009d, 0x002f, 0x0035,
+};
+
+/* Chrome's signature algorithms, in its order. */
+static const uint16_t ch_sigalgs[] = {
+    0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601,
+};
+
+const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
+    TLS_EXT_SNI,           TLS_EXT_EMS,
+    TLS_EXT_RENEGOTIATION, TLS_EXT_GROUPS,
+    TLS_EXT_POINT_FORMATS, TLS_EXT_SESSION_TICKET,
+    TLS_EXT_ALPN,          TLS_EXT_STATUS_REQUEST,
+    TLS_EXT_SIGALGS,       TLS_EXT_SCT,
+    TLS_EXT_KEY_SHARE,     TLS_EXT_PSK_MODES,
+    TLS_EXT_VERSIONS,      TLS_EXT_COMPRESS_CERT,
+    TLS_EXT_ALPS,          TLS_EXT_ECH,
+};
+
+static const uint8_t ch_alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+
+/* The place of id among the hello's extensions, or TLS_CH_EXTS. */
+static unsigned ch_ext_index(uint16_t id)
+{
+	unsigned i = 0;
+
+	while (i < TLS_CH_EXTS && tls_ch_exts[i] != id)
+		i++;
+	return i;
+}
+
+static bool ch_order_ok(const uint16_t *order)
+{
+	unsigned seen = 0;
+
+	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
+		unsigned j = ch_ext_index(order[i]);
+
+		if (j == TLS_CH_EXTS || (seen & (1u << j)))
+			return false;
+		seen |= 1u << j;
+	}
+	return true;
+}
+
+/* The body of one extension of the hello. */
+static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
+{
+	size_t a, b;
+
+	switch (id) {
+	case TLS_EXT_SNI:
+		a = be_begin(c, 2);
+		cur_put8(c, 0); /* host_name */
+		b = be_begin(c, 2);
+		cur_put(c, ch->sni, ch->sni_len);
+		be_end(c, b, 2);
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_RENEGOTIATION:
+		cur_put8(c, 0); /* an empty renegotiated_connection */
+		break;
+	case TLS_EXT_GROUPS:
+		a = be_begin(c, 2);
+		be_put16(c, ch->grease_group);
+		be_put16(c, TLS_GROUP_MLKEM768X);
+		be_put16(c, TLS_GROUP_X25519);
+		be_put16(c, TLS_GROUP_P256);
+		be_put16(c, TLS_GROUP_P384);
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_POINT_FORMATS:
+		cur_put8(c, 1);
+		cur_put8(c, 0); /* uncompressed */
+		break;
+	case TLS_EXT_ALPN:
+		a = be_begin(c, 2);
+		cur_put(c, ch_alpn, sizeof(ch_alpn));
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_STATUS_REQUEST:
+		cur_put8(c, 1); /* ocsp */
+		be_put16(c, 0); /* no responder ids */
+		be_put16(c, 0); /* no request extensions */
+		break;
+	case TLS_EXT_SIGALGS:
+		a = be_begin(c, 2);
+		for (size_t i = 0; i < sizeof(ch_sigalgs) / sizeof(ch_sigalgs[0]); i++)
+			be_put16(c, ch_sigalgs[i]);
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_KEY_SHARE:
+		a = be_begin(c, 2);
+		if (ch->retry_group) {
+			be_put16(c, ch->retry_group);
+			b = be_begin(c, 2);
+			cur_put(c, ch->retry_share, ch->retry_share_len);
+			be_end(c, b, 2);
+			be_end(c, a, 2);
+			break;
+		}
+		be_put16(c, ch->grease_group);
+		be_put16(c, 1);
+		cur_put8(c, 0);
+		be_put16(c, TLS_GROUP_MLKEM768X);
+		be_put16(c, TLS_MLKEMX_LEN);
+		cur_put(c, ch->mlkem, TLS_MLKEMX_LEN);
+		be_put16(c, TLS_GROUP_X25519);
+		be_put16(c, TLS_X25519_LEN);
+		cur_put(c, ch->x25519, TLS_X25519_LEN);
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_PSK_MODES:
+		cur_put8(c, 1);
+		cur_put8(c, 1); /* psk_dhe_ke */
+		break;
+	case TLS_EXT_VERSIONS:
+		a = be_begin(c, 1);
+		be_put16(c, ch->grease_version);
+		be_put16(c, 0x0304);
+		be_put16(c, 0x0303);
+		be_end(c, a, 1);
+		break;
+	case TLS_EXT_COMPRESS_CERT:
+		a = be_begin(c, 1);
+		be_put16(c, 2); /* brotli */
+		be_end(c, a, 1);
+		break;
+	case TLS_EXT_ALPS:
+		a = be_begin(c, 2);
+		cur_put(c, ch_alpn, 3); /* h2 */
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_ECH:
+		cur_put8(c, 0); /* outer */
+		be_put16(c, 1); /* HKDF-SHA256 */
+		be_put16(c, 1); /* AES-128-GCM */
+		cur_put8(c, ch->ech_config_id);
+		a = be_begin(c, 2);
+		cur_put(c, ch->ech_enc, 32);
+		be_end(c, a, 2);
+		a = be_begin(c, 2);
+		cur_put(c, ch->ech_payload, ch->ech_payload_len);
+		be_end(c, a, 2);
+		break;
+	case TLS_EXT_COOKIE:
+		a = be_begin(c, 2);
+		cur_put(c, ch->cookie, ch->cookie_len);
+		be_end(c, a, 2);
+		break;
+	default: /* EMS, session_ticket, SCT: empty */
+		break;
+	}
+}
+
+static void ch_ext(struct cur *c, uint16_t id, const struct tls_ch *ch)
+{
+	size_t a;
+
+	be_put16(c, id);
+	a = be_begin(c, 2);
+	ch_ext_body(c, id, ch);
+	be_end(c, a, 2);
+}
+
+size_t tls_ch_put(uint8_t *out, size_t cap, const struct tls_ch *ch)
+{
+	struct cur c = cur_out(out, cap);
+	size_t body, exts, a;
+
+	if (!ch_order_ok(ch->order) || ch->sni_len > 255 || ch->ech_payload_len > 0xffff ||
+	    !tls_grease(ch->grease_ext1) || !tls_grease(ch->grease_ext2) ||
+	    ch->grease_ext1 == ch->grease_ext2)
+		return 0;
+	cur_put8(&c, TLS_HS_CLIENT_HELLO);
+	body = c.n;
+	be_put24(&c, 0);
+	be_put16(&c, 0x0303);
+	cur_put(&c, ch->random, TLS_RANDOM_LEN);
+	cur_put8(&c, TLS_SID_MAX);
+	cur_put(&c, ch->sid, TLS_SID_MAX);
+	a = be_begin(&c, 2);
+	be_put16(&c, ch->grease_cipher);
+	for (size_t i = 0; i < sizeof(ch_ciphers) / sizeof(ch_ciphers[0]); i++)
+		be_put16(&c, ch_ciphers[i]);
+	be_end(&c, a, 2);
+	cur_put8(&c, 1);
+	cur_put8(&c, 0); /* null compression */
+	exts = be_begin(&c, 2);
+	be_put16(&c, ch->grease_ext1);
+	be_put16(&c, 0);
+	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
+		if (ch->order[i] != TLS_EXT_SNI || ch->sni_len > 0)
+			ch_ext(&c, ch->order[i], ch);
+		if (ch->order[i] == TLS_EXT_KEY_SHARE && ch->cookie_len > 0)
+			ch_ext(&c, TLS_EXT_COOKIE, ch);
+	}
+	be_put16(&c, ch->grease_ext2);
+	be_put16(&c, 1);
+	cur_put8(&c, 0);
+	be_end(&c, exts, 2);
+	if (!c.ok)
+		return 0;
+	tls_hs_put(out, TLS_HS_CLIENT_HELLO, c.n - body - 3);
+	return c.n;
+}
+
+/* A list of 16-bit values into dst (at most TLS_CH_LIST_MAX). */
+static size_t get_list16(struct cur *v, uint16_t *dst)
+{
+	size_t n = 0;
+
+	cur_check(v, v->ok && (v->len - v->n) % 2 == 0);
+	while (v->ok && v->n < v->len) {
+		cur_check(v, n < TLS_CH_LIST_MAX);
+		if (v->ok)
+			dst[n++] = be_get16(v);
+	}
+	return n;
+}
+
+/* The same, from a vector with a w-byte length prefix at e. */
+static size_t vec_list16(struct cur *e, unsigned w, uint16_t *dst)
+{
+	struct cur l = be_vec(e, w);
+	size_t n = get_list16(&l, dst);
+
+	cur_check(e, l.ok);
+	return n;
+}
+
+static void ch_ext_get(struct tls_ch_view *v, uint16_t id, struct cur *e)
+{
+	struct cur l;
+
+	switch (id) {
+	case TLS_EXT_SNI:
+		l = be_vec(e, 2);
+		cur_check(e, cur_end(e));
+		while (l.ok && l.n < l.len) {
+			uint8_t type = cur_get8(&l);
+			struct cur name = be_vec(&l, 2);
+
+			l.ok = l.ok && name.ok;
+			if (l.ok && type == 0 && v->sni == NULL) {
+				v->sni = name.in;
+				v->sni_len = name.len;
+			}
+		}
+		cur_check(e, l.ok);
+		break;
+	case TLS_EXT_GROUPS:
+		v->n_groups = vec_list16(e, 2, v->groups);
+		break;
+	case TLS_EXT_SIGALGS:
+		v->n_sigalgs = vec_list16(e, 2, v->sigalgs);
+		break;
+	case TLS_EXT_VERSIONS:
+		v->n_versions = vec_list16(e, 1, v->versions);
+		break;
+	case TLS_EXT_COMPRESS_CERT:
+		v->n_compress = vec_list16(e, 1, v->compress);
+		break;
+	case TLS_EXT_ALPN:
+		l = be_vec(e, 2);
+		v->alpn = l.in;
+		v->alpn_len = l.len;
+		cur_check(e, l.ok);
+		break;
+	case TLS_EXT_KEY_SHARE:
+		l = be_vec(e, 2);
+		while (l.ok && l.n < l.len) {
+			uint16_t g = be_get16(&l);
+			struct cur k = be_vec(&l, 2);
+
+			cur_check(&l, k.ok && v->n_shares < TLS_CH_LIST_MAX);
+			if (!l.ok)
+				break;
+			if (g == TLS_GROUP_MLKEM768X && k.len == TLS_MLKEMX_LEN)
+				v->mlkem = k.in;
+			v->share_groups[v->n_shares] = g;
+			v->share_lens[v->n_shares++] = (uint16_t)k.len;
+		}
+		cur_check(e, l.ok);
+		break;
+	case TLS_EXT_ECH:
+		if (cur_get8(e) == 0) {
+			(void)cur_take(e, 5);
+			l = be_vec(e, 2);
+			cur_check(e, l.ok);
+			l = be_vec(e, 2);
+			cur_check(e, l.ok);
+			v->ech_payload_len = l.len;
+		}
+		break;
+	default:
+		return; /* not looked into */
+	}
+	cur_check(e, cur_end(e));
+}
+
+bool tls_ch_get(struct tls_ch_view *v, const uint8_t *body, size_t len)
+{
+	struct cur c = cur_in(body, len), l, exts;
+
+	memset(v, 0, sizeof(*v));
+	v->legacy_version = be_get16(&c);
+	v->random = cur_take(&c, TLS_RANDOM_LEN);
+	l = be_vec(&c, 1);
+	cur_check(&c, l.ok && l.len <= TLS_SID_MAX);
+	v->sid_len = l.len;
+	l = be_vec(&c, 2);
+	v->n_ciphers = get_list16(&l, v->ciphers);
+	cur_check(&c, l.ok);
+	l = be_vec(&c, 1);
+	cur_check(&c, l.ok && l.len >= 1);
+	exts = be_vec(&c, 2);
+	cur_check(&c, exts.ok && cur_end(&c));
+	while (c.ok && exts.n < exts.len) {
+		uint16_t id = be_get16(&exts);
+		struct cur e = be_vec(&exts, 2);
+
+		cur_check(&c, exts.ok && e.ok && v->n_exts < TLS_CH_LIST_MAX);
+		if (!c.ok)
+			break;
+		for (size_t i = 0; i < v->n_exts; i++)
+			cur_check(&c, v->exts[i] != id);
+		v->exts[v->n_exts++] = id;
+		ch_ext_get(v, id, &e);
+		cur_check(&c, e.ok);
+	}
+	return c.ok;
+}
+
+/* ---- what the server sends ---- */
+
+/* SHA-256("HelloRetryRequest"), RFC 8446 4.1.3. */
+static const uint8_t hrr_random[TLS_RANDOM_LEN] = {
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+};
+
+bool tls_sh_get(struct tls_sh *sh, const uint8_t *body, size_t len)
+{
+	struct cur c = cur_in(body, len), l, exts;
+	unsigned seen = 0;
+
+	memset(sh, 0, sizeof(*sh));
+	cur_check(&c, be_get16(&c) == 0x0303);
+	sh->random = cur_take(&c, TLS_RANDOM_LEN);
+	sh->hrr = sh->random != NULL && memcmp(sh->random, hrr_random, TLS_RANDOM_LEN) == 0;
+	l = be_vec(&c, 1);
+	cur_check(&c, l.ok && l.len <= TLS_SID_MAX);
+	sh->sid = l.in;
+	sh->sid_len = l.len;
+	sh->cipher = be_get16(&c);
+	cur_check(&c, cur_get8(&c) == 0);
+	exts = be_vec(&c, 2);
+	cur_check(&c, exts.ok && cur_end(&c));
+	while (c.ok && exts.n < exts.len) {
+		uint16_t id = be_get16(&exts);
+		struct cur e = be_vec(&exts, 2);
+		unsigned bit;
+
+		cur_check(&c, exts.ok && e.ok);
+		if (!c.ok)
+			break;
+		switch (id) {
+		case TLS_EXT_VERSIONS:
+			bit = 1;
+			sh->version = be_get16(&e);
+			break;
+		case TLS_EXT_KEY_SHARE:
+			bit = 2;
+			sh->share_group = be_get16(&e);
+			if (!sh->hrr) {
+				l = be_vec(&e, 2);
+				cur_check(&e, l.ok && l.len > 0);
+				sh->share = l.in;
+				sh->share_len = l.len;
+			}
+			break;
+		case TLS_EXT_COOKIE:
+			bit = 4;
+			l = be_vec(&e, 2);
+			cur_check(&e, l.ok && l.len > 0 && sh->hrr);
+			sh->cookie = l.in;
+			sh->cookie_len = l.len;
+			break;
+		default:
+			bit = 8; /* one this client did not offer: refused */
+			c.ok = false;
+			break;
+		}
+		cur_check(&c, cur_end(&e) && !(seen & bit));
+		seen |= bit;
+	}
+	return c.ok;
+}
+
+bool tls_ee_get(struct tls_ee *ee, const uint8_t *body, size_t len)
+{
+	struct cur c = cur_in(body, len), exts = be_vec(&c, 2);
+	unsigned seen = 0;
+
+	memset(ee, 0, sizeof(*ee));
+	cur_check(&c, exts.ok && cur_end(&c));
+	while (c.ok && exts.n < exts.len) {
+		uint16_t id = be_get16(&exts);
+		struct cur e = be_vec(&exts, 2);
+		unsigned i = ch_ext_index(id);
+
+		cur_check(&c, exts.ok && e.ok);
+		if (!c.ok)
+			break;
+		if (i == TLS_CH_EXTS) {
+			ee->unsolicited = true;
+			continue;
+		}
+		cur_check(&c, !(seen & (1u << i)));
+		seen |= 1u << i;
+		if (id == TLS_EXT_ALPS)
+			ee->alps = true;
+		if (id == TLS_EXT_ALPN) {
+			struct cur l = be_vec(&e, 2), p = be_vec(&l, 1);
+
+			/* Exactly one protocol, not empty. */
+			cur_check(&c, p.ok && p.len > 0 && cur_end(&l) && cur_end(&e));
+			ee->alpn = p.in;
+			ee->alpn_len = p.len;
+		}
+	}
+	return c.ok;
+}
+
+bool tls_cert_get(struct tls_chain *chain, size_t *ctx_len, const uint8_t *body, size_t len)
+{
+	struct cur c = cur_in(body, len), l = be_vec(&c, 1), list;
+
+	memset(chain, 0, sizeof(*chain));
+	*ctx_len = l.len;
+	cur_check(&c, l.ok);
+	list = be_vec(&c, 3);
+	cur_check(&c, list.ok && cur_end(&c));
+	while (c.ok && list.n < list.len) {
+		struct cur der = be_vec(&list, 3), ext = be_vec(&list, 2);
+
+		cur_check(&c,
+		          list.ok && der.ok && der.len > 0 && ext.ok && chain->n < TLS_CHAIN_MAX);
+		if (!c.ok)
+			break;
+		chain->der[chain->n] = der.in;
+		chain->len[chain->n++] = der.len;
+	}
+	cur_check(&c, chain->n > 0);
+	return c.ok;
+}
+
+bool tls_cv_get(uint16_t *scheme, const uint8_t **sig, size_t *sig_len, const uint8_t *body,
+                size_t len)
+{
+	struct cur c = cur_in(body, len), s;
+
+	*scheme = be_get16(&c);
+	s = be_vec(&c, 2);
+	cur_check(&c, s.ok && s.len > 0 && cur_end(&c));
+	*sig = s.in;
+	*sig_len = s.len;
+	return c.ok;
+}
+
+bool tls_nst_get(const uint8_t *body, size_t len)
+{
+	struct cur c = cur_in(body, len), v;
+
+	(void)cur_take(&c, 8); /* lifetime, age_add */
+	v = be_vec(&c, 1);     /* nonce */
+	cur_check(&c, v.ok);
+	v = be_vec(&c, 2); /* ticket */
+	cur_check(&c, v.ok && v.len > 0);
+	v = be_vec(&c, 2); /* extensions */
+	cur_check(&c, v.ok);
+	return cur_end(&c);
+}
+
+bool tls_ku_get(bool *requested, const uint8_t *body, size_t len)
+{
+	if (len != 1 || body[0] > 1)
+		return false;
+	*requested = body[0] == 1;
+	return true;
+}
+
+bool tls_alert_get(uint8_t *level, uint8_t *desc, const uint8_t *body, size_t len)
+{
+	if (len != 2 || (body[0] != 1 && body[0] != 2))
+		return false;
+	*level = body[0];
+	*desc = body[1];
+	return true;
+}
