@@ -230,6 +230,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 		o->has_path = pi.has_path;
 		memcpy(o->path, pi.path, sizeof(o->path));
 		o->path_age_s = pi.path_age / 1000000000ULL;
+		o->path_link = pi.path_link;
 		o->relayed_why = pi.relayed_why;
 		o->nat = pi.nat;
 		o->n_paths = pi.n_paths;
@@ -304,11 +305,31 @@ static bool add_str_or_null(cJSON *o, const char *name, const char *v)
 	       NULL;
 }
 
+/* The link a current path uses: {"kind": "tls", "tls_version": ..., "sni": ...}, or null. */
+static bool add_link(cJSON *o, const struct yip_ctl_link *l)
+{
+	cJSON *j;
+
+	if (l->kind == NULL)
+		return cJSON_AddNullToObject(o, "link") != NULL;
+	j = cJSON_AddObjectToObject(o, "link");
+	if (j == NULL || cJSON_AddStringToObject(j, "kind", l->kind) == NULL)
+		return false;
+	if (l->version == NULL)
+		return true;
+	return add_str_or_null(j, "tls_version", l->version) &&
+	       add_str_or_null(j, "cipher", l->cipher) && add_str_or_null(j, "sni", l->sni) &&
+	       add_str_or_null(j, "alpn", l->alpn) &&
+	       cJSON_AddBoolToObject(j, "accepted", l->accepted) != NULL;
+}
+
 /* The current path, why it is relayed, and every candidate (docs/nat.md). */
 static bool add_paths(cJSON *o, const struct yip_ctl_peer *p)
 {
 	cJSON *arr;
 
+	if (!add_link(o, &p->link))
+		return false;
 	if (!add_str_or_null(o, "path", p->has_path ? p->path : NULL) ||
 	    !add_u64(o, "path_age", p->has_path ? p->path_age_s : 0) ||
 	    !add_str_or_null(o, "relayed_why", p->relayed_why) ||
@@ -367,7 +388,9 @@ static bool add_rendezvous(cJSON *o, const struct yip_ctl_snapshot *s)
 		    !add_u64(c, "registered_age", r->registered_age / 1000000000ULL) ||
 		    !add_u64(c, "lookups", r->lookups) || !add_u64(c, "intros", r->intros) ||
 		    !add_u64(c, "unknowns", r->unknowns) || !add_u64(c, "asks", r->asks) ||
-		    !add_u64(c, "cands_refused", r->cands_refused))
+		    !add_u64(c, "cands_refused", r->cands_refused) ||
+		    !add_link(c, &s->server_links[i]) ||
+		    !add_str_or_null(c, "link_reason", r->reason))
 			return false;
 	}
 	return true;
@@ -699,7 +722,13 @@ static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
 	       add_u64(j, "udp_trains", d->udp_trains) &&
 	       add_u64(j, "udp_train_datagrams", d->udp_train_datagrams) &&
 	       add_u64(j, "aqm_marks", d->aqm_marks) && add_u64(j, "aqm_drops", d->aqm_drops) &&
-	       add_u64(j, "timer_runs", d->timer_runs);
+	       add_u64(j, "timer_runs", d->timer_runs) && add_u64(j, "tls_links", d->tls_links) &&
+	       add_u64(j, "tls_dialed", d->tls_dialed) &&
+	       add_u64(j, "tls_accepted", d->tls_accepted) &&
+	       add_u64(j, "tls_failed", d->tls_failed) &&
+	       add_u64(j, "tls_refused_full", d->tls_refused_full) &&
+	       add_u64(j, "tls_refused_busy", d->tls_refused_busy) &&
+	       add_u64(j, "tls_bad_frames", d->tls_bad_frames);
 }
 
 static cJSON *json_stats(const struct yip_ctl_snapshot *s)

@@ -72,6 +72,14 @@ void yip_ctl_config_init(struct yip_ctl_config *c, const char *device, uint16_t 
 
 /* ---- Snapshots of the engine ---- */
 
+/* The link a current path uses (link/link.h), as the loop describes it. */
+struct yip_ctl_link {
+	const char *kind;    /* "udp", "tls"; NULL: not filled in */
+	const char *version; /* TLS: "TLSv1.3" */
+	const char *cipher, *sni, *alpn;
+	bool accepted; /* TLS: the other end dialed */
+};
+
 struct yip_ctl_peer {
 	uint8_t public_key[YIP_KEY_LEN];
 	uint8_t address[YIP_ADDR_LEN];
@@ -95,6 +103,8 @@ struct yip_ctl_peer {
 	uint64_t path_age_s;
 	const char *relayed_why; /* static strings from the engine; NULL = not relayed */
 	const char *nat;         /* the peer's NAT mapping */
+	uint32_t path_link;
+	struct yip_ctl_link link; /* of the current path: filled in by the loop */
 	unsigned n_paths;
 	struct yip_path_info paths[YIP_MAX_PATHS];
 	/* CA-gated networks: added at run time, a root, its certificate. */
@@ -131,6 +141,10 @@ struct yip_ctl_datapath {
 	uint64_t udp_trains, udp_train_datagrams;
 	uint64_t aqm_marks, aqm_drops; /* CoDel signals: CE marks, drops (both queues) */
 	uint64_t timer_runs;           /* peers whose timers ran (each due peer once per tick) */
+	/* TLS links (docs/transports.md). */
+	uint64_t tls_links, tls_dialed, tls_accepted, tls_failed, tls_refused_full,
+	    tls_refused_busy;
+	uint64_t tls_bad_frames;
 };
 
 struct yip_ctl_snapshot {
@@ -142,6 +156,7 @@ struct yip_ctl_snapshot {
 	bool obf;        /* obf_psk is set */
 	const char *nat; /* our NAT mapping as the rendezvous servers show it */
 	struct yip_server_info servers[YIP_MAX_RENDEZVOUS];
+	struct yip_ctl_link server_links[YIP_MAX_RENDEZVOUS]; /* filled in by the loop */
 	size_t n_servers;
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */

@@ -112,6 +112,24 @@ static void put_rtt(FILE *out, const cJSON *peer)
 		fputs("unknown", out);
 }
 
+/* ", over TLS (TLSv1.3, SNI www.example.com)": the link of a current path, if not UDP. */
+static void put_link(FILE *out, const cJSON *l)
+{
+	const char *kind = str_field(l, "kind");
+
+	if (kind == NULL || strcmp(kind, "udp") == 0)
+		return;
+	fputs(", over ", out);
+	put_clean(out, kind);
+	if (str_field(l, "tls_version") == NULL)
+		return;
+	fputs(" (", out);
+	put_clean(out, str_field(l, "tls_version"));
+	fputs(", SNI ", out);
+	put_str_or(out, str_field(l, "sni"), "none");
+	fputs(cJSON_IsTrue(field(l, "accepted")) ? ", accepted)" : ", dialed)", out);
+}
+
 /* The current path, since when, why it is relayed, and the candidates. */
 static void put_paths(FILE *out, const cJSON *p)
 {
@@ -126,6 +144,7 @@ static void put_paths(FILE *out, const cJSON *p)
 	if (path != NULL) {
 		yip_ctl_format_duration(age, sizeof(age), u64_field(p, "path_age"));
 		fprintf(out, " (for %s)", age);
+		put_link(out, field(p, "link"));
 	}
 	if (why != NULL) {
 		fputs("\n  relayed because: ", out);
@@ -173,6 +192,11 @@ static void put_rendezvous(FILE *out, const cJSON *root)
 			put_str_or(out, str_field(r, "seen_as"), "?");
 		}
 		fputs(cJSON_IsTrue(field(r, "relay")) ? ", relays" : "", out);
+		put_link(out, field(r, "link"));
+		if (str_field(r, "link_reason") != NULL) {
+			fputs(": ", out);
+			put_clean(out, str_field(r, "link_reason"));
+		}
 		fputc(')', out);
 	}
 }

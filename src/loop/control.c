@@ -14,11 +14,38 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+/* What the loop knows of link id: its kind, and a TLS connection's details. */
+static void link_describe(const struct yip_loop *l, uint32_t id, struct yip_ctl_link *out)
+{
+	const struct yip_link *lk = yip_link_get(&l->links, id);
+	struct loop_tls_link_info ti;
+
+	*out = (struct yip_ctl_link){0};
+	if (lk == NULL)
+		return;
+	out->kind = yip_link_kind_name(lk->ops->kind);
+	if (lk->ops->kind == YIP_LINK_TLS && loop_tls_link_info(&l->tls, id, &ti))
+		*out = (struct yip_ctl_link){.kind = out->kind,
+		                             .version = ti.version,
+		                             .cipher = ti.cipher,
+		                             .sni = ti.sni,
+		                             .alpn = ti.alpn,
+		                             .accepted = ti.accepted};
+}
+
 /* A snapshot of the engine with the loop's own counters. */
 static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 {
+	const struct loop_tls_stats *ts = &l->tls.stats;
+
 	if (yip_ctl_snapshot_take(snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
 		return -1;
+	for (size_t i = 0; i < snap->n_peers; i++)
+		if (snap->peers[i].has_path)
+			link_describe(l, snap->peers[i].path_link, &snap->peers[i].link);
+	for (size_t i = 0; i < snap->n_servers; i++)
+		if (snap->servers[i].has_path)
+			link_describe(l, snap->servers[i].link, &snap->server_links[i]);
 	snap->datapath = (struct yip_ctl_datapath){
 	    .present = true,
 	    .io = l->io_name,
@@ -34,6 +61,13 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	    .aqm_marks = l->shape.tx_marks + l->shape.rx_marks,
 	    .aqm_drops = l->shape.tx_drops + l->shape.rx_drops,
 	    .timer_runs = yip_device_timer_runs(l->dev),
+	    .tls_links = ts->opened - ts->closed,
+	    .tls_dialed = ts->dialed,
+	    .tls_accepted = ts->accepted,
+	    .tls_failed = ts->failed,
+	    .tls_refused_full = ts->refused_full,
+	    .tls_refused_busy = ts->refused_busy,
+	    .tls_bad_frames = ts->bad_frames,
 	};
 	return 0;
 }

@@ -20,8 +20,8 @@
 #define ACCEPTED_IDLE     (15 * YIP_NS_PER_S) /* an accepted link no frame came on yet */
 #define BACKOFF_FIRST     (1 * YIP_NS_PER_S)
 #define BACKOFF_MAX       (30 * YIP_NS_PER_S)
-#define HANDSHAKES_MAX    64 /* accepted connections still in their handshake */
-#define PAD_RECORDS       4  /* the first records a dialer writes are padded ... */
+#define HANDSHAKES_MAX    64  /* accepted connections still in their handshake */
+#define PAD_RECORDS       4   /* the first records a dialer writes are padded ... */
 #define PAD_MAX           255 /* ... by up to this many bytes each */
 #define TAG_LISTEN        0xffffffffu
 
@@ -71,9 +71,9 @@ static bool link_send(void *ctx, uint32_t link, const union yip_sockaddr *to, si
 }
 
 static const struct yip_link_ops tls_ops = {
-	.kind = YIP_LINK_TLS,
-	.buf = link_buf,
-	.send = link_send,
+    .kind = YIP_LINK_TLS,
+    .buf = link_buf,
+    .send = link_send,
 };
 
 /* ---- connections ------------------------------------------------------------------- */
@@ -169,8 +169,8 @@ static void on_frame(void *arg, const uint8_t *d, size_t len)
 
 static void opened(struct loop_tls *t, struct loop_tls_conn *cc, uint64_t now)
 {
-	int64_t id = yip_link_add(t->links, t->link_from, &tls_ops, cc, WIRE_STREAM_MAX,
-	                          YIP_LINK_RELIABLE);
+	int64_t id =
+	    yip_link_add(t->links, t->link_from, &tls_ops, cc, WIRE_STREAM_MAX, YIP_LINK_RELIABLE);
 	char addr[YIP_ADDRSTRLEN];
 
 	yip_sockaddr_format(tls_conn_peer(cc->c), addr, sizeof(addr));
@@ -277,9 +277,8 @@ static void on_epoll(void *ctx, uint32_t events)
 static void dial_now(struct loop_tls *t, int k, uint64_t now)
 {
 	struct loop_tls_dial *d = &t->dials[k];
-	struct tls_dial_config dc = {.sni = d->sni[0] ? d->sni : NULL,
-	                             .pad_records = t->pad_records,
-	                             .pad_max = t->pad_max};
+	struct tls_dial_config dc = {
+	    .sni = d->sni[0] ? d->sni : NULL, .pad_records = t->pad_records, .pad_max = t->pad_max};
 	char err[128];
 	struct tls_conn *c = tls_conn_dial(&d->addr, &dc, err, sizeof(err));
 	int slot;
@@ -393,7 +392,8 @@ int loop_tls_setup(struct loop_tls *t, const struct yip_config *cfg, const char 
 		t->srv = tls_server_ctx_new(&sc, err, errlen);
 		if (t->srv == NULL)
 			return -1;
-		t->listen_fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		t->listen_fd =
+		    socket(a->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (t->listen_fd < 0 ||
 		    setsockopt(t->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
 		    bind(t->listen_fd, &a->sa, alen) != 0 || listen(t->listen_fd, 128) != 0 ||

@@ -79,6 +79,14 @@ bool yip_device_peer_info(const struct yip_device *dev, size_t i, uint64_t now,
 		out->has_path = true;
 		path_format(p, p->path, out->path, sizeof(out->path));
 		out->path_age = now - p->path_since;
+		if (p->paths[p->path].kind == YIP_PATH_DIRECT) {
+			out->path_link = p->paths[p->path].link;
+		} else {
+			/* Relayed: over whatever link the server's own path uses. */
+			const struct yip_peer *sp = &p->dev->servers[p->paths[p->path].server].peer;
+
+			out->path_link = sp->path >= 0 ? sp->paths[sp->path].link : YIP_LINK_MAIN;
+		}
 		if (p->paths[p->path].kind == YIP_PATH_RELAY)
 			out->relayed_why = relayed_why(p);
 	}
@@ -148,6 +156,12 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 	out->unknowns = s->unknowns;
 	out->asks = s->asks;
 	out->cands_refused = s->cands_refused;
+	out->has_path = s->peer.path >= 0;
+	if (out->has_path) {
+		out->link = s->peer.paths[s->peer.path].link;
+		out->addr = s->peer.paths[s->peer.path].addr;
+	}
+	out->reason = out->has_path && out->link != YIP_LINK_MAIN ? s->reason : NULL;
 	return true;
 }
 

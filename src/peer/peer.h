@@ -321,6 +321,7 @@ struct yip_peer_info {
 	bool has_path;
 	char path[YIP_ADDRSTRLEN + 16]; /* the current path, as in yip_path_info */
 	uint64_t path_age;              /* ns since it became current */
+	uint32_t path_link;             /* the link the current path uses (a relayed one: 0) */
 	const char *relayed_why;        /* relayed: why not direct; NULL otherwise */
 	const char *nat;                /* the peer's NAT mapping, from an introduction */
 	unsigned n_paths;
@@ -359,6 +360,9 @@ struct yip_server_info {
 	uint64_t registered_age; /* ns since it first accepted us, 0 = not registered */
 	uint64_t lookups, intros, unknowns, asks;
 	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
+	bool has_path;
+	uint32_t link;      /* the link its current path uses */
+	const char *reason; /* why that link (a TLS fallback's reason), or NULL */
 };
 
 /*

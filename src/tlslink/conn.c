@@ -116,7 +116,8 @@ static int self_signed(SSL_CTX *ctx, const char *name, char *err, size_t errlen)
 	X509_gmtime_adj(X509_getm_notBefore(x), 0);
 	X509_gmtime_adj(X509_getm_notAfter(x), 10L * 365 * 24 * 3600);
 	subj = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(subj, "CN", MBSTRING_ASC, (const unsigned char *)name, -1, -1, 0);
+	X509_NAME_add_entry_by_txt(subj, "CN", MBSTRING_ASC, (const unsigned char *)name, -1, -1,
+	                           0);
 	X509_set_issuer_name(x, subj);
 	X509_set_pubkey(x, key);
 	snprintf(san, sizeof(san), "DNS:%s", name);
@@ -158,7 +159,8 @@ struct tls_server_ctx *tls_server_ctx_new(const struct tls_server_config *cfg, c
 	SSL_CTX_set_mode(s->ctx, SSL_MODE_RELEASE_BUFFERS);
 	if (cfg->cert_path != NULL || cfg->key_path != NULL) {
 		if (cfg->cert_path == NULL || cfg->key_path == NULL) {
-			snprintf(err, errlen, "a certificate needs its key, and a key its certificate");
+			snprintf(err, errlen,
+			         "a certificate needs its key, and a key its certificate");
 			goto fail;
 		}
 		if (SSL_CTX_use_certificate_chain_file(s->ctx, cfg->cert_path) != 1) {
@@ -241,7 +243,8 @@ static void collect(struct tls_conn *c)
 
 			if (room == 0)
 				break;
-			n = (size_t)BIO_read(c->wbio, t, (int)(room < INT32_MAX ? room : INT32_MAX));
+			n = (size_t)BIO_read(c->wbio, t,
+			                     (int)(room < INT32_MAX ? room : INT32_MAX));
 			if (n == 0 || n > room)
 				break;
 			c->out_len += n;
@@ -433,8 +436,7 @@ static unsigned client_handle(struct tls_conn *c, uint32_t events)
 
 /* ---- the server end ---------------------------------------------------------------- */
 
-struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd,
-                                 const union yip_sockaddr *from)
+struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd, const union yip_sockaddr *from)
 {
 	struct tls_conn *c = calloc(1, sizeof(*c));
 	BIO *rbio = NULL;

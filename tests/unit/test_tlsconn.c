@@ -147,7 +147,8 @@ static void transfer(struct tls_conn *a, struct tls_conn *b, size_t len)
 
 		while ((n = tls_conn_read(b, got, sizeof(got))) > 0) {
 			for (size_t i = 0; i < n; i++)
-				assert_int_equal(got[i], (uint8_t)((y = y * 1103515245u + 12345u) >> 24));
+				assert_int_equal(got[i],
+				                 (uint8_t)((y = y * 1103515245u + 12345u) >> 24));
 			recvd += n;
 		}
 		assert_int_not_equal(tls_conn_state(a), TLS_CONN_DONE);
@@ -227,10 +228,8 @@ static void test_bad_key_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_handshake_info),
-	    cmocka_unit_test(test_megabyte_both_ways),
-	    cmocka_unit_test(test_full_queue_refuses),
-	    cmocka_unit_test(test_not_tls_fails),
+	    cmocka_unit_test(test_handshake_info),     cmocka_unit_test(test_megabyte_both_ways),
+	    cmocka_unit_test(test_full_queue_refuses), cmocka_unit_test(test_not_tls_fails),
 	    cmocka_unit_test(test_bad_key_file),
 	};
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Peers over a TLS link (docs/transports.md): three nodes on one bridge;
+# every UDP datagram between a and b is dropped by nftables, so a reaches
+# b only by dialing its listen_tls (endpoint = tls://...); c talks UDP to
+# both at the same time. Ping and a byte-exact transfer a -> b over TLS,
+# pings a <-> c over UDP during it; the path says TLS, the drop counters
+# say UDP really was blocked, and the daemons sent no FEC repairs on it.
+. "$(dirname "$0")/lib.sh"
+
+mesh a b c
+# a dials b over TLS; b listens (with a self-signed certificate: no tls_cert).
+sed -i "s|^endpoint=198.18.0.2:51820|endpoint=tls://198.18.0.2:8443|" "$TMP/a.conf"
+echo "listen_tls=198.18.0.2:8443" >>"$TMP/b.conf"
+for n in a b; do
+	o=$([ "$n" = a ] && echo 198.18.0.2 || echo 198.18.0.1)
+	in_ns "$n" nft -f - <<NFT
+table inet yipblock {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ip saddr $o meta l4proto udp counter drop
+	}
+}
+NFT
+done
+start_yipd a
+start_yipd b
+start_yipd c
+
+log "ping a -> b over TLS"
+wait_ping a 10.77.0.2 10 || fail "a cannot reach b over TLS"
+ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
+path=$(peer_field a path)
+case $path in *"tls link"*) ;; *) fail "a's path to b is '$path', not a TLS link" ;; esac
+log "a's path to b: $path"
+
+log "20 MB a -> b over TLS, with a and c pinging each other over UDP"
+in_ns a ping -c 40 -i 0.05 10.77.0.3 >"$TMP/ping-ac.txt" 2>&1 &
+pinger=$!
+PIDS+=("$pinger")
+read -r secs ok < <(tcp_copy a 10.77.0.2 $((20 << 20)))
+wait "$pinger" || true
+[ "$ok" = yes ] || fail "the transfer over TLS did not arrive intact"
+log "20 MB over TLS in $secs s, sha256 match: $ok"
+got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping-ac.txt")
+[ "${got:-0}" -ge 38 ] || fail "a -> c over UDP during the transfer: only ${got:-0}/40 pings"
+ping_ok c 10.77.0.2 5 -i 0.1 >/dev/null
+case $(json_get c show "peers.0.path") in *tls*) fail "c's path is TLS" ;; esac
+
+# UDP between a and b really was dropped, and nothing went around it.
+for n in a b; do
+	d=$(in_ns "$n" nft list table inet yipblock | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	log "$n dropped $d UDP datagrams from the other"
+done
+# A reliable link carries no FEC repairs.
+rep=$(peer_field a repair_sent)
+[ "${rep:-x}" = 0 ] || fail "a sent $rep FEC repairs over TLS"
+log "ok"
