@@ -33,6 +33,10 @@ enum key_id {
 	KEY_LOCAL_PRIVATE,
 	KEY_LOCAL_PUBLIC,
 	KEY_LISTEN,
+	KEY_LISTEN_TLS,
+	KEY_TLS_CERT,
+	KEY_TLS_KEY,
+	KEY_TLS_SNI,
 	KEY_DEVICE,
 	KEY_DEVICE_KIND,
 	KEY_ADDRESS,
@@ -60,6 +64,7 @@ enum key_id {
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
 	KEY_PERSISTENT_KEEPALIVE,
+	KEY_PEER_TLS_SNI,
 	KEY_COUNT
 };
 
@@ -197,6 +202,18 @@ static int parse_listen(struct parser *p, char *value)
 	if (yip_endpoint_parse(value, YIP_DEFAULT_PORT, false, &p->cfg->listen,
 	                       &p->cfg->listen_port_given, reason, sizeof(reason)) < 0)
 		return fail(p, "listen: %s", reason);
+	return 0;
+}
+
+/* A TCP address to accept TLS links on: as listen=, but the port is required. */
+static int parse_listen_tls(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+
+	if (yip_endpoint_parse(value, 0, false, &p->cfg->listen_tls, NULL, reason, sizeof(reason)) <
+	    0)
+		return fail(p, "listen_tls: %s", reason);
+	p->cfg->has_listen_tls = true;
 	return 0;
 }
 
@@ -375,28 +392,133 @@ static int parse_workers(struct parser *p, char *value)
 	return 0;
 }
 
+static const char *transport_name(uint8_t transport)
+{
+	return transport == YIP_TRANSPORT_TLS ? "tls" : "udp";
+}
+
+/* Whether HOST:PORT text has its port, read as yip_endpoint_parse reads it. */
+static bool has_port(const char *s)
+{
+	const char *colon;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		return close == NULL || close[1] != '\0'; /* anything else the parser reports */
+	}
+	colon = strchr(s, ':');
+	return colon != NULL && strchr(colon + 1, ':') == NULL;
+}
+
+/*
+ * The scheme of an endpoint= or rendezvous= value: "tls://HOST:PORT",
+ * "udp://HOST:PORT" (the same as a bare HOST:PORT), or none. Sets
+ * *transport and *rest, the HOST:PORT after the scheme. A URL has no
+ * default port.
+ */
+static int parse_scheme(struct parser *p, const char *what, const char *value, uint8_t *transport,
+                        const char **rest)
+{
+	const char *sep = strstr(value, "://");
+	size_t len;
+
+	*transport = YIP_TRANSPORT_UDP;
+	*rest = value;
+	if (sep == NULL)
+		return 0;
+	len = (size_t)(sep - value);
+	if (len == 3 && strncasecmp(value, "tls", 3) == 0)
+		*transport = YIP_TRANSPORT_TLS;
+	else if (len != 3 || strncasecmp(value, "udp", 3) != 0)
+		return fail(p,
+		            "%s: unknown scheme '%.*s://' in '%s' (known: udp://HOST:PORT, "
+		            "tls://HOST:PORT, or a bare HOST:PORT for udp)",
+		            what, (int)(len < 32 ? len : 32), value, value);
+	*rest = sep + 3;
+	if ((*rest)[0] != '\0' && !has_port(*rest))
+		return fail(p, "%s: '%s' has no port (a URL needs one: %s://HOST:PORT)", what,
+		            value, transport_name(*transport));
+	return 0;
+}
+
+/*
+ * The family a tls:// or UDP address is resolved to. A UDP one must be
+ * reachable from the socket bound to listen; a TLS link dials on a TCP
+ * socket of its own, of any family.
+ */
+static int dial_family(const struct parser *p, uint8_t transport)
+{
+	return transport == YIP_TRANSPORT_TLS ? AF_UNSPEC : yip_listen_family(&p->cfg->listen);
+}
+
 static int parse_rendezvous(struct parser *p, char *value)
 {
 	struct yip_config *cfg = p->cfg;
 	struct yip_rendezvous_config *r;
 	char reason[MAX_MSG];
+	const char *rest;
+	uint8_t transport;
 
 	if (cfg->n_rendezvous > 0 && !cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
 		return fail(p,
 		            "the rendezvous on line %u has no rendezvous_key yet (give each "
 		            "rendezvous= its rendezvous_key= on the next line)",
 		            cfg->rendezvous[cfg->n_rendezvous - 1].line);
-	if (cfg->n_rendezvous >= YIP_MAX_RENDEZVOUS)
-		return fail(p, "too many rendezvous servers (at most %d)", YIP_MAX_RENDEZVOUS);
+	if (cfg->n_rendezvous >= YIP_MAX_RENDEZVOUS_LINES)
+		return fail(p,
+		            "too many rendezvous lines (at most %d: %d servers, each over udp and "
+		            "tls)",
+		            YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
+	if (parse_scheme(p, "rendezvous", value, &transport, &rest) < 0)
+		return -1;
 	r = &cfg->rendezvous[cfg->n_rendezvous];
 	memset(r, 0, sizeof(*r));
-	if (yip_endpoint_parse_family(value, 0, p->resolve, yip_listen_family(&cfg->listen),
-	                              &r->addr, NULL, reason, sizeof(reason)) < 0)
+	if (yip_endpoint_parse_family(rest, 0, p->resolve, dial_family(p, transport), &r->addr,
+	                              NULL, reason, sizeof(reason)) < 0)
 		return fail(p, "rendezvous: %s", reason);
+	r->transport = transport;
 	r->line = p->line;
 	cfg->n_rendezvous++;
-	if (yip_endpoint_is_name(value) && (r->name = strdup(value)) == NULL)
+	if (yip_endpoint_is_name(rest) && (r->name = strdup(rest)) == NULL)
 		return fail(p, "out of memory");
+	return 0;
+}
+
+/*
+ * The server r (the last rendezvous= line) names by its key: at most once
+ * over each transport, and at most YIP_MAX_RENDEZVOUS servers in all. Keys
+ * are public, so memcmp is fine.
+ */
+static int check_rendezvous_key(struct parser *p, const struct yip_rendezvous_config *r)
+{
+	const struct yip_config *cfg = p->cfg;
+	size_t servers = 0;
+	bool known = false;
+
+	for (size_t i = 0; i + 1 < cfg->n_rendezvous; i++) {
+		const struct yip_rendezvous_config *o = &cfg->rendezvous[i];
+		bool first = true;
+
+		for (size_t j = 0; j < i && first; j++)
+			first =
+			    memcmp(cfg->rendezvous[j].public_key, o->public_key, YIP_KEY_LEN) != 0;
+		servers += first;
+		if (memcmp(o->public_key, r->public_key, YIP_KEY_LEN) != 0)
+			continue;
+		if (o->transport == r->transport)
+			return fail(
+			    p,
+			    "rendezvous_key: the rendezvous on line %u is the same server over "
+			    "%s too (name a server at most once over udp and once over tls)",
+			    o->line, transport_name(r->transport));
+		known = true;
+	}
+	if (!known && servers >= YIP_MAX_RENDEZVOUS)
+		return fail(p,
+		            "too many rendezvous servers (at most %d distinct rendezvous_key; a "
+		            "server over udp and tls counts once)",
+		            YIP_MAX_RENDEZVOUS);
 	return 0;
 }
 
@@ -408,7 +530,8 @@ static int parse_rendezvous_key(struct parser *p, char *value)
 	if (cfg->n_rendezvous == 0 || cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
 		return fail(p, "rendezvous_key must follow the rendezvous= it belongs to");
 	r = &cfg->rendezvous[cfg->n_rendezvous - 1];
-	if (parse_key(p, "rendezvous_key", value, r->public_key) < 0)
+	if (parse_key(p, "rendezvous_key", value, r->public_key) < 0 ||
+	    check_rendezvous_key(p, r) < 0)
 		return -1;
 	r->has_key = true;
 	return 0;
@@ -533,14 +656,19 @@ static int parse_endpoint(struct parser *p, char *value)
 {
 	struct yip_peer_config *peer = current_peer(p);
 	char reason[MAX_MSG];
+	const char *rest;
+	uint8_t transport;
 
+	if (parse_scheme(p, "endpoint", value, &transport, &rest) < 0)
+		return -1;
 	/* listen comes first (an interface key): prefer the family it can reach. */
-	if (yip_endpoint_parse_family(value, 0, p->resolve, yip_listen_family(&p->cfg->listen),
+	if (yip_endpoint_parse_family(rest, 0, p->resolve, dial_family(p, transport),
 	                              &peer->endpoint, NULL, reason, sizeof(reason)) < 0)
 		return fail(p, "endpoint: %s", reason);
 	peer->has_endpoint = true;
+	peer->transport = transport;
 	peer->endpoint_line = p->line;
-	if (yip_endpoint_is_name(value) && (peer->endpoint_name = strdup(value)) == NULL)
+	if (yip_endpoint_is_name(rest) && (peer->endpoint_name = strdup(rest)) == NULL)
 		return fail(p, "out of memory");
 	return 0;
 }
@@ -640,10 +768,83 @@ static int parse_state_dir(struct parser *p, char *value)
 	return parse_path(p, "state_dir", value, &p->cfg->state_dir);
 }
 
+static int parse_tls_cert(struct parser *p, char *value)
+{
+	return parse_path(p, "tls_cert", value, &p->cfg->tls_cert_path);
+}
+
+static int parse_tls_key(struct parser *p, char *value)
+{
+	return parse_path(p, "tls_key", value, &p->cfg->tls_key_path);
+}
+
+static bool is_letter_or_digit(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+int yip_config_sni_check(const char *name, char *reason, size_t reasonlen)
+{
+	size_t len = strlen(name), start = 0, last = 0;
+
+	if (len == 0 || len > 253) {
+		snprintf(reason, reasonlen, "a host name has 1 to 253 characters");
+		return -1;
+	}
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && name[i] != '.') {
+			if (!is_letter_or_digit(name[i]) && name[i] != '-') {
+				snprintf(
+				    reason, reasonlen,
+				    "'%.64s' is not a host name (letters, digits, '-' and '.')",
+				    name);
+				return -1;
+			}
+			continue;
+		}
+		if (i == start || i - start > 63 || name[start] == '-' || name[i - 1] == '-') {
+			snprintf(reason, reasonlen,
+			         "'%.64s' is not a host name (each dot-separated label has 1 to 63 "
+			         "characters and does not start or end with '-')",
+			         name);
+			return -1;
+		}
+		last = start;
+		start = i + 1;
+	}
+	/* No top-level domain is all digits: such a name is an IPv4 address. */
+	if (strspn(name + last, "0123456789") == len - last) {
+		snprintf(
+		    reason, reasonlen,
+		    "'%.64s' is an IP address; the SNI names a host (leave tls_sni out to send "
+		    "none)",
+		    name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The top-level default, or a [peer]'s own. */
+static int parse_tls_sni(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+	char **out = p->in_peer ? &current_peer(p)->tls_sni : &p->cfg->tls_sni;
+
+	if (yip_config_sni_check(value, reason, sizeof(reason)) != 0)
+		return fail(p, "tls_sni: %s", reason);
+	if ((*out = strdup(value)) == NULL)
+		return fail(p, "out of memory");
+	return 0;
+}
+
 static const struct key_def keys[KEY_COUNT] = {
     [KEY_LOCAL_PRIVATE] = {"local_private", SCOPE_INTERFACE, false, parse_local_private},
     [KEY_LOCAL_PUBLIC] = {"local_public", SCOPE_INTERFACE, false, parse_local_public},
     [KEY_LISTEN] = {"listen", SCOPE_INTERFACE, false, parse_listen},
+    [KEY_LISTEN_TLS] = {"listen_tls", SCOPE_INTERFACE, false, parse_listen_tls},
+    [KEY_TLS_CERT] = {"tls_cert", SCOPE_INTERFACE, false, parse_tls_cert},
+    [KEY_TLS_KEY] = {"tls_key", SCOPE_INTERFACE, false, parse_tls_key},
+    [KEY_TLS_SNI] = {"tls_sni", SCOPE_INTERFACE, false, parse_tls_sni},
     [KEY_DEVICE] = {"device", SCOPE_INTERFACE, false, parse_device},
     [KEY_DEVICE_KIND] = {"device_kind", SCOPE_INTERFACE, false, parse_device_kind},
     [KEY_ADDRESS] = {"address", SCOPE_INTERFACE, true, parse_address},
@@ -671,6 +872,8 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},
     [KEY_PERSISTENT_KEEPALIVE] = {"persistent_keepalive", SCOPE_PEER, false, parse_keepalive},
+    /* tls_sni is both: the default at the top, a peer's own in its block. */
+    [KEY_PEER_TLS_SNI] = {"tls_sni", SCOPE_PEER, false, parse_tls_sni},
 };
 
 /* Levenshtein distance, ignoring case; used only to suggest a key name. */
@@ -723,8 +926,14 @@ static int unknown_key(struct parser *p, const char *key)
 /* A finished [peer] block must have said who the peer is. */
 static int close_peer(struct parser *p)
 {
-	if (p->in_peer && p->seen[KEY_PUBLIC_KEY] == 0)
+	if (!p->in_peer)
+		return 0;
+	if (p->seen[KEY_PUBLIC_KEY] == 0)
 		return fail_at(p, current_peer(p)->line, "[peer] block has no public_key");
+	if (p->seen[KEY_PEER_TLS_SNI] != 0 && current_peer(p)->transport != YIP_TRANSPORT_TLS)
+		return fail_at(p, p->seen[KEY_PEER_TLS_SNI],
+		               "tls_sni in a [peer] is for its TLS link: it needs "
+		               "endpoint=tls://HOST:PORT in the same block");
 	return 0;
 }
 
@@ -768,15 +977,20 @@ static int parse_section(struct parser *p, const char *s)
 	return fail(p, "unknown section '%s' (the only section is [peer])", s);
 }
 
-static int find_key(const char *key)
+/* A name two keys share (tls_sni) is the one of the scope the line is in. */
+static int find_key(const char *key, bool in_peer)
 {
-	int id;
+	int id, found = -1;
 
 	for (id = 0; id < KEY_COUNT; id++) {
-		if (strcmp(key, keys[id].name) == 0)
+		if (strcmp(key, keys[id].name) != 0)
+			continue;
+		if ((keys[id].scope == SCOPE_PEER) == in_peer)
 			return id;
+		if (found < 0)
+			found = id;
 	}
-	return -1;
+	return found;
 }
 
 static int parse_pair(struct parser *p, char *key, char *value)
@@ -786,7 +1000,7 @@ static int parse_pair(struct parser *p, char *key, char *value)
 
 	if (key[0] == '\0')
 		return fail(p, "missing key before '='");
-	id = find_key(key);
+	id = find_key(key, p->in_peer);
 	if (id < 0)
 		return unknown_key(p, key);
 	def = &keys[id];
@@ -948,6 +1162,25 @@ static int check_prefixes(struct parser *p)
 	return rc;
 }
 
+/* tls_cert and tls_key are what listen_tls presents: both or neither, and only with it. */
+static int check_tls(struct parser *p)
+{
+	unsigned cert = p->seen[KEY_TLS_CERT], key = p->seen[KEY_TLS_KEY];
+
+	if (!p->cfg->has_listen_tls && (cert != 0 || key != 0))
+		return fail_at(p, cert != 0 ? cert : key,
+		               "%s is the certificate listen_tls presents: without listen_tls "
+		               "nothing accepts TLS links",
+		               cert != 0 ? "tls_cert" : "tls_key");
+	if (cert != 0 && key == 0)
+		return fail_at(p, cert,
+		               "tls_cert needs tls_key (the certificate's private key, PEM)");
+	if (key != 0 && cert == 0)
+		return fail_at(p, key,
+		               "tls_key needs tls_cert (the certificate it belongs to, PEM)");
+	return 0;
+}
+
 /* obf_junk and obf_cover_ms shape obfuscated traffic: without obf_psk they mean nothing. */
 static int check_obf(struct parser *p)
 {
@@ -995,11 +1228,12 @@ static int check_families(struct parser *p)
 	struct yip_config *cfg = p->cfg;
 
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
-		if (check_family(p, "rendezvous", cfg->rendezvous[i].line, cfg->rendezvous[i].name,
+		if (cfg->rendezvous[i].transport == YIP_TRANSPORT_UDP &&
+		    check_family(p, "rendezvous", cfg->rendezvous[i].line, cfg->rendezvous[i].name,
 		                 &cfg->rendezvous[i].addr) < 0)
 			return -1;
 	for (size_t i = 0; i < cfg->n_peers; i++)
-		if (cfg->peers[i].has_endpoint &&
+		if (cfg->peers[i].has_endpoint && cfg->peers[i].transport == YIP_TRANSPORT_UDP &&
 		    check_family(p, "endpoint", cfg->peers[i].endpoint_line,
 		                 cfg->peers[i].endpoint_name, &cfg->peers[i].endpoint) < 0)
 			return -1;
@@ -1009,7 +1243,7 @@ static int check_families(struct parser *p)
 static int finish(struct parser *p)
 {
 	if (close_peer(p) < 0 || check_interface(p) < 0 || check_peer_keys(p) < 0 ||
-	    check_prefixes(p) < 0 || check_obf(p) < 0 || check_families(p) < 0)
+	    check_prefixes(p) < 0 || check_tls(p) < 0 || check_obf(p) < 0 || check_families(p) < 0)
 		return -1;
 	return 0;
 }
@@ -1105,9 +1339,13 @@ void yip_config_free(struct yip_config *cfg)
 	for (i = 0; i < cfg->n_peers; i++) {
 		free(cfg->peers[i].allowed_ips);
 		free(cfg->peers[i].endpoint_name);
+		free(cfg->peers[i].tls_sni);
 	}
 	for (i = 0; i < cfg->n_rendezvous; i++)
 		free(cfg->rendezvous[i].name);
+	free(cfg->tls_cert_path);
+	free(cfg->tls_key_path);
+	free(cfg->tls_sni);
 	free(cfg->cert_path);
 	free(cfg->roots_path);
 	free(cfg->revocations_path);

@@ -27,11 +27,14 @@
 
 #define YIP_MAX_WORKERS 16
 
-#define YIP_MAX_RENDEZVOUS        4 /* rendezvous servers a node uses together */
-#define YIP_MAX_RENDEZVOUS_LINES  (2 * YIP_MAX_RENDEZVOUS) /* each by UDP and by TLS */
-#define YIP_MAX_OBF_JUNK          16                       /* obf_junk at most */
+#define YIP_MAX_RENDEZVOUS 4 /* rendezvous servers a node uses together */
+/* rendezvous= lines: each server may be named once over UDP and once over TLS. */
+#define YIP_MAX_RENDEZVOUS_LINES  (2 * YIP_MAX_RENDEZVOUS)
+#define YIP_MAX_OBF_JUNK          16 /* obf_junk at most */
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
+/* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, or tls://. */
+enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1 };
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
 /* sandbox=: on (the default), log (violations are logged, not fatal), off. */
@@ -41,17 +44,14 @@ enum yip_sandbox_mode { YIP_SANDBOX_ON = 0, YIP_SANDBOX_LOG = 1, YIP_SANDBOX_OFF
 
 #define YIP_USER_MAX 32 /* characters of a user name */
 
-/* What an endpoint or a rendezvous server is reached over (udp://, tls://). */
-enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1 };
-
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];
-	uint8_t transport; /* enum yip_transport of endpoint */
-	char *tls_sni;     /* tls_sni= in the block, NULL: not set */
 	bool has_endpoint;
 	union yip_sockaddr endpoint; /* resolved at load time */
-	char *endpoint_name;         /* the endpoint as written if it names a host, else NULL */
+	char *endpoint_name;         /* HOST:PORT as written if HOST is a name, else NULL */
 	unsigned endpoint_line;
+	uint8_t transport; /* enum yip_transport: from the endpoint's scheme */
+	char *tls_sni;     /* this peer's tls_sni=, NULL if not set (then cfg->tls_sni) */
 	struct yip_cidr *allowed_ips; /* heap array, n_allowed_ips entries */
 	size_t n_allowed_ips;
 	unsigned persistent_keepalive; /* seconds, 0 = off */
@@ -61,11 +61,11 @@ struct yip_peer_config {
 /* A rendezvous server (docs/nat.md): where it is and its static public key. */
 struct yip_rendezvous_config {
 	union yip_sockaddr addr; /* resolved at load time */
-	char *name;              /* as written if it names a host, else NULL */
+	char *name;              /* HOST:PORT as written if HOST is a name, else NULL */
+	uint8_t transport;       /* enum yip_transport */
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_key;
-	uint8_t transport; /* enum yip_transport */
-	unsigned line;     /* of its rendezvous= line */
+	unsigned line; /* of its rendezvous= line */
 };
 
 struct yip_config {
@@ -73,6 +73,11 @@ struct yip_config {
 	uint8_t public_key[YIP_KEY_LEN]; /* always derived from private_key */
 	union yip_sockaddr listen;       /* family AF_UNSPEC when not set: dual-stack any */
 	bool listen_port_given;          /* false: port 443, falling back to 8443 */
+	bool has_listen_tls;             /* listen_tls=: accept TLS links on this TCP address */
+	union yip_sockaddr listen_tls;
+	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
+	char *tls_key_path;
+	char *tls_sni; /* the SNI every tls:// dial sends unless its [peer] says; NULL: not set */
 	char device[IFNAMSIZ];
 	enum yip_device_kind device_kind;
 	struct yip_cidr *addresses; /* heap array */
@@ -85,6 +90,8 @@ struct yip_config {
 	unsigned workers;              /* data-path threads; 0 = auto */
 	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
+	/* One entry a rendezvous= line: at most YIP_MAX_RENDEZVOUS distinct keys,
+	 * a key at most once over each transport. */
 	struct yip_rendezvous_config rendezvous[YIP_MAX_RENDEZVOUS_LINES];
 	size_t n_rendezvous;
 	unsigned nat_keepalive; /* seconds between datagrams that hold NAT mappings; 0 = off */
@@ -103,11 +110,6 @@ struct yip_config {
 	char *roots_path;
 	char *revocations_path;
 	char *state_dir; /* NULL: YIP_DEFAULT_STATE_DIR */
-	/* TLS links (docs/transports.md). */
-	bool has_listen_tls;
-	union yip_sockaddr listen_tls;
-	char *tls_cert_path, *tls_key_path; /* NULL: a self-signed certificate */
-	char *tls_sni;                      /* NULL: the host in the URL */
 };
 
 /*
@@ -115,6 +117,14 @@ struct yip_config {
  * '.' and '-', not starting with '-'. Returns 0, or -1 with the reason.
  */
 int yip_config_user_check(const char *name, char *reason, size_t reasonlen);
+
+/*
+ * A name as tls_sni= takes it: a DNS host name of 1 to 253 characters,
+ * letters, digits, '-' and '.', labels of 1 to 63 characters not starting
+ * or ending with '-', and not an IP address. Returns 0, or -1 with the
+ * reason.
+ */
+int yip_config_sni_check(const char *name, char *reason, size_t reasonlen);
 
 /* Parses "on", "log" or "off"; 0, or -1. */
 int yip_config_sandbox_mode(const char *s, enum yip_sandbox_mode *out);

@@ -24,6 +24,8 @@
 #define BOB_PRIV   "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb"
 #define BOB_PUB    "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"
 #define CAROL_PUB  "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+#define DAVE_PUB   "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0"
+#define EVE_PUB    "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0"
 #define ZERO_KEY   "0000000000000000000000000000000000000000000000000000000000000000"
 
 #define PRIV_LINE "local_private=" ALICE_PRIV "\n"
@@ -366,11 +368,13 @@ static const struct bad_case bad_cases[] = {
                "\n",
      0, "t.conf:4: rendezvous_key must follow the rendezvous= it belongs to"},
     {PRIV_LINE "rendezvous=192.0.2.1:7\nrendezvous_key=" BOB_PUB "\n"
-               "rendezvous=192.0.2.2:7\nrendezvous_key=" BOB_PUB "\n"
-               "rendezvous=192.0.2.3:7\nrendezvous_key=" BOB_PUB "\n"
-               "rendezvous=192.0.2.4:7\nrendezvous_key=" BOB_PUB "\n"
-               "rendezvous=192.0.2.5:7\n",
-     0, "t.conf:10: too many rendezvous servers (at most 4)"},
+               "rendezvous=192.0.2.2:7\nrendezvous_key=" CAROL_PUB "\n"
+               "rendezvous=192.0.2.3:7\nrendezvous_key=" DAVE_PUB "\n"
+               "rendezvous=192.0.2.4:7\nrendezvous_key=" EVE_PUB "\n"
+               "rendezvous=192.0.2.5:7\nrendezvous_key=" ALICE_PUB "\n",
+     0,
+     "t.conf:11: too many rendezvous servers (at most 4 distinct rendezvous_key; a server "
+     "over udp and tls counts once)"},
     {PRIV_LINE "nat_keepalive=0\n", 0,
      "t.conf:2: nat_keepalive '0': expected seconds from 1 to 3600, or 'off'"},
     {PRIV_LINE "relay=maybe\n", 0, "t.conf:2: relay 'maybe': expected 'on' or 'off'"},
@@ -627,6 +631,281 @@ static char *peers(unsigned int n)
 	return t.data;
 }
 
+#define PEER_BOB "[peer]\npublic_key=" BOB_PUB "\n"
+
+/* endpoint=tls://, udp:// and their errors. */
+static void test_tls_endpoint(void **state)
+{
+	static const char text[] =
+	    PRIV_LINE "listen=0.0.0.0:51820\n" PEER_BOB "endpoint=tls://[2001:db8::7]:443\n"
+	              "[peer]\npublic_key=" CAROL_PUB "\n"
+	              "endpoint=udp://192.0.2.8:51820\n"
+	              "[peer]\npublic_key=" DAVE_PUB "\n"
+	              "endpoint=192.0.2.9:51820\n";
+	static const char named[] = PRIV_LINE PEER_BOB "endpoint=tls://localhost:8443\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	/* A TLS link dials a TCP socket of its own: listen's family does not bind it. */
+	assert_int_equal(cfg.peers[0].transport, YIP_TRANSPORT_TLS);
+	assert_sockaddr(&cfg.peers[0].endpoint, "[2001:db8::7]:443");
+	assert_null(cfg.peers[0].endpoint_name);
+	assert_null(cfg.peers[0].tls_sni);
+	assert_int_equal(cfg.peers[1].transport, YIP_TRANSPORT_UDP);
+	assert_sockaddr(&cfg.peers[1].endpoint, "192.0.2.8:51820");
+	assert_int_equal(cfg.peers[2].transport, YIP_TRANSPORT_UDP);
+	assert_null(cfg.tls_sni);
+	yip_config_free(&cfg);
+	/* A name keeps HOST:PORT as written, without the scheme. */
+	if (parse(named, true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.peers[0].transport, YIP_TRANSPORT_TLS);
+	assert_string_equal(cfg.peers[0].endpoint_name, "localhost:8443");
+	assert_int_equal(ntohs(cfg.peers[0].endpoint.in4.sin_port), 8443);
+	yip_config_free(&cfg);
+	expect_ok(PRIV_LINE PEER_BOB "endpoint=TLS://192.0.2.7:443\n");
+
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://gw.example.net\n",
+	             "t.conf:4: endpoint: 'tls://gw.example.net' has no port (a URL needs one: "
+	             "tls://HOST:PORT)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://[2001:db8::7]\n",
+	             "t.conf:4: endpoint: 'tls://[2001:db8::7]' has no port (a URL needs one: "
+	             "tls://HOST:PORT)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://2001:db8::7\n",
+	             "t.conf:4: endpoint: 'tls://2001:db8::7' has no port (a URL needs one: "
+	             "tls://HOST:PORT)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=udp://192.0.2.7\n",
+	             "t.conf:4: endpoint: 'udp://192.0.2.7' has no port (a URL needs one: "
+	             "udp://HOST:PORT)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=https://192.0.2.7:443\n",
+	             "t.conf:4: endpoint: unknown scheme 'https://' in 'https://192.0.2.7:443' "
+	             "(known: udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=://192.0.2.7:443\n",
+	             "t.conf:4: endpoint: unknown scheme '://' in '://192.0.2.7:443' (known: "
+	             "udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://\n",
+	             "t.conf:4: endpoint: missing address in ''");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:0\n",
+	             "t.conf:4: endpoint: bad port '0' (expected a number from 1 to 65535)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://gw.example.net:443\n",
+	             "t.conf:4: endpoint: 'gw.example.net' is not an IP address (host names are "
+	             "not allowed here)");
+	/* udp:// is a bare HOST:PORT: listen's family still binds it. */
+	expect_error(PRIV_LINE "listen=0.0.0.0:51820\n" PEER_BOB "endpoint=udp://[2001:db8::7]:1\n",
+	             "t.conf:5: endpoint [2001:db8::7]:1 is IPv6, but the socket of "
+	             "listen=0.0.0.0:51820 sends IPv4 only: it could never be reached (listen on "
+	             "[::] for both)");
+}
+
+/* listen_tls, tls_cert and tls_key. */
+static void test_listen_tls(void **state)
+{
+	static const char text[] =
+	    PRIV_LINE "listen_tls=[::]:443\n"
+	              "tls_cert=/etc/yip/tls.crt\ntls_key=/etc/yip/tls.key\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_true(cfg.has_listen_tls);
+	assert_sockaddr(&cfg.listen_tls, "[::]:443");
+	assert_string_equal(cfg.tls_cert_path, "/etc/yip/tls.crt");
+	assert_string_equal(cfg.tls_key_path, "/etc/yip/tls.key");
+	yip_config_free(&cfg);
+	/* Without tls_cert and tls_key: a self-signed certificate (the daemon's). */
+	if (parse(PRIV_LINE "listen_tls=192.0.2.1:8443\n", false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_true(cfg.has_listen_tls);
+	assert_sockaddr(&cfg.listen_tls, "192.0.2.1:8443");
+	assert_null(cfg.tls_cert_path);
+	assert_null(cfg.tls_key_path);
+	yip_config_free(&cfg);
+	assert_int_equal(parse(PRIV_LINE, false, &cfg, err, sizeof(err)), 0);
+	assert_false(cfg.has_listen_tls);
+	yip_config_free(&cfg);
+
+	expect_error(PRIV_LINE "listen_tls=0.0.0.0\n",
+	             "t.conf:2: listen_tls: missing port in '0.0.0.0' (expected address:port)");
+	expect_error(PRIV_LINE "listen_tls=[::]\n",
+	             "t.conf:2: listen_tls: missing port in '[::]' (expected address:port)");
+	expect_error(PRIV_LINE "listen_tls=example.com:443\n",
+	             "t.conf:2: listen_tls: 'example.com' is not an IP address (host names are not "
+	             "allowed here)");
+	expect_error(PRIV_LINE "listen_tls=[::]:443\nlisten_tls=[::]:8443\n",
+	             "t.conf:3: duplicate key 'listen_tls' (first set on line 2)");
+	expect_error(PRIV_LINE "tls_cert=/c\ntls_key=/k\n",
+	             "t.conf:2: tls_cert is the certificate listen_tls presents: without "
+	             "listen_tls nothing accepts TLS links");
+	expect_error(PRIV_LINE "tls_key=/k\n",
+	             "t.conf:2: tls_key is the certificate listen_tls presents: without "
+	             "listen_tls nothing accepts TLS links");
+	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_cert=/c\n",
+	             "t.conf:3: tls_cert needs tls_key (the certificate's private key, PEM)");
+	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_key=/k\n",
+	             "t.conf:3: tls_key needs tls_cert (the certificate it belongs to, PEM)");
+	expect_error(PRIV_LINE PEER_BOB "tls_cert=/c\n",
+	             "t.conf:4: 'tls_cert' is an interface key and must come before the first "
+	             "[peer] block");
+}
+
+/* tls_sni: the top-level default, a [peer]'s own, and the names it takes. */
+static void test_tls_sni(void **state)
+{
+	static const char text[] =
+	    PRIV_LINE "tls_sni=www.example.com\n" PEER_BOB "endpoint=tls://192.0.2.7:443\n"
+	              "tls_sni=cdn-1.example.net\n"
+	              "[peer]\npublic_key=" CAROL_PUB "\n"
+	              "tls_sni=a.b\nendpoint=tls://192.0.2.8:443\n";
+	static const char *const good[] = {
+	    "localhost", "a", "xn--bcher-kva.example", "A-1.example.COM", "1.example", "x.y2k",
+	};
+	static const struct {
+		const char *name, *why;
+	} bad[] = {
+	    {"192.0.2.7", "'192.0.2.7' is an IP address; the SNI names a host"},
+	    {"10.1", "'10.1' is an IP address"},
+	    {"[::1]", "'[::1]' is not a host name (letters, digits, '-' and '.')"},
+	    {"a_b.example", "'a_b.example' is not a host name (letters, digits"},
+	    {"-a.example", "'-a.example' is not a host name (each dot-separated label"},
+	    {"a-.example", "'a-.example' is not a host name (each dot-separated label"},
+	    {"a..example", "'a..example' is not a host name (each dot-separated label"},
+	    {".example", "'.example' is not a host name (each dot-separated label"},
+	    {"example.", "'example.' is not a host name (each dot-separated label"},
+	};
+	struct yip_config cfg;
+	char buf[512], err[256], reason[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.tls_sni, "www.example.com");
+	assert_string_equal(cfg.peers[0].tls_sni, "cdn-1.example.net");
+	assert_string_equal(cfg.peers[1].tls_sni, "a.b");
+	yip_config_free(&cfg);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (yip_config_sni_check(good[i], reason, sizeof(reason)) != 0)
+			fail_msg("%s: %s", good[i], reason);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), PRIV_LINE "tls_sni=%s\n", bad[i].name);
+		assert_int_equal(parse(buf, false, &cfg, err, sizeof(err)), -1);
+		snprintf(reason, sizeof(reason), "t.conf:2: tls_sni: %s", bad[i].why);
+		if (strncmp(err, reason, strlen(reason)) != 0)
+			fail_msg("%s: got '%s'", bad[i].name, err);
+	}
+	/* Lengths: labels up to 63, names up to 253. */
+	memset(buf, 'a', 63);
+	strcpy(buf + 63, ".example");
+	assert_int_equal(yip_config_sni_check(buf, reason, sizeof(reason)), 0);
+	memset(buf, 'a', 64);
+	strcpy(buf + 64, ".example");
+	assert_int_equal(yip_config_sni_check(buf, reason, sizeof(reason)), -1);
+	for (size_t i = 0; i < 253; i++)
+		buf[i] = i % 2 == 0 ? 'a' : '.';
+	buf[253] = '\0';
+	assert_int_equal(yip_config_sni_check(buf, reason, sizeof(reason)), 0);
+	buf[253] = 'a';
+	buf[254] = '\0';
+	assert_int_equal(yip_config_sni_check(buf, reason, sizeof(reason)), -1);
+	assert_string_equal(reason, "a host name has 1 to 253 characters");
+
+	expect_error(PRIV_LINE PEER_BOB "endpoint=192.0.2.7:443\ntls_sni=www.example.com\n",
+	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
+	             "endpoint=tls://HOST:PORT in the same block");
+	expect_error(PRIV_LINE PEER_BOB "tls_sni=www.example.com\n[peer]\npublic_key=" CAROL_PUB
+	                                "\n",
+	             "t.conf:4: tls_sni in a [peer] is for its TLS link: it needs "
+	             "endpoint=tls://HOST:PORT in the same block");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=udp://192.0.2.7:443\ntls_sni=a.example\n",
+	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
+	             "endpoint=tls://HOST:PORT in the same block");
+	expect_error(PRIV_LINE "tls_sni=a.example\ntls_sni=b.example\n",
+	             "t.conf:3: duplicate key 'tls_sni' (first set on line 2)");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:443\ntls_sni=a.example\n"
+	                                "tls_sni=b.example\n",
+	             "t.conf:6: duplicate key 'tls_sni' (first set on line 5)");
+	/* Each [peer] has its own. */
+	expect_ok(PRIV_LINE "tls_sni=top.example\n" PEER_BOB
+	                    "endpoint=tls://192.0.2.7:443\ntls_sni=a.example\n"
+	                    "[peer]\npublic_key=" CAROL_PUB "\nendpoint=tls://192.0.2.8:443\n"
+	                    "tls_sni=b.example\n");
+}
+
+/* One server over udp and over tls; the limits on lines and on servers. */
+static void test_rendezvous_tls(void **state)
+{
+	static const char text[] =
+	    PRIV_LINE "listen=0.0.0.0:51820\n"
+	              "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
+	              "rendezvous=tls://[2001:db8::9]:443\n"
+	              "rendezvous_key=" BOB_PUB "\n"
+	              "rendezvous=udp://192.0.2.10:7000\n"
+	              "rendezvous_key=" CAROL_PUB "\n";
+	static const char *const keys[] = {BOB_PUB, CAROL_PUB, DAVE_PUB, EVE_PUB};
+	struct yip_config cfg;
+	struct text t = {NULL, 0, 0};
+	char err[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.n_rendezvous, 3);
+	assert_int_equal(cfg.rendezvous[0].transport, YIP_TRANSPORT_UDP);
+	assert_int_equal(cfg.rendezvous[1].transport, YIP_TRANSPORT_TLS);
+	assert_sockaddr(&cfg.rendezvous[1].addr, "[2001:db8::9]:443");
+	assert_key(cfg.rendezvous[1].public_key, BOB_PUB);
+	assert_int_equal(cfg.rendezvous[2].transport, YIP_TRANSPORT_UDP);
+	yip_config_free(&cfg);
+
+	/* Four servers, each over both: eight lines. */
+	append(&t, PRIV_LINE);
+	for (unsigned i = 0; i < YIP_MAX_RENDEZVOUS; i++)
+		append(&t,
+		       "rendezvous=192.0.2.%u:7000\nrendezvous_key=%s\n"
+		       "rendezvous=tls://192.0.2.%u:443\nrendezvous_key=%s\n",
+		       i + 1, keys[i], i + 1, keys[i]);
+	if (parse(t.data, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.n_rendezvous, YIP_MAX_RENDEZVOUS_LINES);
+	yip_config_free(&cfg);
+	append(&t, "rendezvous=tls://192.0.2.99:443\n");
+	expect_error(t.data,
+	             "t.conf:18: too many rendezvous lines (at most 8: 4 servers, each over "
+	             "udp and tls)");
+	free(t.data);
+
+	expect_error(PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
+	                       "rendezvous=192.0.2.10:7000\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:5: rendezvous_key: the rendezvous on line 2 is the same server over "
+	             "udp too (name a server at most once over udp and once over tls)");
+	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n"
+	                       "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
+	                       "rendezvous=tls://192.0.2.10:443\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:7: rendezvous_key: the rendezvous on line 2 is the same server over "
+	             "tls too (name a server at most once over udp and once over tls)");
+	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:2: rendezvous: 'tls://192.0.2.9' has no port (a URL needs one: "
+	             "tls://HOST:PORT)");
+	expect_error(PRIV_LINE "rendezvous=quic://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:2: rendezvous: unknown scheme 'quic://' in 'quic://192.0.2.9:443' "
+	             "(known: udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\n",
+	             "t.conf:2: rendezvous has no rendezvous_key (the server's public key, from "
+	             "yip-rendezvous --genkey)");
+	/* A tls:// server dials its own TCP socket; a udp:// one must suit listen. */
+	expect_ok(PRIV_LINE "rendezvous=tls://[2001:db8::9]:443\nrendezvous_key=" BOB_PUB
+	                    "\nlisten=192.0.2.1:51820\n");
+	expect_error(PRIV_LINE "rendezvous=udp://[2001:db8::9]:7000\nrendezvous_key=" BOB_PUB
+	                       "\nlisten=192.0.2.1:51820\n",
+	             "t.conf:2: rendezvous [2001:db8::9]:7000 is IPv6, but the socket of "
+	             "listen=192.0.2.1:51820 sends IPv4 only: it could never be reached (listen on "
+	             "[::] for both)");
+}
+
 /* Exactly at each limit is fine; one more is an error on the line that crossed it. */
 /* A CA-gated network's keys (docs/configuration.md). */
 static void test_membership(void **state)
@@ -776,6 +1055,10 @@ int main(void)
 	    cmocka_unit_test(test_hostname_endpoint),
 	    cmocka_unit_test(test_bad_configs),
 	    cmocka_unit_test(test_rendezvous),
+	    cmocka_unit_test(test_rendezvous_tls),
+	    cmocka_unit_test(test_tls_endpoint),
+	    cmocka_unit_test(test_listen_tls),
+	    cmocka_unit_test(test_tls_sni),
 	    cmocka_unit_test(test_no_suggestion_for_distant_key),
 	    cmocka_unit_test(test_limits),
 	    cmocka_unit_test(test_long_line),
