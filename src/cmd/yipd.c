@@ -302,10 +302,23 @@ static bool has_names(const struct yip_config *cfg)
 	return false;
 }
 
+/* Whether the node dials anything over TLS. */
+static bool dials_tls(const struct yip_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		if (cfg->peers[i].transport == YIP_TRANSPORT_TLS)
+			return true;
+	for (size_t i = 0; i < cfg->n_rendezvous; i++)
+		if (cfg->rendezvous[i].transport == YIP_TRANSPORT_TLS)
+			return true;
+	return false;
+}
+
 static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io)
 {
 	return SANDBOX_YIPD | (io != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
-	       (has_names(cfg) ? SANDBOX_RESOLVE : 0) | (cfg->has_ca ? SANDBOX_MEMBERS : 0);
+	       (has_names(cfg) ? SANDBOX_RESOLVE : 0) | (cfg->has_ca ? SANDBOX_MEMBERS : 0) |
+	       (dials_tls(cfg) ? SANDBOX_TLS : 0);
 }
 
 static int run(const char *path)

@@ -351,6 +351,10 @@ int loop_tls_setup(struct loop_tls *t, const struct yip_config *cfg, const char 
 	t->pad_records = PAD_RECORDS;
 	t->pad_max = PAD_MAX;
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (tls_conn_init() != 0) {
+		snprintf(err, errlen, "tls: libssl cannot be set up");
+		return -1;
+	}
 	if (t->epfd < 0) {
 		snprintf(err, errlen, "tls: epoll: %s", strerror(errno));
 		return -1;

@@ -109,10 +109,13 @@ static const struct {
      * relay tokens. */
     {"getrandom", ALL},
 
+    /* TLS links (loop/tls.c): a TCP connect to a tls:// peer or server
+     * (socket, setsockopt and accept4 are allowed above). */
+
     /* Resolving host names again (getaddrinfo, on the resolver thread):
      * files read-only and ioctl FIONREAD (in add_arg_rules), DNS over UDP
      * or TCP to the name servers of resolv.conf. */
-    {"connect", SANDBOX_RESOLVE},
+    {"connect", SANDBOX_RESOLVE | SANDBOX_TLS},
     {"poll", SANDBOX_RESOLVE},
     {"ppoll", SANDBOX_RESOLVE},
     {"lseek", SANDBOX_RESOLVE},

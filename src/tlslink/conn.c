@@ -57,6 +57,23 @@ struct tls_conn {
 
 /* ---- the server's context ---------------------------------------------------------- */
 
+static void rand_bytes(void *ctx, uint8_t *out, size_t n);
+
+int tls_conn_init(void)
+{
+	struct tls_client_config tc = {.rand = rand_bytes, .verify = tls_verify_any};
+	struct tls_client *c;
+
+	if (OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL) != 1)
+		return -1;
+	/* A ClientHello built once: the key shares' algorithms are loaded. */
+	c = tls_client_new(&tc);
+	if (c == NULL)
+		return -1;
+	tls_client_free(c);
+	return 0;
+}
+
 static void ssl_error(char *err, size_t errlen, const char *what)
 {
 	unsigned long e = ERR_get_error();

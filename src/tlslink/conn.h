@@ -52,6 +52,13 @@ struct tls_server_config {
 	const char *const *alpn;
 };
 
+/*
+ * Loads what libssl and libcrypto read once (their configuration file, the
+ * algorithms a connection uses), so that no connection needs a file after
+ * the daemon is sandboxed. Call before any other function here. 0, or -1.
+ */
+int tls_conn_init(void);
+
 /* Loads the certificate and key (or makes a self-signed pair); NULL with err. */
 struct tls_server_ctx *tls_server_ctx_new(const struct tls_server_config *cfg, char *err,
                                           size_t errlen);

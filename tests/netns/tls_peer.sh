@@ -10,7 +10,7 @@
 mesh a b c
 # a dials b over TLS; b listens (with a self-signed certificate: no tls_cert).
 sed -i "s|^endpoint=198.18.0.2:51820|endpoint=tls://198.18.0.2:8443|" "$TMP/a.conf"
-echo "listen_tls=198.18.0.2:8443" >>"$TMP/b.conf"
+sed -i "1a listen_tls=198.18.0.2:8443" "$TMP/b.conf"
 for n in a b; do
 	o=$([ "$n" = a ] && echo 198.18.0.2 || echo 198.18.0.1)
 	in_ns "$n" nft -f - <<NFT
@@ -32,6 +32,10 @@ ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
 path=$(peer_field a path)
 case $path in *"tls link"*) ;; *) fail "a's path to b is '$path', not a TLS link" ;; esac
 log "a's path to b: $path"
+[ "$(peer_field a link.kind)" = tls ] || fail "a's link to b is not tls"
+[ "$(peer_field a link.tls_version)" = TLSv1.3 ] || fail "a's TLS link is not TLS 1.3"
+[ "$(peer_field b link.accepted)" = true ] || fail "b does not show its link from a as accepted"
+yipctl_of a show | grep -q "over tls (TLSv1.3, SNI none, dialed)" || fail "yipctl show does not say the link"
 
 log "20 MB a -> b over TLS, with a and c pinging each other over UDP"
 in_ns a ping -c 40 -i 0.05 10.77.0.3 >"$TMP/ping-ac.txt" 2>&1 &
