@@ -6,7 +6,7 @@
  * either side, close_notify both ways. The ClientHello is read back with
  * src/wire's decoder and as OpenSSL's server saw it; its JA4 is computed
  * from FoxIO's definition (mimicry.md §B.1) and must be Chrome's:
- * t13d1516h2_8daaf6152771_d8a2da3f94cd. Refusals (a chosen X25519MLKEM768,
+ * t13d1517h2_8daaf6152771_cb7bf5808d99. Refusals (a chosen X25519MLKEM768,
  * a HelloRetryRequest, a refused certificate) fail clearly and are counted.
  */
 #include <stdarg.h>
@@ -438,8 +438,8 @@ static const uint16_t want_ciphers[] = {0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f,
                                         0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013,
                                         0xc014, 0x009c, 0x009d, 0x002f, 0x0035};
 
-static const uint16_t want_sigalgs[] = {0x0403, 0x0804, 0x0401, 0x0503,
-                                        0x0805, 0x0501, 0x0806, 0x0601};
+static const uint16_t want_sigalgs[] = {0x0904, 0x0905, 0x0906, 0x0403, 0x0804, 0x0401,
+                                        0x0503, 0x0805, 0x0501, 0x0806, 0x0601};
 
 static int cmp16(const void *a, const void *b)
 {
@@ -494,9 +494,10 @@ static void ja4(char *out, size_t cap, const struct tls_ch_view *v)
 			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
 			                        list[i]);
 		len += (size_t)snprintf(s + len, sizeof(s) - len, "_");
-		for (size_t i = 0; i < v->n_sigalgs; i++)
-			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
-			                        v->sigalgs[i]);
+		for (size_t i = 0, k = 0; i < v->n_sigalgs; i++)
+			if (!tls_grease(v->sigalgs[i]))
+				len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x",
+				                        k++ ? "," : "", v->sigalgs[i]);
 		hex_sha12(c, s);
 	}
 	snprintf(out, cap, "t%s%c%02zu%02zu%c%c_%s_%s", top == 0x0304 ? "13" : "12",
@@ -520,7 +521,13 @@ static void hello_fields(void **state)
 	    TLS_EXT_SIGALGS,       TLS_EXT_ALPN,           TLS_EXT_SCT,      TLS_EXT_EMS,
 	    TLS_EXT_COMPRESS_CERT, TLS_EXT_SESSION_TICKET, TLS_EXT_VERSIONS, TLS_EXT_PSK_MODES,
 	    TLS_EXT_KEY_SHARE,     TLS_EXT_ALPS,           TLS_EXT_ECH,      TLS_EXT_RENEGOTIATION,
+	    TLS_EXT_TRUST_ANCHORS,
 	};
+	/* chromium 156's trust anchor ids as captured: the first, the
+	 * ninth and the last of 28. */
+	static const uint8_t first[] = {5, 0x82, 0xdf, 0x13, 0x02, 0x01},
+	                     ninth[] = {8, 0x83, 0x9a, 0x64, 0x8c, 0x9b, 0x2d, 0x01, 0x07},
+	                     last[] = {4, 0xd6, 0x79, 0x09, 0x0f};
 	struct tls_ch_view v;
 	struct conn k;
 	uint16_t exts[TLS_CH_LIST_MAX];
@@ -545,16 +552,16 @@ static void hello_fields(void **state)
 	assert_int_equal(v.n_ciphers, 16);
 	assert_true(tls_grease(v.ciphers[0]));
 	assert_memory_equal(v.ciphers + 1, want_ciphers, sizeof(want_ciphers));
-	assert_int_equal(v.n_exts, 18);
-	assert_true(tls_grease(v.exts[0]) && tls_grease(v.exts[17]));
-	assert_true(v.exts[0] != v.exts[17]);
-	memcpy(exts, v.exts + 1, 16 * sizeof(uint16_t));
-	qsort(exts, 16, sizeof(exts[0]), cmp16);
+	assert_int_equal(v.n_exts, 19);
+	assert_true(tls_grease(v.exts[0]) && tls_grease(v.exts[18]));
+	assert_true(v.exts[0] != v.exts[18]);
+	memcpy(exts, v.exts + 1, 17 * sizeof(uint16_t));
+	qsort(exts, 17, sizeof(exts[0]), cmp16);
 	{
-		uint16_t w[16];
+		uint16_t w[17];
 
 		memcpy(w, want_exts, sizeof(w));
-		qsort(w, 16, sizeof(w[0]), cmp16);
+		qsort(w, 17, sizeof(w[0]), cmp16);
 		assert_memory_equal(exts, w, sizeof(w));
 	}
 	assert_int_equal(v.n_groups, 5);
@@ -563,8 +570,14 @@ static void hello_fields(void **state)
 	assert_int_equal(v.groups[2], 0x001d);
 	assert_int_equal(v.groups[3], 0x0017);
 	assert_int_equal(v.groups[4], 0x0018);
-	assert_int_equal(v.n_sigalgs, 8);
-	assert_memory_equal(v.sigalgs, want_sigalgs, sizeof(want_sigalgs));
+	assert_int_equal(v.n_sigalgs, 12);
+	assert_true(tls_grease(v.sigalgs[0]));
+	assert_memory_equal(v.sigalgs + 1, want_sigalgs, sizeof(want_sigalgs));
+	assert_int_equal(v.n_anchors, 28);
+	assert_int_equal(v.anchors_len, 184);
+	assert_memory_equal(v.anchors, first, sizeof(first));
+	assert_memory_equal(v.anchors + 8 * 6, ninth, sizeof(ninth));
+	assert_memory_equal(v.anchors + v.anchors_len - sizeof(last), last, sizeof(last));
 	assert_int_equal(v.n_shares, 3);
 	assert_int_equal(v.share_groups[0], v.groups[0]);
 	assert_int_equal(v.share_lens[0], 1);
@@ -592,8 +605,11 @@ static void hello_fields(void **state)
 		assert_true((p[0] | (p[1] & 0xf) << 8) < 3329);
 		assert_true((p[1] >> 4 | p[2] << 4) < 3329);
 	}
+	/* The hybrid's X25519 half is a key of its own, as chromium's is. */
+	assert_non_null(v.x25519);
+	assert_memory_not_equal(v.mlkem + TLS_MLKEM768_EK_LEN, v.x25519, TLS_X25519_LEN);
 	ja4(j, sizeof(j), &v);
-	assert_string_equal(j, "t13d1516h2_8daaf6152771_d8a2da3f94cd");
+	assert_string_equal(j, "t13d1517h2_8daaf6152771_cb7bf5808d99");
 
 	/* What OpenSSL's server saw. */
 	pump(&k);
@@ -618,7 +634,7 @@ static void hello_fields(void **state)
 static void hello_permutation(void **state)
 {
 	struct tls_client_config cfg = {.sni = SNI, .rand = test_rand, .verify = tls_verify_any};
-	uint16_t orders[20][18];
+	uint16_t orders[20][19];
 	unsigned distinct = 0;
 
 	(void)state;
@@ -629,22 +645,22 @@ static void hello_permutation(void **state)
 
 		assert_non_null(c);
 		decode_hello(&v, c);
-		assert_int_equal(v.n_exts, 18);
+		assert_int_equal(v.n_exts, 19);
 		memcpy(orders[i], v.exts, sizeof(orders[i]));
 		assert_true(tls_grease(v.ciphers[0]) && tls_grease(v.groups[0]) &&
-		            tls_grease(v.versions[0]) && tls_grease(v.exts[0]) &&
-		            tls_grease(v.exts[17]));
-		assert_true(v.exts[0] != v.exts[17]);
+		            tls_grease(v.versions[0]) && tls_grease(v.sigalgs[0]) &&
+		            tls_grease(v.exts[0]) && tls_grease(v.exts[18]));
+		assert_true(v.exts[0] != v.exts[18]);
 		assert_int_equal(v.share_groups[0], v.groups[0]);
 		ja4(j, sizeof(j), &v);
-		assert_string_equal(j, "t13d1516h2_8daaf6152771_d8a2da3f94cd");
+		assert_string_equal(j, "t13d1517h2_8daaf6152771_cb7bf5808d99");
 		tls_client_free(c);
 	}
 	for (int i = 0; i < 20; i++) {
 		bool unique = true;
 
 		for (int k = 0; k < 20; k++)
-			if (k != i && memcmp(orders[i] + 1, orders[k] + 1, 16 * 2) == 0)
+			if (k != i && memcmp(orders[i] + 1, orders[k] + 1, 17 * 2) == 0)
 				unique = false;
 		distinct += unique;
 	}
@@ -667,7 +683,7 @@ static void hello_no_sni(void **state)
 	decode_hello(&v, c);
 	assert_null(v.sni);
 	ja4(j, sizeof(j), &v);
-	assert_string_equal(j, "t13i1515h2_8daaf6152771_d8a2da3f94cd");
+	assert_string_equal(j, "t13i1516h2_8daaf6152771_cb7bf5808d99");
 	tls_client_free(c);
 }
 
