@@ -115,10 +115,12 @@ static int run_until(int fd, struct tls_client *c, enum tls_event_kind stop, cha
 				return -1;
 			}
 			if (ev.kind == TLS_EV_FAILED) {
-				int n = snprintf(why, why_len, "handshake: %s", tls_err_name(ev.err));
+				int n =
+				    snprintf(why, why_len, "handshake: %s", tls_err_name(ev.err));
 
 				if (ev.err == TLS_ERR_ALERT && n > 0 && (size_t)n < why_len)
-					snprintf(why + n, why_len - (size_t)n, " (alert %u)", ev.alert);
+					snprintf(why + n, why_len - (size_t)n, " (alert %u)",
+					         ev.alert);
 				return -1;
 			}
 			if (ev.kind == TLS_EV_CLOSED)
@@ -229,7 +231,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (long k = 0; k < count; k++) {
 		if (one(host, port, sni, why, sizeof(why)) != 0) {
-			fprintf(stderr, "yip-tls-dial: connection %ld of %ld: %s\n", k + 1, count, why);
+			fprintf(stderr, "yip-tls-dial: connection %ld of %ld: %s\n", k + 1, count,
+			        why);
 			return 1;
 		}
 	}
