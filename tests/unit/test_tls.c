@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
@@ -441,6 +443,9 @@ static const uint16_t want_ciphers[] = {0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f,
 static const uint16_t want_sigalgs[] = {0x0904, 0x0905, 0x0906, 0x0403, 0x0804, 0x0401,
                                         0x0503, 0x0805, 0x0501, 0x0806, 0x0601};
 
+static const uint16_t want_groups[] = {TLS_GROUP_MLKEM768X, TLS_GROUP_X25519, TLS_GROUP_P256,
+                                       TLS_GROUP_P384};
+
 static int cmp16(const void *a, const void *b)
 {
 	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
@@ -566,10 +571,7 @@ static void hello_fields(void **state)
 	}
 	assert_int_equal(v.n_groups, 5);
 	assert_true(tls_grease(v.groups[0]));
-	assert_int_equal(v.groups[1], 0x11ec);
-	assert_int_equal(v.groups[2], 0x001d);
-	assert_int_equal(v.groups[3], 0x0017);
-	assert_int_equal(v.groups[4], 0x0018);
+	assert_memory_equal(v.groups + 1, want_groups, sizeof(want_groups));
 	assert_int_equal(v.n_sigalgs, 12);
 	assert_true(tls_grease(v.sigalgs[0]));
 	assert_memory_equal(v.sigalgs + 1, want_sigalgs, sizeof(want_sigalgs));
@@ -922,6 +924,147 @@ static void refused_records(void **state)
 	}
 }
 
+/* ---- a server flight rewritten ---- */
+
+/* The server's handshake traffic secret, from OpenSSL's key log. */
+static uint8_t s_hs_secret[32];
+
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+	static const char label[] = "SERVER_HANDSHAKE_TRAFFIC_SECRET ";
+	const char *p;
+
+	(void)ssl;
+	if (strncmp(line, label, sizeof(label) - 1) != 0)
+		return;
+	p = strchr(line + sizeof(label) - 1, ' ');
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(s_hs_secret); i++)
+		assert_int_equal(sscanf(p + 1 + 2 * i, "%2hhx", &s_hs_secret[i]), 1);
+}
+
+/* HKDF-Expand-Label over SHA-256 with an empty context. */
+static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const char *label)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+	EVP_KDF_CTX *k = EVP_KDF_CTX_new(kdf);
+	uint8_t info[64];
+	size_t ll = strlen(label), i = 0;
+	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+	OSSL_PARAM prm[5];
+
+	info[i++] = 0;
+	info[i++] = (uint8_t)n;
+	info[i++] = (uint8_t)(6 + ll);
+	memcpy(info + i, "tls13 ", 6);
+	memcpy(info + i + 6, label, ll);
+	i += 6 + ll;
+	info[i++] = 0;
+	prm[0] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	prm[1] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0);
+	prm[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, 32);
+	prm[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, i);
+	prm[4] = OSSL_PARAM_construct_end();
+	assert_int_equal(EVP_KDF_derive(k, out, n, prm), 1);
+	EVP_KDF_CTX_free(k);
+	EVP_KDF_free(kdf);
+}
+
+/* Opens (enc 0) or seals (enc 1) the AES-128-GCM record at rec in place,
+ * sequence number seq; the body's length includes the tag. */
+static void crypt_record(uint8_t *rec, size_t body_len, uint64_t seq, int enc)
+{
+	uint8_t key[16], iv[12];
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	size_t n = body_len - 16;
+	int outl;
+
+	expand_label(key, sizeof(key), s_hs_secret, "key");
+	expand_label(iv, sizeof(iv), s_hs_secret, "iv");
+	for (unsigned i = 0; i < 8; i++)
+		iv[11 - i] ^= (uint8_t)(seq >> (8 * i));
+	assert_int_equal(EVP_CipherInit_ex(x, EVP_aes_128_gcm(), NULL, key, iv, enc), 1);
+	assert_int_equal(EVP_CipherUpdate(x, NULL, &outl, rec, TLS_REC_HDR), 1);
+	assert_int_equal(EVP_CipherUpdate(x, rec + TLS_REC_HDR, &outl, rec + TLS_REC_HDR, (int)n),
+	                 1);
+	if (!enc)
+		assert_int_equal(
+		    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 16, rec + TLS_REC_HDR + n), 1);
+	assert_int_equal(EVP_CipherFinal_ex(x, rec + TLS_REC_HDR + n, &outl), 1);
+	if (enc)
+		assert_int_equal(
+		    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, rec + TLS_REC_HDR + n), 1);
+	EVP_CIPHER_CTX_free(x);
+}
+
+/*
+ * A server whose CertificateVerify names another signature scheme (its
+ * flight opened with the key log's secret, the scheme rewritten, sealed
+ * again): ML-DSA, which the hello offers and libcrypto 3.0 cannot verify,
+ * fails the handshake as unsupported; GREASE or PKCS#1 v1.5, never valid
+ * there, as a bad parameter.
+ */
+static void refused_signature_schemes(void **state)
+{
+	static const struct {
+		uint16_t scheme;
+		enum tls_err err;
+	} cases[] = {
+	    {0x0904, TLS_ERR_UNSUPPORTED}, {0x0905, TLS_ERR_UNSUPPORTED},
+	    {0x0906, TLS_ERR_UNSUPPORTED}, {0x0a0a, TLS_ERR_PARAMETER},
+	    {0x0401, TLS_ERR_PARAMETER},
+	};
+	static uint8_t flight[65536];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conn k;
+		const uint8_t *out;
+		size_t n, at = 0;
+		uint64_t seq = 0;
+		bool rewritten = false;
+		int r;
+
+		conn_open(&k, "TLS_AES_128_GCM_SHA256", tls_verify_any, NULL);
+		SSL_CTX_set_keylog_callback(k.ctx, keylog_cb);
+		out = tls_client_out(k.c, &n);
+		assert_int_equal(BIO_write(k.rbio, out, (int)n), (int)n);
+		tls_client_out_done(k.c, n);
+		(void)SSL_do_handshake(k.ssl);
+		r = BIO_read(k.wbio, flight, sizeof(flight));
+		assert_true(r > 0);
+		/* Every handshake message of the flight in its own record or
+		 * not: find CertificateVerify's scheme in the opened records. */
+		while (at + TLS_REC_HDR <= (size_t)r) {
+			size_t len = (size_t)(flight[at + 3] << 8 | flight[at + 4]);
+			uint8_t *body = flight + at + TLS_REC_HDR;
+
+			if (flight[at] == TLS_CT_APP) {
+				crypt_record(flight + at, len, seq, 0);
+				for (size_t m = 0; m + TLS_HS_HDR <= len - 17;) {
+					size_t ml = (size_t)body[m + 1] << 16 | body[m + 2] << 8 |
+					            body[m + 3];
+
+					if (body[m] == TLS_HS_CERTIFICATE_VERIFY) {
+						body[m + 4] = (uint8_t)(cases[i].scheme >> 8);
+						body[m + 5] = (uint8_t)cases[i].scheme;
+						rewritten = true;
+					}
+					m += TLS_HS_HDR + ml;
+				}
+				crypt_record(flight + at, len, seq++, 1);
+			}
+			at += TLS_REC_HDR + len;
+		}
+		assert_true(rewritten);
+		to_client(&k, flight, (size_t)r);
+		assert_true(k.failed);
+		assert_int_equal(k.err, cases[i].err);
+		assert_int_equal(tls_client_stats(k.c)->fail[cases[i].err], 1);
+		conn_close(&k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -940,6 +1083,7 @@ int main(void)
 	    cmocka_unit_test(ca_store),
 	    cmocka_unit_test(refused_server_hellos),
 	    cmocka_unit_test(refused_records),
+	    cmocka_unit_test(refused_signature_schemes),
 	};
 
 	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))
