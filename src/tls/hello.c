@@ -1,28 +1,35 @@
 /*
  * The ClientHello's per-connection choices, made as Chrome makes them.
  * tls_ch_put (src/wire/tls.c) writes the fixed parts. Where each value
- * comes from (../shared/reference/mimicry.md §B, which cites uTLS's
- * HelloChrome_133 in u_parrots.go and BoringSSL's behaviour):
+ * comes from: Debian 12's chromium 156 as captured
+ * (docs/benchmarks/log/chromium-hello.md), on the ground of
+ * ../shared/reference/mimicry.md §B (uTLS's HelloChrome_133, BoringSSL's
+ * behaviour):
  *
  *   - cipher suites: GREASE, then 1301 1302 1303 c02b c02f c02c c030 cca9
- *     cca8 c013 c014 009c 009d 002f 0035 (HelloChrome_133; sorted, their
- *     JA4 hash is 8daaf6152771);
+ *     cca8 c013 c014 009c 009d 002f 0035 (sorted, their JA4 hash is
+ *     8daaf6152771);
  *   - extensions: GREASE (empty) first and GREASE (one zero byte) last,
  *     between them in a fresh random order each connection (Chrome since
  *     110 permutes every extension but GREASE, padding and pre_shared_key):
  *     server_name, extended_master_secret, renegotiation_info,
  *     supported_groups (GREASE, 11ec, 001d, 0017, 0018), ec_point_formats
  *     (uncompressed), session_ticket (empty), ALPN (h2, http/1.1),
- *     status_request (OCSP), signature_algorithms (0403 0804 0401 0503 0805
- *     0501 0806 0601), signed_certificate_timestamp, key_share (GREASE with
- *     one zero byte, X25519MLKEM768 of 1216 bytes, X25519), psk_key_exchange_modes
+ *     status_request (OCSP), signature_algorithms (GREASE, the ML-DSA
+ *     trio 0904 0905 0906, 0403 0804 0401 0503 0805 0501 0806 0601),
+ *     signed_certificate_timestamp, key_share (GREASE with one zero byte,
+ *     X25519MLKEM768 of 1216 bytes, X25519), psk_key_exchange_modes
  *     (psk_dhe_ke), supported_versions (GREASE, 1.3, 1.2), compress_certificate
- *     (brotli), application_settings 0x44cd (h2), encrypted_client_hello
- *     0xfe0d as GREASE (outer, HKDF-SHA256/AES-128-GCM, a random config id,
- *     a random 32-byte enc, a random payload of 144, 176, 208 or 240 bytes:
- *     HelloChrome_133's candidate lengths 128..224 plus the 16-byte tag);
+ *     (brotli), application_settings 0x44cd (h2), trust_anchors 0xca34
+ *     (chromium's 28 ids, always the same, src/wire/tls.c),
+ *     encrypted_client_hello 0xfe0d as GREASE (outer,
+ *     HKDF-SHA256/AES-128-GCM, a random config id, a random 32-byte enc, a
+ *     random payload of 144, 176, 208 or 240 bytes: candidate lengths
+ *     128..224 plus the 16-byte tag);
+ *     with these 17 JA4 is t13d1517h2_8daaf6152771_cb7bf5808d99, chromium's;
  *   - GREASE: one random value per role as BoringSSL has them (cipher,
- *     group, the two extensions, version); the group's is shared by
+ *     group, the two extensions, version, signature algorithm), each drawn
+ *     on its own; the group's is shared by
  *     supported_groups and key_share, and the second extension's differs
  *     from the first (BoringSSL flips it by 0x1010 when they collide);
  *   - legacy_session_id: 32 random bytes (middlebox compatibility), random:
@@ -30,12 +37,18 @@
  *
  * The X25519MLKEM768 share is an ML-KEM-768 encapsulation key in form (3 x
  * 256 coefficients of 12 bits, each below q = 3329, then a 32-byte seed
- * rho) followed by the X25519 key. Nothing can decapsulate to it: this
- * client never accepts that group from a server (tls.c).
+ * rho) followed by an X25519 public key of its own (chromium's hybrid half
+ * is not its x25519 share), whose private key is wiped at once. Nothing can
+ * decapsulate to it: this client never accepts that group from a server
+ * (tls.c).
  */
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "tls/tls.h"
+
+#include "crypto/crypto.h"
 
 #define MLKEM_Q 3329
 
@@ -76,6 +89,16 @@ static void mlkem_key(uint8_t *ek, tls_rand_fn *rand, void *ctx)
 	rand(ctx, ek + 1152, 32);
 }
 
+/* The hybrid share's X25519 half: a public key of a private key thrown away. */
+static void hybrid_x25519(uint8_t pub[TLS_X25519_LEN], tls_rand_fn *rand, void *ctx)
+{
+	uint8_t priv[TLS_X25519_LEN];
+
+	rand(ctx, priv, sizeof(priv));
+	(void)yip_key_public(pub, priv);
+	OPENSSL_cleanse(priv, sizeof(priv));
+}
+
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
                       const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
                       uint8_t ech[TLS_ECH_GREASE_MAX])
@@ -93,6 +116,7 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	if (ch->grease_ext2 == ch->grease_ext1)
 		ch->grease_ext2 ^= 0x1010;
 	ch->grease_version = grease_value(rand, rand_ctx);
+	ch->grease_sigalg = grease_value(rand, rand_ctx);
 	/* Fisher-Yates over the extensions between the two GREASE ones. */
 	memcpy(ch->order, tls_ch_exts, sizeof(ch->order));
 	for (unsigned i = TLS_CH_EXTS - 1; i > 0; i--) {
@@ -105,7 +129,7 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	ch->sni = sni;
 	ch->sni_len = sni ? strlen(sni) : 0;
 	mlkem_key(mlkem, rand, rand_ctx);
-	memcpy(mlkem + TLS_MLKEM768_EK_LEN, x25519, TLS_X25519_LEN);
+	hybrid_x25519(mlkem + TLS_MLKEM768_EK_LEN, rand, rand_ctx);
 	ch->mlkem = mlkem;
 	ch->x25519 = x25519;
 	rand(rand_ctx, &ch->ech_config_id, 1);

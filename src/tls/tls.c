@@ -588,7 +588,12 @@ static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *b
 			return TLS_ERR_PARAMETER;
 		pss = true;
 		break;
-	default: /* one not offered, or PKCS#1 v1.5, which TLS 1.3 forbids here */
+	case 0x0904:
+	case 0x0905:
+	case 0x0906:
+		/* ML-DSA: offered as Chrome offers it, but libcrypto 3.0 cannot verify it. */
+		return TLS_ERR_UNSUPPORTED;
+	default: /* one not offered (GREASE), or PKCS#1 v1.5, which TLS 1.3 forbids here */
 		return TLS_ERR_PARAMETER;
 	}
 	memset(signed_, 0x20, 64);

@@ -30,7 +30,11 @@
  * CertificateRequest fails it, TLS_ERR_UNSUPPORTED), no compressed
  * certificates (a server that speaks brotli may choose to send one: it
  * fails the handshake, TLS_ERR_UNSUPPORTED), no ALPS answer (a server that
- * answers application_settings fails it the same way).
+ * answers application_settings fails it the same way), no ML-DSA: the
+ * hello offers ML-DSA-44/65/87 as Chrome does, but a CertificateVerify
+ * signed with one fails the handshake (TLS_ERR_UNSUPPORTED; OpenSSL 3.0
+ * servers never choose them). A signature scheme not offered (GREASE
+ * among them) fails it with TLS_ERR_PARAMETER.
  */
 #ifndef YIP_TLS_TLS_H
 #define YIP_TLS_TLS_H
@@ -82,7 +86,7 @@ enum tls_err {
 	TLS_ERR_PARAMETER,   /* a suite, group or echo this client did not offer */
 	TLS_ERR_MLKEM,       /* the server chose X25519MLKEM768 (see above) */
 	TLS_ERR_HRR,         /* a HelloRetryRequest it cannot answer (see above) */
-	TLS_ERR_UNSUPPORTED, /* a CertificateRequest, a compressed certificate */
+	TLS_ERR_UNSUPPORTED, /* a CertificateRequest, a compressed certificate, ML-DSA */
 	TLS_ERR_CERT,        /* the verify callback refused the chain */
 	TLS_ERR_SIGNATURE,   /* CertificateVerify does not verify */
 	TLS_ERR_FINISHED,    /* the server's Finished does not verify */
@@ -161,10 +165,10 @@ const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len);
 
 /*
  * Fills ch with a fresh connection's choices (GREASE values, extension
- * order, random, session id, ECH GREASE) from rand, with sni, the
- * X25519MLKEM768 share written to mlkem (TLS_MLKEMX_LEN, its X25519 half a
- * copy of x25519) and the ECH GREASE bytes to ech (at least
- * TLS_ECH_GREASE_MAX).
+ * order, random, session id, ECH GREASE) from rand, with sni and x25519
+ * as the plain X25519 share, the X25519MLKEM768 share written to mlkem
+ * (TLS_MLKEMX_LEN; its X25519 half a key of its own) and the ECH GREASE
+ * bytes to ech (at least TLS_ECH_GREASE_MAX).
  */
 #define TLS_ECH_GREASE_MAX (32 + 240)
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,

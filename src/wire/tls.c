@@ -131,9 +131,26 @@ static const uint16_t ch_ciphers[] = {
     0xcca8, 0xc013, 0xc014, 0x009c, 0x009d, 0x002f, 0x0035,
 };
 
-/* Chrome's signature algorithms, in its order. */
+/* Chrome's signature algorithms after the GREASE one, in its order: ML-DSA-44,
+ * -65 and -87, then ECDSA and RSA-PSS / PKCS#1 with SHA-256, -384, -512. */
 static const uint16_t ch_sigalgs[] = {
-    0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601,
+    0x0904, 0x0905, 0x0906, 0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601,
+};
+
+/*
+ * Chrome's trust anchor ids (relative OIDs, base-128): three arcs' worth of
+ * prefixes, each id a prefix and one last byte (an arc below 128), in
+ * Chrome's order: 44947.2.x, 52580.200109.1.x, 11129.9.x.
+ */
+static const struct {
+	uint8_t prefix_len;
+	uint8_t prefix[7];
+	uint8_t n;
+	uint8_t last[11];
+} ch_anchors[] = {
+    {4, {0x82, 0xdf, 0x13, 0x02}, 8, {1, 6, 13, 14, 15, 18, 19, 20}},
+    {7, {0x83, 0x9a, 0x64, 0x8c, 0x9b, 0x2d, 0x01}, 9, {7, 8, 9, 10, 11, 12, 13, 18, 19}},
+    {3, {0xd6, 0x79, 0x09}, 11, {1, 4, 5, 6, 7, 8, 10, 11, 12, 13, 15}},
 };
 
 const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
@@ -145,6 +162,7 @@ const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
     TLS_EXT_KEY_SHARE,     TLS_EXT_PSK_MODES,
     TLS_EXT_VERSIONS,      TLS_EXT_COMPRESS_CERT,
     TLS_EXT_ALPS,          TLS_EXT_ECH,
+    TLS_EXT_TRUST_ANCHORS,
 };
 
 static const uint8_t ch_alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
@@ -215,6 +233,7 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_SIGALGS:
 		a = be_begin(c, 2);
+		be_put16(c, ch->grease_sigalg);
 		for (size_t i = 0; i < sizeof(ch_sigalgs) / sizeof(ch_sigalgs[0]); i++)
 			be_put16(c, ch_sigalgs[i]);
 		be_end(c, a, 2);
@@ -273,6 +292,16 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		cur_put(c, ch->ech_payload, ch->ech_payload_len);
 		be_end(c, a, 2);
 		break;
+	case TLS_EXT_TRUST_ANCHORS:
+		a = be_begin(c, 2);
+		for (size_t i = 0; i < sizeof(ch_anchors) / sizeof(ch_anchors[0]); i++)
+			for (unsigned k = 0; k < ch_anchors[i].n; k++) {
+				cur_put8(c, (uint8_t)(ch_anchors[i].prefix_len + 1));
+				cur_put(c, ch_anchors[i].prefix, ch_anchors[i].prefix_len);
+				cur_put8(c, ch_anchors[i].last[k]);
+			}
+		be_end(c, a, 2);
+		break;
 	case TLS_EXT_COOKIE:
 		a = be_begin(c, 2);
 		cur_put(c, ch->cookie, ch->cookie_len);
@@ -300,7 +329,7 @@ size_t tls_ch_put(uint8_t *out, size_t cap, const struct tls_ch *ch)
 
 	if (!ch_order_ok(ch->order) || ch->sni_len > 255 || ch->ech_payload_len > 0xffff ||
 	    !tls_grease(ch->grease_ext1) || !tls_grease(ch->grease_ext2) ||
-	    ch->grease_ext1 == ch->grease_ext2)
+	    ch->grease_ext1 == ch->grease_ext2 || !tls_grease(ch->grease_sigalg))
 		return 0;
 	cur_put8(&c, TLS_HS_CLIENT_HELLO);
 	body = c.n;
@@ -408,8 +437,22 @@ static void ch_ext_get(struct tls_ch_view *v, uint16_t id, struct cur *e)
 				break;
 			if (g == TLS_GROUP_MLKEM768X && k.len == TLS_MLKEMX_LEN)
 				v->mlkem = k.in;
+			if (g == TLS_GROUP_X25519 && k.len == TLS_X25519_LEN)
+				v->x25519 = k.in;
 			v->share_groups[v->n_shares] = g;
 			v->share_lens[v->n_shares++] = (uint16_t)k.len;
+		}
+		cur_check(e, l.ok);
+		break;
+	case TLS_EXT_TRUST_ANCHORS:
+		l = be_vec(e, 2);
+		v->anchors = l.in;
+		v->anchors_len = l.len;
+		while (l.ok && l.n < l.len) {
+			struct cur a = be_vec(&l, 1);
+
+			cur_check(&l, a.ok && a.len > 0);
+			v->n_anchors++;
 		}
 		cur_check(e, l.ok);
 		break;

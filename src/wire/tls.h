@@ -78,6 +78,7 @@ enum {
 #define TLS_EXT_PSK_MODES      0x002d
 #define TLS_EXT_KEY_SHARE      0x0033
 #define TLS_EXT_ALPS           0x44cd
+#define TLS_EXT_TRUST_ANCHORS  0xca34 /* trust anchor ids, an experimental codepoint */
 #define TLS_EXT_ECH            0xfe0d
 #define TLS_EXT_RENEGOTIATION  0xff01
 
@@ -115,7 +116,7 @@ void tls_hs_put(uint8_t out[TLS_HS_HDR], uint8_t type, size_t body_len);
 
 /* The extensions a Chrome-shaped hello carries besides its two GREASE
  * ones, in no particular order (a hello permutes them). */
-#define TLS_CH_EXTS 16
+#define TLS_CH_EXTS 17
 extern const uint16_t tls_ch_exts[TLS_CH_EXTS];
 
 /*
@@ -125,12 +126,16 @@ extern const uint16_t tls_ch_exts[TLS_CH_EXTS];
  * extensions), each once; without an sni (sni_len 0) the SNI extension is
  * left out wherever order places it. mlkem is the X25519MLKEM768 share
  * (encapsulation key, then X25519 key), x25519 the plain X25519 share.
- * ech_payload_len is one of Chrome's four GREASE ECH sizes.
+ * ech_payload_len is one of Chrome's four GREASE ECH sizes. The GREASE
+ * values lead cipher_suites, supported_groups (and key_share),
+ * supported_versions and signature_algorithms, and are the first and last
+ * extension (ext1 and ext2, which differ); each must be a GREASE value.
  */
 struct tls_ch {
 	uint8_t random[TLS_RANDOM_LEN];
 	uint8_t sid[TLS_SID_MAX];
-	uint16_t grease_cipher, grease_group, grease_ext1, grease_ext2, grease_version;
+	uint16_t grease_cipher, grease_group, grease_ext1, grease_ext2, grease_version,
+	    grease_sigalg;
 	uint16_t order[TLS_CH_EXTS];
 	const char *sni;
 	size_t sni_len;
@@ -167,7 +172,7 @@ struct tls_ch_view {
 	uint16_t legacy_version;
 	const uint8_t *random;
 	size_t sid_len;
-	size_t n_ciphers, n_exts, n_groups, n_sigalgs, n_shares, n_versions, n_compress;
+	size_t n_ciphers, n_exts, n_groups, n_sigalgs, n_shares, n_versions, n_compress, n_anchors;
 	uint16_t ciphers[TLS_CH_LIST_MAX];
 	uint16_t exts[TLS_CH_LIST_MAX];
 	uint16_t groups[TLS_CH_LIST_MAX];
@@ -181,7 +186,10 @@ struct tls_ch_view {
 	const uint8_t *alpn; /* the ALPN extension's protocol list, or NULL */
 	size_t alpn_len;
 	size_t ech_payload_len;
-	const uint8_t *mlkem; /* the X25519MLKEM768 share, or NULL */
+	const uint8_t *mlkem;   /* the X25519MLKEM768 share, or NULL */
+	const uint8_t *x25519;  /* the X25519 share, or NULL */
+	const uint8_t *anchors; /* trust_anchors' id list (n_anchors ids), or NULL */
+	size_t anchors_len;
 };
 
 /* Decodes a ClientHello body. */

@@ -110,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ch.grease_cipher = ch.grease_group = ch.grease_version = 0x3a3a;
 		ch.grease_ext1 = 0x0a0a;
 		ch.grease_ext2 = 0x1a1a;
+		ch.grease_sigalg = 0x4a4a;
 		ch.sni = (const char *)in;
 		ch.sni_len = len > 255 ? 255 : len;
 		ch.mlkem = key;
@@ -128,12 +129,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = tls_ch_put(out, sizeof(out), &ch);
 		CHECK(n > TLS_HS_HDR);
 		CHECK(tls_ch_get(&v, out + TLS_HS_HDR, n - TLS_HS_HDR));
-		CHECK(v.n_exts == (ch.sni_len ? 18u : 17u) + (ch.cookie_len > 0) &&
+		CHECK(v.n_exts == (ch.sni_len ? 19u : 18u) + (ch.cookie_len > 0) &&
 		      v.n_ciphers == 16);
 		CHECK(v.n_shares == (ch.retry_group ? 1u : 3u));
 		CHECK(v.sni_len == ch.sni_len &&
 		      (ch.sni_len == 0 || memcmp(v.sni, in, v.sni_len) == 0));
 		CHECK(v.ech_payload_len == ch.ech_payload_len);
+		CHECK(v.n_sigalgs == 12 && v.sigalgs[0] == 0x4a4a && v.n_anchors == 28);
 		break;
 	}
 	}

@@ -10,6 +10,13 @@
 # side of the veth; hello_client runs one client for one fresh connection
 # (a new chromium process with a new profile each time, so no session is
 # resumed); hello_capture_stop ends tcpdump and leaves the capture whole.
+#
+# With HELLO_PAGES=K (K > 0) the site serves files instead (s_server -WWW,
+# one request per connection, then it closes) and issues no session
+# tickets: the page a chromium run loads names K images on the site, each
+# fetched on a connection of its own, every one a full handshake with a
+# hello of its own, so one browser start gives K + 1 or more hellos
+# (without HELLO_PAGES, -www answers a status page: two a run).
 
 HELLO_NAME=${HELLO_NAME:-site.test}
 HELLO_SITE=198.18.0.2
@@ -30,16 +37,33 @@ hello_lab() {
 		fail "openssl could not make the site's certificate"
 	# -www answers a GET with a status page and closes, so a client's page
 	# load ends; s_server serves connections one after another, without end.
-	ip netns exec "$(ns s)" openssl s_server -accept 443 -www -quiet \
-		-cert "$TMP/site.crt" -key "$TMP/site.key" >"$TMP/site.log" 2>&1 </dev/null &
+	local mode=(-www)
+	if [ "${HELLO_PAGES:-0}" -gt 0 ]; then
+		mkdir -p "$TMP/www"
+		{
+			echo "<html><body>"
+			for n in $(seq 1 "$HELLO_PAGES"); do
+				echo "<img src=\"/i$n.gif\">"
+				printf 'GIF89a' >"$TMP/www/i$n.gif"
+			done
+			echo "</body></html>"
+		} >"$TMP/www/index.html"
+		mode=(-WWW -num_tickets 0)
+	fi
+	(cd "$TMP/www" 2>/dev/null || cd "$TMP" && exec ip netns exec "$(ns s)" openssl s_server \
+		-accept 443 "${mode[@]}" -quiet -cert "$TMP/site.crt" -key "$TMP/site.key" \
+		>"$TMP/site.log" 2>&1 </dev/null) &
 	PIDS+=($!)
 	wait_listen s tcp 443
 }
 
-# hello_capture_start PCAP: tcpdump of TCP port 443 on the site's veth into PCAP.
+# hello_capture_start PCAP: tcpdump of TCP port 443 on the site's veth into
+# PCAP. Immediate mode: without it packets wait in the kernel's ring for up
+# to a second, and a capture stopped sooner than that after a burst of
+# short connections loses them all.
 hello_capture_start() {
 	: >"$TMP/tcpdump.log"
-	ip netns exec "$(ns s)" tcpdump -i "v${NSP}s" -s 0 -U -w "$1" tcp port 443 \
+	ip netns exec "$(ns s)" tcpdump -i "v${NSP}s" -s 0 -U --immediate-mode -w "$1" tcp port 443 \
 		>"$TMP/tcpdump.log" 2>&1 &
 	HELLO_TCPDUMP=$!
 	PIDS+=("$HELLO_TCPDUMP")
@@ -68,9 +92,12 @@ hello_reap() {
 }
 
 # hello_client KIND I: one connection from namespace c to https://$HELLO_NAME/
-# by KIND (chromium, curl or openssl); I numbers the run (its profile and log).
+# by KIND (chromium, curl, openssl, or yip: this tree's build/tests/yip-tls-dial,
+# the TLS client engine); I numbers the run (its profile and log). chromium
+# loads /index.html when the site serves pages (HELLO_PAGES).
 hello_client() {
 	local kind=$1 i=$2 url="https://$HELLO_NAME:443/" rc=0
+	[ "${HELLO_PAGES:-0}" -eq 0 ] || url="${url}index.html"
 	case $kind in
 	chromium)
 		local prof="$TMP/chromium-$i"
@@ -96,6 +123,10 @@ hello_client() {
 	openssl)
 		in_ns c timeout 10 openssl s_client -connect "$HELLO_SITE:443" \
 			-servername "$HELLO_NAME" -alpn h2,http/1.1 </dev/null >"$TMP/client-$i.log" 2>&1 || rc=$?
+		;;
+	yip)
+		in_ns c timeout 10 "$ROOT/build/tests/yip-tls-dial" --sni "$HELLO_NAME" \
+			"$HELLO_SITE" 443 >"$TMP/client-$i.log" 2>&1 || rc=$?
 		;;
 	*) fail "unknown client $kind" ;;
 	esac

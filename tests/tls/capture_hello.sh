@@ -8,7 +8,7 @@
 # namespaces and the cleanup, checks for build/yipd). Prints the report of
 # tests/tls/hello.py over the capture.
 #
-# Usage: tests/tls/capture_hello.sh [-n N] [-c chromium|curl|openssl] OUT.pcap
+# Usage: tests/tls/capture_hello.sh [-n N] [-c chromium|curl|openssl|yip] OUT.pcap
 #
 # Run it under the namespace lock, as the netns tests are:
 #   flock /tmp/netns.lock tests/tls/capture_hello.sh -n 20 /tmp/chromium.pcap
@@ -22,7 +22,7 @@ while getopts n:c: o; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-n N] [-c chromium|curl|openssl] OUT.pcap" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [-n N] [-c chromium|curl|openssl|yip] OUT.pcap" >&2; exit 2; }
 out=$(realpath -m "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 

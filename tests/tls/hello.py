@@ -5,7 +5,8 @@ fingerprint tests (tests/tls/capture_hello.sh makes the captures).
 Usage: hello.py report PCAP [--port P] [--from ADDR] [--json]
        hello.py hex PCAP [INDEX] [--port P] [--from ADDR]
        hello.py compare PCAP_A PCAP_B [--port P] [--from ADDR] [--from-b ADDR]
-                [--names A,B] [--require F,...]
+                [--names A,B] [--require F,...] [--rows F,...]
+                [--min-hellos K] [--orders D/N]
 
 Reads a classic pcap (Ethernet or Linux cooked, IPv4 or IPv6), puts each TCP
 connection to PORT (default 443) back together from the client's segments,
@@ -31,7 +32,12 @@ compare puts two captures side by side, one row per field of the summary
 (GREASE values written as GREASE, order ignored where the client permutes),
 and marks the rows that differ (NO) and the statistics of random choices,
 which are shown but not compared (~). With --require it exits 1 when one of the
-named rows differs (the names are the first column), for a test.
+named rows differs (the names are the first column), for a test; --rows
+prints only the rows named (each still compared for --require). Rows that
+count hellos say "all" when every hello has the thing counted. It also
+exits 1 when a capture has fewer than K hellos or one it cannot parse
+(--min-hellos), or when the extension order changes between fewer than D
+of N consecutive hellos in either (--orders; at least N hellos needed).
 """
 import hashlib
 import json
@@ -697,10 +703,13 @@ def summary(hellos):
     for h in ok:
         for k, v in grease_places(h).items():
             places.setdefault(k, Counter()).update(v)
+    def share(n):
+        return "all" if n == len(ok) else "in %d of %d" % (n, len(ok))
+
     for k, c in places.items():
-        s["grease at " + k] = "in %d of %d" % (sum(c.values()), len(ok))
+        s["grease at " + k] = share(sum(c.values()))
         s["grease values at " + k] = "%d distinct" % len(c)
-    s["grease key_share == supported_groups"] = str(sum(
+    s["grease key_share == supported_groups"] = share(sum(
         1 for h in ok if h.get("key_shares") and h.get("groups") and h["key_shares"][0][0] == h["groups"][0]))
     pairs = Counter()
     for h in ok:
@@ -718,7 +727,7 @@ def summary(hellos):
 # Rows of the summary that are statistics of random choices (counts, how
 # many distinct values): compare shows them but does not hold two captures
 # to them.
-STATS = ("connections", "ja3 distinct", "ech payload length counts", "ech config_id distinct",
+STATS = ("connections", "order differs from previous", "ja3 distinct", "ech payload length counts", "ech config_id distinct",
          "record length counts", "positions varying (distinct ids)", "grease values at ",
          "grease values shared")
 
@@ -762,25 +771,40 @@ def hexdump(path, port, index):
                                  "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)))
 
 
-def compare(a, b, port, names, require):
-    sa, sb = summary(hellos_of(a, port, SRC)), summary(hellos_of(b, port, SRC_B or SRC))
+def compare(a, b, port, names, require, only, min_hellos, orders):
+    ha, hb = hellos_of(a, port, SRC), hellos_of(b, port, SRC_B or SRC)
+    sa, sb = summary(ha), summary(hb)
     rows = list(OrderedDict.fromkeys(list(sa) + list(sb)))
-    differ = []
-    w = max(len(r) for r in rows)
+    differ = [r for r in rows if sa.get(r, "-") != sb.get(r, "-") and not is_stat(r)]
+    shown = [r for r in only if r in rows] if only else rows
+    w = max(len(r) for r in shown)
     print("%-*s  %-4s  %s / %s" % (w, "field", "same", names[0], names[1]))
-    for r in rows:
+    for r in shown:
         va, vb = sa.get(r, "-"), sb.get(r, "-")
         same = va == vb
-        if not same and not is_stat(r):
-            differ.append(r)
         print("%-*s  %-4s  %s" % (w, r, "~" if is_stat(r) else "yes" if same else "NO", va))
         if not same:
             print("%-*s        %s" % (w, "", vb))
+    rc = 0
+    for name, hs in zip(names, (ha, hb)):
+        ok = [h for h in hs if "error" not in h]
+        if len(ok) < min_hellos or len(ok) < len(hs):
+            print("%s: %d hellos parsed of %d, at least %d wanted, all parsed" % (name, len(ok), len(hs), min_hellos))
+            rc = 1
+        if orders:
+            d, n = orders
+            o = [tuple(norm(e for e, _ in h["extensions"])) for h in ok]
+            changed = sum(1 for x, y in zip(o, o[1:]) if x != y)
+            pairs = max(len(o) - 1, 0)
+            if pairs < n - 1 or changed * n < d * pairs:
+                print("%s: the extension order changed in %d of %d consecutive pairs, under %d of %d"
+                      % (name, changed, pairs, d, n))
+                rc = 1
     bad = [r for r in require if r in differ or r not in rows]
     if bad:
         print("required rows differ: %s" % ", ".join(bad))
-        return 1
-    return 0
+        rc = 1
+    return rc
 
 
 SRC = SRC_B = None
@@ -788,7 +812,7 @@ SRC = SRC_B = None
 
 def main(argv):
     global SRC, SRC_B
-    args, port, as_json, names, require = [], 443, False, ["A", "B"], []
+    args, port, as_json, names, require, only, min_hellos, orders = [], 443, False, ["A", "B"], [], [], 0, None
     it = iter(argv[1:])
     for a in it:
         if a == "--port":
@@ -803,6 +827,12 @@ def main(argv):
             names = next(it).split(",")
         elif a == "--require":
             require = [r for r in next(it).split(",") if r]
+        elif a == "--rows":
+            only = [r for r in next(it).split(",") if r]
+        elif a == "--min-hellos":
+            min_hellos = int(next(it))
+        elif a == "--orders":
+            orders = tuple(int(x) for x in next(it).split("/"))
         else:
             args.append(a)
     if not args:
@@ -813,7 +843,7 @@ def main(argv):
     elif cmd == "hex" and len(args) in (2, 3):
         hexdump(args[1], port, int(args[2]) if len(args) == 3 else 0)
     elif cmd == "compare" and len(args) == 3:
-        return compare(args[1], args[2], port, names, require)
+        return compare(args[1], args[2], port, names, require, only, min_hellos, orders)
     else:
         raise SystemExit(__doc__)
     return 0

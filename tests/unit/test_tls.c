@@ -6,7 +6,7 @@
  * either side, close_notify both ways. The ClientHello is read back with
  * src/wire's decoder and as OpenSSL's server saw it; its JA4 is computed
  * from FoxIO's definition (mimicry.md §B.1) and must be Chrome's:
- * t13d1516h2_8daaf6152771_d8a2da3f94cd. Refusals (a chosen X25519MLKEM768,
+ * t13d1517h2_8daaf6152771_cb7bf5808d99. Refusals (a chosen X25519MLKEM768,
  * a HelloRetryRequest, a refused certificate) fail clearly and are counted.
  */
 #include <stdarg.h>
@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
@@ -438,8 +440,11 @@ static const uint16_t want_ciphers[] = {0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f,
                                         0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013,
                                         0xc014, 0x009c, 0x009d, 0x002f, 0x0035};
 
-static const uint16_t want_sigalgs[] = {0x0403, 0x0804, 0x0401, 0x0503,
-                                        0x0805, 0x0501, 0x0806, 0x0601};
+static const uint16_t want_sigalgs[] = {0x0904, 0x0905, 0x0906, 0x0403, 0x0804, 0x0401,
+                                        0x0503, 0x0805, 0x0501, 0x0806, 0x0601};
+
+static const uint16_t want_groups[] = {TLS_GROUP_MLKEM768X, TLS_GROUP_X25519, TLS_GROUP_P256,
+                                       TLS_GROUP_P384};
 
 static int cmp16(const void *a, const void *b)
 {
@@ -494,9 +499,10 @@ static void ja4(char *out, size_t cap, const struct tls_ch_view *v)
 			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
 			                        list[i]);
 		len += (size_t)snprintf(s + len, sizeof(s) - len, "_");
-		for (size_t i = 0; i < v->n_sigalgs; i++)
-			len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x", i ? "," : "",
-			                        v->sigalgs[i]);
+		for (size_t i = 0, k = 0; i < v->n_sigalgs; i++)
+			if (!tls_grease(v->sigalgs[i]))
+				len += (size_t)snprintf(s + len, sizeof(s) - len, "%s%04x",
+				                        k++ ? "," : "", v->sigalgs[i]);
 		hex_sha12(c, s);
 	}
 	snprintf(out, cap, "t%s%c%02zu%02zu%c%c_%s_%s", top == 0x0304 ? "13" : "12",
@@ -520,7 +526,13 @@ static void hello_fields(void **state)
 	    TLS_EXT_SIGALGS,       TLS_EXT_ALPN,           TLS_EXT_SCT,      TLS_EXT_EMS,
 	    TLS_EXT_COMPRESS_CERT, TLS_EXT_SESSION_TICKET, TLS_EXT_VERSIONS, TLS_EXT_PSK_MODES,
 	    TLS_EXT_KEY_SHARE,     TLS_EXT_ALPS,           TLS_EXT_ECH,      TLS_EXT_RENEGOTIATION,
+	    TLS_EXT_TRUST_ANCHORS,
 	};
+	/* chromium 156's trust anchor ids as captured: the first, the
+	 * ninth and the last of 28. */
+	static const uint8_t first[] = {5, 0x82, 0xdf, 0x13, 0x02, 0x01},
+	                     ninth[] = {8, 0x83, 0x9a, 0x64, 0x8c, 0x9b, 0x2d, 0x01, 0x07},
+	                     last[] = {4, 0xd6, 0x79, 0x09, 0x0f};
 	struct tls_ch_view v;
 	struct conn k;
 	uint16_t exts[TLS_CH_LIST_MAX];
@@ -545,26 +557,29 @@ static void hello_fields(void **state)
 	assert_int_equal(v.n_ciphers, 16);
 	assert_true(tls_grease(v.ciphers[0]));
 	assert_memory_equal(v.ciphers + 1, want_ciphers, sizeof(want_ciphers));
-	assert_int_equal(v.n_exts, 18);
-	assert_true(tls_grease(v.exts[0]) && tls_grease(v.exts[17]));
-	assert_true(v.exts[0] != v.exts[17]);
-	memcpy(exts, v.exts + 1, 16 * sizeof(uint16_t));
-	qsort(exts, 16, sizeof(exts[0]), cmp16);
+	assert_int_equal(v.n_exts, 19);
+	assert_true(tls_grease(v.exts[0]) && tls_grease(v.exts[18]));
+	assert_true(v.exts[0] != v.exts[18]);
+	memcpy(exts, v.exts + 1, 17 * sizeof(uint16_t));
+	qsort(exts, 17, sizeof(exts[0]), cmp16);
 	{
-		uint16_t w[16];
+		uint16_t w[17];
 
 		memcpy(w, want_exts, sizeof(w));
-		qsort(w, 16, sizeof(w[0]), cmp16);
+		qsort(w, 17, sizeof(w[0]), cmp16);
 		assert_memory_equal(exts, w, sizeof(w));
 	}
 	assert_int_equal(v.n_groups, 5);
 	assert_true(tls_grease(v.groups[0]));
-	assert_int_equal(v.groups[1], 0x11ec);
-	assert_int_equal(v.groups[2], 0x001d);
-	assert_int_equal(v.groups[3], 0x0017);
-	assert_int_equal(v.groups[4], 0x0018);
-	assert_int_equal(v.n_sigalgs, 8);
-	assert_memory_equal(v.sigalgs, want_sigalgs, sizeof(want_sigalgs));
+	assert_memory_equal(v.groups + 1, want_groups, sizeof(want_groups));
+	assert_int_equal(v.n_sigalgs, 12);
+	assert_true(tls_grease(v.sigalgs[0]));
+	assert_memory_equal(v.sigalgs + 1, want_sigalgs, sizeof(want_sigalgs));
+	assert_int_equal(v.n_anchors, 28);
+	assert_int_equal(v.anchors_len, 184);
+	assert_memory_equal(v.anchors, first, sizeof(first));
+	assert_memory_equal(v.anchors + 8 * 6, ninth, sizeof(ninth));
+	assert_memory_equal(v.anchors + v.anchors_len - sizeof(last), last, sizeof(last));
 	assert_int_equal(v.n_shares, 3);
 	assert_int_equal(v.share_groups[0], v.groups[0]);
 	assert_int_equal(v.share_lens[0], 1);
@@ -592,8 +607,11 @@ static void hello_fields(void **state)
 		assert_true((p[0] | (p[1] & 0xf) << 8) < 3329);
 		assert_true((p[1] >> 4 | p[2] << 4) < 3329);
 	}
+	/* The hybrid's X25519 half is a key of its own, as chromium's is. */
+	assert_non_null(v.x25519);
+	assert_memory_not_equal(v.mlkem + TLS_MLKEM768_EK_LEN, v.x25519, TLS_X25519_LEN);
 	ja4(j, sizeof(j), &v);
-	assert_string_equal(j, "t13d1516h2_8daaf6152771_d8a2da3f94cd");
+	assert_string_equal(j, "t13d1517h2_8daaf6152771_cb7bf5808d99");
 
 	/* What OpenSSL's server saw. */
 	pump(&k);
@@ -618,7 +636,7 @@ static void hello_fields(void **state)
 static void hello_permutation(void **state)
 {
 	struct tls_client_config cfg = {.sni = SNI, .rand = test_rand, .verify = tls_verify_any};
-	uint16_t orders[20][18];
+	uint16_t orders[20][19];
 	unsigned distinct = 0;
 
 	(void)state;
@@ -629,22 +647,22 @@ static void hello_permutation(void **state)
 
 		assert_non_null(c);
 		decode_hello(&v, c);
-		assert_int_equal(v.n_exts, 18);
+		assert_int_equal(v.n_exts, 19);
 		memcpy(orders[i], v.exts, sizeof(orders[i]));
 		assert_true(tls_grease(v.ciphers[0]) && tls_grease(v.groups[0]) &&
-		            tls_grease(v.versions[0]) && tls_grease(v.exts[0]) &&
-		            tls_grease(v.exts[17]));
-		assert_true(v.exts[0] != v.exts[17]);
+		            tls_grease(v.versions[0]) && tls_grease(v.sigalgs[0]) &&
+		            tls_grease(v.exts[0]) && tls_grease(v.exts[18]));
+		assert_true(v.exts[0] != v.exts[18]);
 		assert_int_equal(v.share_groups[0], v.groups[0]);
 		ja4(j, sizeof(j), &v);
-		assert_string_equal(j, "t13d1516h2_8daaf6152771_d8a2da3f94cd");
+		assert_string_equal(j, "t13d1517h2_8daaf6152771_cb7bf5808d99");
 		tls_client_free(c);
 	}
 	for (int i = 0; i < 20; i++) {
 		bool unique = true;
 
 		for (int k = 0; k < 20; k++)
-			if (k != i && memcmp(orders[i] + 1, orders[k] + 1, 16 * 2) == 0)
+			if (k != i && memcmp(orders[i] + 1, orders[k] + 1, 17 * 2) == 0)
 				unique = false;
 		distinct += unique;
 	}
@@ -667,7 +685,7 @@ static void hello_no_sni(void **state)
 	decode_hello(&v, c);
 	assert_null(v.sni);
 	ja4(j, sizeof(j), &v);
-	assert_string_equal(j, "t13i1515h2_8daaf6152771_d8a2da3f94cd");
+	assert_string_equal(j, "t13i1516h2_8daaf6152771_cb7bf5808d99");
 	tls_client_free(c);
 }
 
@@ -906,6 +924,147 @@ static void refused_records(void **state)
 	}
 }
 
+/* ---- a server flight rewritten ---- */
+
+/* The server's handshake traffic secret, from OpenSSL's key log. */
+static uint8_t s_hs_secret[32];
+
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+	static const char label[] = "SERVER_HANDSHAKE_TRAFFIC_SECRET ";
+	const char *p;
+
+	(void)ssl;
+	if (strncmp(line, label, sizeof(label) - 1) != 0)
+		return;
+	p = strchr(line + sizeof(label) - 1, ' ');
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(s_hs_secret); i++)
+		assert_int_equal(sscanf(p + 1 + 2 * i, "%2hhx", &s_hs_secret[i]), 1);
+}
+
+/* HKDF-Expand-Label over SHA-256 with an empty context. */
+static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const char *label)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
+	EVP_KDF_CTX *k = EVP_KDF_CTX_new(kdf);
+	uint8_t info[64];
+	size_t ll = strlen(label), i = 0;
+	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+	OSSL_PARAM prm[5];
+
+	info[i++] = 0;
+	info[i++] = (uint8_t)n;
+	info[i++] = (uint8_t)(6 + ll);
+	memcpy(info + i, "tls13 ", 6);
+	memcpy(info + i + 6, label, ll);
+	i += 6 + ll;
+	info[i++] = 0;
+	prm[0] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	prm[1] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0);
+	prm[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, 32);
+	prm[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, i);
+	prm[4] = OSSL_PARAM_construct_end();
+	assert_int_equal(EVP_KDF_derive(k, out, n, prm), 1);
+	EVP_KDF_CTX_free(k);
+	EVP_KDF_free(kdf);
+}
+
+/* Opens (enc 0) or seals (enc 1) the AES-128-GCM record at rec in place,
+ * sequence number seq; the body's length includes the tag. */
+static void crypt_record(uint8_t *rec, size_t body_len, uint64_t seq, int enc)
+{
+	uint8_t key[16], iv[12];
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	size_t n = body_len - 16;
+	int outl;
+
+	expand_label(key, sizeof(key), s_hs_secret, "key");
+	expand_label(iv, sizeof(iv), s_hs_secret, "iv");
+	for (unsigned i = 0; i < 8; i++)
+		iv[11 - i] ^= (uint8_t)(seq >> (8 * i));
+	assert_int_equal(EVP_CipherInit_ex(x, EVP_aes_128_gcm(), NULL, key, iv, enc), 1);
+	assert_int_equal(EVP_CipherUpdate(x, NULL, &outl, rec, TLS_REC_HDR), 1);
+	assert_int_equal(EVP_CipherUpdate(x, rec + TLS_REC_HDR, &outl, rec + TLS_REC_HDR, (int)n),
+	                 1);
+	if (!enc)
+		assert_int_equal(
+		    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 16, rec + TLS_REC_HDR + n), 1);
+	assert_int_equal(EVP_CipherFinal_ex(x, rec + TLS_REC_HDR + n, &outl), 1);
+	if (enc)
+		assert_int_equal(
+		    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, rec + TLS_REC_HDR + n), 1);
+	EVP_CIPHER_CTX_free(x);
+}
+
+/*
+ * A server whose CertificateVerify names another signature scheme (its
+ * flight opened with the key log's secret, the scheme rewritten, sealed
+ * again): ML-DSA, which the hello offers and libcrypto 3.0 cannot verify,
+ * fails the handshake as unsupported; GREASE or PKCS#1 v1.5, never valid
+ * there, as a bad parameter.
+ */
+static void refused_signature_schemes(void **state)
+{
+	static const struct {
+		uint16_t scheme;
+		enum tls_err err;
+	} cases[] = {
+	    {0x0904, TLS_ERR_UNSUPPORTED}, {0x0905, TLS_ERR_UNSUPPORTED},
+	    {0x0906, TLS_ERR_UNSUPPORTED}, {0x0a0a, TLS_ERR_PARAMETER},
+	    {0x0401, TLS_ERR_PARAMETER},
+	};
+	static uint8_t flight[65536];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conn k;
+		const uint8_t *out;
+		size_t n, at = 0;
+		uint64_t seq = 0;
+		bool rewritten = false;
+		int r;
+
+		conn_open(&k, "TLS_AES_128_GCM_SHA256", tls_verify_any, NULL);
+		SSL_CTX_set_keylog_callback(k.ctx, keylog_cb);
+		out = tls_client_out(k.c, &n);
+		assert_int_equal(BIO_write(k.rbio, out, (int)n), (int)n);
+		tls_client_out_done(k.c, n);
+		(void)SSL_do_handshake(k.ssl);
+		r = BIO_read(k.wbio, flight, sizeof(flight));
+		assert_true(r > 0);
+		/* Every handshake message of the flight in its own record or
+		 * not: find CertificateVerify's scheme in the opened records. */
+		while (at + TLS_REC_HDR <= (size_t)r) {
+			size_t len = (size_t)(flight[at + 3] << 8 | flight[at + 4]);
+			uint8_t *body = flight + at + TLS_REC_HDR;
+
+			if (flight[at] == TLS_CT_APP) {
+				crypt_record(flight + at, len, seq, 0);
+				for (size_t m = 0; m + TLS_HS_HDR <= len - 17;) {
+					size_t ml = (size_t)body[m + 1] << 16 | body[m + 2] << 8 |
+					            body[m + 3];
+
+					if (body[m] == TLS_HS_CERTIFICATE_VERIFY) {
+						body[m + 4] = (uint8_t)(cases[i].scheme >> 8);
+						body[m + 5] = (uint8_t)cases[i].scheme;
+						rewritten = true;
+					}
+					m += TLS_HS_HDR + ml;
+				}
+				crypt_record(flight + at, len, seq++, 1);
+			}
+			at += TLS_REC_HDR + len;
+		}
+		assert_true(rewritten);
+		to_client(&k, flight, (size_t)r);
+		assert_true(k.failed);
+		assert_int_equal(k.err, cases[i].err);
+		assert_int_equal(tls_client_stats(k.c)->fail[cases[i].err], 1);
+		conn_close(&k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -924,6 +1083,7 @@ int main(void)
 	    cmocka_unit_test(ca_store),
 	    cmocka_unit_test(refused_server_hellos),
 	    cmocka_unit_test(refused_records),
+	    cmocka_unit_test(refused_signature_schemes),
 	};
 
 	if (!CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free))

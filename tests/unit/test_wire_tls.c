@@ -66,6 +66,7 @@ static void hello_refusals(void **state)
 	ch.grease_cipher = ch.grease_group = ch.grease_version = 0x2a2a;
 	ch.grease_ext1 = 0x0a0a;
 	ch.grease_ext2 = 0x1a1a;
+	ch.grease_sigalg = 0x3a3a;
 	ch.mlkem = key;
 	ch.x25519 = key;
 	ch.ech_enc = ech;
@@ -87,6 +88,9 @@ static void hello_refusals(void **state)
 	ch.grease_ext2 = 0x1a1b;
 	assert_int_equal(tls_ch_put(out, sizeof(out), &ch), 0);
 	ch.grease_ext2 = 0x1a1a;
+	ch.grease_sigalg = 0x0904;
+	assert_int_equal(tls_ch_put(out, sizeof(out), &ch), 0);
+	ch.grease_sigalg = 0x3a3a;
 	/* An order that is not a permutation. */
 	ch.order[3] = ch.order[4];
 	assert_int_equal(tls_ch_put(out, sizeof(out), &ch), 0);
