@@ -25,6 +25,8 @@ static void take(void *arg, const uint8_t *d, size_t len)
 	s->bytes += len;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct wire_stream_rx whole, cut;

@@ -215,6 +215,100 @@ static void test_not_tls_fails(void **state)
 	tls_server_ctx_free(srv);
 }
 
+/* Moves what is waiting from one socket to the other; each record header
+ * seen in the client's bytes (at *off into the stream) has its length noted. */
+static void pump(int from, int to, bool client, size_t *off, size_t *lens, size_t *n_lens,
+                 uint8_t *hdr, size_t *hdr_have)
+{
+	uint8_t buf[8192];
+	ssize_t n;
+
+	while ((n = read(from, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; client && i < n; i++) {
+			if (*off == 0) {
+				hdr[(*hdr_have)++] = buf[i];
+				if (*hdr_have == 5) {
+					*off = (size_t)(hdr[3] << 8 | hdr[4]);
+					if (hdr[0] == 23 && *n_lens < 64)
+						lens[(*n_lens)++] = *off;
+					*hdr_have = 0;
+				}
+			} else {
+				(*off)--;
+			}
+		}
+		assert_int_equal(write(to, buf, (size_t)n), n);
+	}
+}
+
+/* The first records a dialer writes are padded at random: the same four
+ * writes in fresh connections make records of many sizes. */
+static void test_first_records_padded(void **state)
+{
+	struct tls_server_config sc = {.alpn = alpn};
+	struct tls_dial_config dc = {.pad_records = 4, .pad_max = 255};
+	char err[256];
+	struct tls_server_ctx *srv = tls_server_ctx_new(&sc, err, sizeof(err));
+	size_t sizes[4][16];
+	unsigned distinct[4] = {0};
+
+	(void)state;
+	assert_non_null(srv);
+	for (int conn = 0; conn < 16; conn++) {
+		union yip_sockaddr a, from;
+		int lfd = listener(&a), x = -1, sv[2];
+		struct tls_conn *cli = tls_conn_dial(&a, &dc, err, sizeof(err)), *s = NULL;
+		size_t lens[64], n_lens = 0, off = 0, hdr_have = 0, sink = 0, sink_h = 0;
+		uint8_t hdr[5], h2[5];
+		unsigned bc = 0, bs = 0, writes = 0;
+		static const uint8_t msg[148] = {1};
+
+		assert_non_null(cli);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+		/* The first protected record is the client's Finished (53 bytes, as a
+		 * browser's): the four after it are the writes. */
+		for (int i = 0; i < 400 && n_lens < 5; i++) {
+			if (x < 0) {
+				socklen_t fl = sizeof(from);
+
+				x = accept4(lfd, &from.sa, &fl, SOCK_NONBLOCK);
+				if (x >= 0)
+					s = tls_conn_accept(srv, sv[0], &from);
+			}
+			step(cli, &bc, s, &bs);
+			if (x >= 0) {
+				pump(x, sv[1], true, &off, lens, &n_lens, hdr, &hdr_have);
+				pump(sv[1], x, false, &sink, NULL, NULL, h2, &sink_h);
+			}
+			if ((bc & TLS_CONN_OPENED) && writes < 4 && n_lens == 1 + writes) {
+				assert_true(tls_conn_write(cli, msg, sizeof(msg)));
+				writes++;
+			}
+		}
+		assert_true(n_lens >= 5);
+		assert_int_equal(lens[0], 53);
+		for (int k = 0; k < 4; k++)
+			sizes[k][conn] = lens[1 + k];
+		tls_conn_free(cli);
+		tls_conn_free(s);
+		close(x);
+		close(sv[1]);
+		close(lfd);
+	}
+	for (int k = 0; k < 4; k++)
+		for (int c = 0; c < 16; c++) {
+			bool seen = false;
+
+			for (int j = 0; j < c; j++)
+				seen |= sizes[k][j] == sizes[k][c];
+			distinct[k] += !seen;
+		}
+	/* 16 draws of 256 pad lengths: almost surely >= 10 distinct sizes per record. */
+	for (int k = 0; k < 4; k++)
+		assert_true(distinct[k] >= 10);
+	tls_server_ctx_free(srv);
+}
+
 static void test_bad_key_file(void **state)
 {
 	struct tls_server_config sc = {.cert_path = "/nonexistent.pem", .key_path = NULL};
@@ -230,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_handshake_info),     cmocka_unit_test(test_megabyte_both_ways),
 	    cmocka_unit_test(test_full_queue_refuses), cmocka_unit_test(test_not_tls_fails),
+	    cmocka_unit_test(test_first_records_padded),
 	    cmocka_unit_test(test_bad_key_file),
 	};
 
