@@ -155,6 +155,13 @@ static void io_dial_server(void *ctx, size_t k, size_t line)
 		log_warn("rendezvous server %zu: cannot dial it over TLS", k);
 }
 
+static void io_undial_server(void *ctx, size_t k)
+{
+	struct yip_loop *l = ctx;
+
+	loop_tls_undial_server(&l->tls, k);
+}
+
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
 {
 	struct yip_loop *l = ctx;
@@ -173,6 +180,7 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 	io->link_open = io_link_open;
 	io->link_close = io_link_close;
 	io->dial_server = io_dial_server;
+	io->undial_server = io_undial_server;
 }
 
 /* ---- Setting up ---- */

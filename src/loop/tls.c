@@ -145,7 +145,7 @@ static void conn_end(struct loop_tls *t, int slot, uint64_t now, const char *why
 		/* Open for a while: start again soon; else back off. */
 		if (cc->link >= 0 && now - cc->started > BACKOFF_MAX)
 			d->backoff = BACKOFF_FIRST;
-		d->next_at = now + d->backoff;
+		d->next_at = d->wanted ? now + d->backoff : 0;
 		d->backoff = d->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : d->backoff * 2;
 		d->failures++;
 	}
@@ -305,7 +305,8 @@ static int dial_add(struct loop_tls *t, bool server, size_t index, const uint8_t
 	if (t->n_dials >= LOOP_TLS_DIALS)
 		return -1;
 	d = &t->dials[t->n_dials];
-	*d = (struct loop_tls_dial){.used = true, .server = server, .index = index, .addr = *addr};
+	*d = (struct loop_tls_dial){
+	    .used = true, .wanted = true, .server = server, .index = index, .addr = *addr};
 	if (key != NULL)
 		memcpy(d->key, key, YIP_KEY_LEN);
 	if (sni != NULL)
@@ -323,7 +324,9 @@ int loop_tls_dial_server(struct loop_tls *t, uint64_t now, size_t k, size_t line
 		return -1;
 	for (size_t i = 0; i < t->n_dials; i++)
 		if (t->dials[i].server && t->dials[i].index == k) {
-			if (t->dials[i].conn < 0 && t->dials[i].next_at == 0)
+			t->dials[i].wanted = true;
+			t->dials[i].backoff = BACKOFF_FIRST;
+			if (t->dials[i].conn < 0)
 				t->dials[i].next_at = now;
 			return 0;
 		}
@@ -333,6 +336,22 @@ int loop_tls_dial_server(struct loop_tls *t, uint64_t now, size_t k, size_t line
 		return -1;
 	t->dials[i].next_at = now;
 	return 0;
+}
+
+void loop_tls_undial_server(struct loop_tls *t, size_t k)
+{
+	for (size_t i = 0; i < t->n_dials; i++) {
+		struct loop_tls_dial *d = &t->dials[i];
+
+		if (!d->server || d->index != k)
+			continue;
+		d->wanted = false;
+		d->next_at = 0;
+		/* Called from within the engine: the link goes at the next
+		 * flush, once the engine call has returned. */
+		if (d->conn >= 0)
+			t->conn[d->conn]->let_go = true;
+	}
 }
 
 /* ---- the interface ------------------------------------------------------------------ */
@@ -483,6 +502,12 @@ void loop_tls_flush(struct loop_tls *t)
 	for (int i = 0; i < LOOP_TLS_CONNS; i++) {
 		struct loop_tls_conn *cc = t->conn[i];
 
+		if (cc != NULL && cc->let_go) {
+			write_pending(cc);
+			tls_conn_close(cc->c);
+			conn_end(t, i, yip_now_mono(), "not needed: back on UDP");
+			continue;
+		}
 		if (cc == NULL || !cc->dirty)
 			continue;
 		write_pending(cc);

@@ -44,6 +44,7 @@ struct loop_tls_conn {
 	uint64_t started; /* when it was dialed or accepted */
 	uint64_t last_rx; /* when a frame last came */
 	bool dirty;       /* frames wait in pend */
+	bool let_go;      /* to close at the next flush (loop_tls_undial_server) */
 	size_t pend_len;
 	struct wire_stream_rx rx;
 	uint8_t pend[WIRE_STREAM_MAX + WIRE_STREAM_HDR]; /* frames not yet written */
@@ -52,6 +53,7 @@ struct loop_tls_conn {
 /* Somewhere this node dials: a tls:// peer, or a server over TLS. */
 struct loop_tls_dial {
 	bool used;
+	bool wanted; /* dialed again when it ends (a server let go: not) */
 	bool server; /* a rendezvous server: index server; else the peer with key */
 	size_t index;
 	uint8_t key[YIP_KEY_LEN];
@@ -113,6 +115,9 @@ void loop_tls_flush(struct loop_tls *t);
 /* Dials rendezvous server k over TLS as the configuration's rendezvous
  * line `line` says, and keeps it up (dialing again after it ends). */
 int loop_tls_dial_server(struct loop_tls *t, uint64_t now, size_t k, size_t line);
+
+/* Server k is reached over UDP again: its connection goes, not dialed again. */
+void loop_tls_undial_server(struct loop_tls *t, size_t k);
 
 /* What yipctl shows of the connection that is link `link`: false if none is. */
 struct loop_tls_link_info {

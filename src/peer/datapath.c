@@ -257,7 +257,7 @@ void datapath_rx(struct yip_device *dev, uint64_t now, const struct yip_from *fr
 			if ((c.kind == WIRE_CTRL_ASK || c.kind == WIRE_CTRL_INTRO) &&
 			    members_on(dev) && index_key_find(dev, c.key) == NULL)
 				records_peer(dev, now, c.key);
-			rendezvous_ctrl(p, now, &c);
+			rendezvous_ctrl(p, now, from, &c);
 		}
 		return;
 	}

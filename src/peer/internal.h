@@ -358,7 +358,8 @@ void punch_free(struct yip_peer *p);
 int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg);
 void rendezvous_free(struct yip_device *dev);
 /* A control message from server sp. */
-void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *c);
+void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct yip_from *from,
+                     const struct wire_ctrl *c);
 /* The session with server sp is up (its handshake completed). */
 void rendezvous_established(struct yip_peer *sp, uint64_t now);
 /* A TLS link to server s is up and its path (yip_device_server_link). */

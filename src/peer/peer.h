@@ -126,6 +126,9 @@ struct yip_io {
 	 * is, the daemon calls yip_device_server_link. NULL: no TLS links.
 	 */
 	void (*dial_server)(void *ctx, size_t k, size_t line);
+	/* Server k is reached over UDP again: its TLS link may go, and is not
+	 * dialed again until dial_server asks. */
+	void (*undial_server)(void *ctx, size_t k);
 	void (*link_close)(void *ctx, uint32_t link);
 };
 

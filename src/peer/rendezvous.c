@@ -53,6 +53,24 @@ static uint64_t refresh_every(const struct yip_device *dev)
 
 /* ---- what we tell the servers ------------------------------------------------------ */
 
+/* The server's UDP path (a direct one on the main link), or -1. */
+static int udp_path(const struct yip_server *s)
+{
+	const struct yip_peer *sp = &s->peer;
+
+	for (unsigned i = 0; s->udp && i < sp->n_paths; i++)
+		if (sp->paths[i].kind == YIP_PATH_DIRECT && sp->paths[i].link == YIP_LINK_MAIN)
+			return (int)i;
+	return -1;
+}
+
+static bool on_tls(const struct yip_server *s)
+{
+	const struct yip_peer *sp = &s->peer;
+
+	return sp->path >= 0 && sp->paths[sp->path].link != YIP_LINK_MAIN;
+}
+
 static void send_register(struct yip_server *s, uint64_t now)
 {
 	struct yip_device *dev = s->peer.dev;
@@ -71,6 +89,10 @@ static void send_register(struct yip_server *s, uint64_t now)
 	if (dev->io.local_addrs != NULL)
 		c.n_cands = (uint8_t)dev->io.local_addrs(dev->io.ctx, c.cands, WIRE_MAX_CANDS);
 	frame_send_ctrl(&s->peer, now, &c, -1, NULL, 0);
+	/* On TLS, the same over UDP: once UDP passes again the server sees it
+	 * come from there and challenges us (on_challenge). */
+	if (on_tls(s) && udp_path(s) >= 0)
+		frame_send_ctrl(&s->peer, now, &c, udp_path(s), NULL, 0);
 	if (s->state == YIP_SERVER_CONNECTING)
 		s->state = YIP_SERVER_REGISTERING;
 	s->unanswered++;
@@ -252,11 +274,32 @@ static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
 /* Before it sends anything to a new address of ours (our NAT gave us
  * another port), the server checks that it is ours: it sends a PROBE
  * there, and we echo it (docs/nat.md). */
-static void on_challenge(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
+/*
+ * The server saw our datagram come from another address and asks us to
+ * prove it is ours: answered on the path the question came by. When that
+ * is UDP while we are on TLS, UDP works both ways again (the server will
+ * move us to it once it has our answer): the path goes back to UDP, and
+ * the TLS link is let go.
+ */
+static void on_challenge(struct yip_server *s, uint64_t now, const struct yip_from *from,
+                         const struct wire_ctrl *c)
 {
 	struct wire_ctrl ok = {.kind = WIRE_CTRL_PROBE_OK, .nonce = c->nonce, .ts_us = c->ts_us};
+	struct yip_device *dev = s->peer.dev;
+	int i = from->server < 0 ? path_from(&s->peer, from) : -1;
 
-	frame_send_ctrl(&s->peer, now, &ok, -1, NULL, 0);
+	frame_send_ctrl(&s->peer, now, &ok, i, NULL, 0);
+	if (i >= 0 && i == udp_path(s) && on_tls(s)) {
+		char name[YIP_ADDRSTRLEN];
+
+		server_name(s, name, sizeof(name));
+		log_info("rendezvous %s: UDP answers again, leaving TLS", name);
+		path_use(&s->peer, now, i);
+		s->reason = NULL;
+		s->tls_asked = false;
+		if (dev->io.undial_server != NULL)
+			dev->io.undial_server(dev->io.ctx, server_index(dev, s));
+	}
 }
 
 static void on_ask(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
@@ -361,7 +404,8 @@ static void on_intro(struct yip_server *s, uint64_t now, const struct wire_ctrl 
 		handshake_start(p, now);
 }
 
-void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *c)
+void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct yip_from *from,
+                     const struct wire_ctrl *c)
 {
 	struct yip_server *s = server_of(sp);
 	struct yip_peer *p;
@@ -377,7 +421,7 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *
 		on_refused(s, now, c);
 		break;
 	case WIRE_CTRL_PROBE:
-		on_challenge(s, now, c);
+		on_challenge(s, now, from, c);
 		break;
 	case WIRE_CTRL_ASK:
 		on_ask(s, now, c);

@@ -322,10 +322,9 @@ static void test_bad_key_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_handshake_info),     cmocka_unit_test(test_megabyte_both_ways),
-	    cmocka_unit_test(test_full_queue_refuses), cmocka_unit_test(test_not_tls_fails),
-	    cmocka_unit_test(test_first_records_padded),
-	    cmocka_unit_test(test_bad_key_file),
+	    cmocka_unit_test(test_handshake_info),       cmocka_unit_test(test_megabyte_both_ways),
+	    cmocka_unit_test(test_full_queue_refuses),   cmocka_unit_test(test_not_tls_fails),
+	    cmocka_unit_test(test_first_records_padded), cmocka_unit_test(test_bad_key_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The same configuration on a network that drops all UDP and on one that
+# does not (docs/transports.md, "Fallback"). A yip-rendezvous with a UDP
+# port and a TLS front; nodes a and b name it twice (rendezvous = ADDR and
+# rendezvous = tls://ADDR, the same key) and know each other by key only.
+# Every UDP datagram leaving a and b is dropped: within 10 s of start they
+# register over TLS and ping each other through the front's relay (a's
+# server says "over tls" and why). Then UDP is let through with a ping
+# running every 100 ms: a and b must be direct over UDP within 10 s, and
+# not one echo may be lost across the switch.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lib/natyip.sh"
+
+S=203.0.113.10
+ny_lab
+ny_build natlab_public rdv "$S"
+ny_build natlab_public a 203.0.113.21
+ny_build natlab_public b 203.0.113.22
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+	-subj "/CN=www.example.com" -addext "subjectAltName=DNS:www.example.com" \
+	-keyout "$TMP/front.key" -out "$TMP/front.crt" 2>/dev/null || fail "openssl req failed"
+ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --tls-cert "$TMP/front.crt" --tls-key "$TMP/front.key"
+ny_node a 10.77.0.1
+ny_node b 10.77.0.2
+for n in a b; do
+	ny_conf --line "rendezvous=tls://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" \
+		--line "tls_sni=www.example.com" "$n" rdv "$([ $n = a ] && echo b || echo a)"
+	in_ns "$n" nft -f - <<NFT
+table inet noudp {
+	chain output {
+		type filter hook output priority 0; policy accept;
+		oifname "lo" accept
+		meta l4proto udp counter drop
+	}
+}
+NFT
+done
+
+T0=$EPOCHREALTIME
+start_yipd a
+start_yipd b
+log "all UDP from a and b dropped: they must meet over the TLS front"
+poll_since "$T0" 10 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' 0.2 ||
+	fail "a cannot reach b within 10 s: a: $(yipctl_of a show | grep rendezvous)"
+met=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+ping_ok b 10.77.0.1 5 -i 0.1 >/dev/null
+[ "$(ny_kind a b)" = relayed ] || fail "a's path to b is '$(ny_peer a b path)', not relayed"
+out=$(yipctl_of a show --json)
+kind=$(_ny_json rendezvous.0.link.kind <<<"$out")
+why=$(_ny_json rendezvous.0.link_reason <<<"$out")
+sni=$(_ny_json rendezvous.0.link.sni <<<"$out")
+[ "$kind" = tls ] || fail "a's server is on '$kind', not tls"
+[ "$sni" = www.example.com ] || fail "a's TLS link sent SNI '$sni'"
+log "a reached b in $met s, relayed over TLS to the server ($why)"
+log "a: $(yipctl_of a show | grep 'rendezvous:' | sed 's/^ *//')"
+d=$(in_ns a nft list table inet noudp | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+[ "${d:-0}" -gt 0 ] || fail "a's UDP was never dropped"
+streams=$(rdv_get rdv tls_front.yip_streams)
+[ "${streams:-0}" -ge 2 ] || fail "the front counts ${streams:-0} yip streams, not 2"
+
+log "ping every 100 ms; UDP is let through 2 s in"
+in_ns a ping -n -i 0.1 -c 150 -W 2 10.77.0.2 >"$TMP/ping.out" 2>&1 &
+PINGER=$!
+sleep 2
+for n in a b; do in_ns "$n" nft delete table inet noudp; done
+T1=$EPOCHREALTIME
+poll_since "$T1" 10 '[ "$(ny_kind a b)" = direct ] && [ "$(ny_kind b a)" = direct ]' 0.2 ||
+	fail "not direct 10 s after UDP came back: a: $(ny_peer a b path), b: $(ny_peer b a path)"
+log "direct on both ends $(awk -v a="$T1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s after UDP came back: a: $(ny_peer a b path)"
+case $(ny_peer a b path) in *tls*) fail "a's direct path is a TLS link" ;; esac
+wait "$PINGER" || true
+sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$TMP/ping.out")
+got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping.out")
+[ "${sent:-0}" = 150 ] && [ "${got:-0}" = 150 ] ||
+	fail "echoes lost across the switch: $(tail -n 2 "$TMP/ping.out" | tr '\n' ' ')"
+log "150 echoes, 100 ms apart, across the switch: all answered"
+log "ok"
