@@ -18,11 +18,16 @@
 #include <unistd.h>
 
 #include "tls/tls.h"
+#include "util/clock.h"
 
 /* Raw bytes read from the socket and not yet taken by the TLS end. */
 #define RAW_BUF (2 * TLS_REC_MAX)
-/* The queue: TLS_CONN_OUT_MAX, and room for one whole record past it. */
-#define OUT_BUF (TLS_CONN_OUT_MAX + TLS_REC_MAX)
+/* The queue's memory: from OUT_FIRST, doubled as needed up to OUT_CAP
+ * (TLS_CONN_OUT_MAX and room for one whole record past it). */
+#define OUT_FIRST (64 * 1024 + TLS_REC_MAX)
+#define OUT_CAP   (TLS_CONN_OUT_MAX + TLS_REC_MAX)
+/* When bytes were queued: a mark per millisecond at most. */
+#define MARKS   64
 #define WHY_LEN 160
 
 struct tls_server_ctx {
@@ -48,11 +53,18 @@ struct tls_conn {
 	SSL *ssl;
 	BIO *wbio;
 	bool ssl_data; /* the socket was readable: SSL_read may have bytes */
-	size_t out_off, out_len;
+	uint8_t *out;  /* the queue: out_len bytes from out_off, of out_cap */
+	size_t out_off, out_len, out_cap;
+	/* Sojourn: bytes queued and sent in all, and when the queue's bytes
+	 * came (mark[i]: bytes up to end were queued by at). */
+	uint64_t q_in, q_out;
+	struct {
+		uint64_t end, at;
+	} mark[MARKS];
+	unsigned mark_head, n_marks;
 	char why[WHY_LEN];
 	struct tls_conn_stats stats;
 	uint8_t raw[RAW_BUF]; /* client end only */
-	uint8_t out[OUT_BUF];
 };
 
 /* ---- the server's context ---------------------------------------------------------- */
@@ -236,16 +248,67 @@ static void sock_setup(int fd)
 
 static size_t out_free(const struct tls_conn *c)
 {
-	return OUT_BUF - c->out_off - c->out_len;
+	return c->out_cap - c->out_off - c->out_len;
 }
 
+/* Where the next record goes: room for one whole record, if the queue may
+ * grow that far (else what room there is). */
 static uint8_t *out_tail(struct tls_conn *c)
 {
 	if (c->out_off > 0 && out_free(c) < TLS_REC_MAX) {
 		memmove(c->out, c->out + c->out_off, c->out_len);
 		c->out_off = 0;
 	}
+	if (out_free(c) < TLS_REC_MAX && c->out_cap < OUT_CAP) {
+		size_t cap = c->out_cap * 2 < OUT_CAP ? c->out_cap * 2 : OUT_CAP;
+		uint8_t *o = realloc(c->out, cap);
+
+		if (o != NULL) {
+			c->out = o;
+			c->out_cap = cap;
+		}
+	}
 	return c->out + c->out_off + c->out_len;
+}
+
+/* A connection with its first queue memory, or NULL. */
+static struct tls_conn *conn_new(void)
+{
+	struct tls_conn *c = calloc(1, sizeof(*c));
+
+	if (c != NULL && (c->out = malloc(OUT_FIRST)) == NULL) {
+		free(c);
+		return NULL;
+	}
+	if (c != NULL)
+		c->out_cap = OUT_FIRST;
+	return c;
+}
+
+/* n bytes were added to the queue. */
+static void queued(struct tls_conn *c, size_t n)
+{
+	uint64_t now = yip_now_mono();
+	unsigned last = (c->mark_head + c->n_marks - 1) % MARKS;
+
+	c->out_len += n;
+	c->q_in += n;
+	if (c->out_len > c->stats.queue_max)
+		c->stats.queue_max = c->out_len;
+	if (c->n_marks > 0 && (now - c->mark[last].at < 1000000 || c->n_marks == MARKS)) {
+		c->mark[last].end = c->q_in;
+		return;
+	}
+	last = (c->mark_head + c->n_marks) % MARKS;
+	c->mark[last].end = c->q_in;
+	c->mark[last].at = now;
+	c->n_marks++;
+}
+
+/* How long the oldest byte still queued has waited, ns. */
+static uint64_t sojourn(const struct tls_conn *c)
+{
+	return c->n_marks > 0 && c->out_len > 0 ? yip_now_mono() - c->mark[c->mark_head].at : 0;
 }
 
 /* Moves what the TLS end has to send into the queue. */
@@ -264,16 +327,20 @@ static void collect(struct tls_conn *c)
 			                     (int)(room < INT32_MAX ? room : INT32_MAX));
 			if (n == 0 || n > room)
 				break;
-			c->out_len += n;
+			queued(c, n);
 		}
 	} else {
 		size_t len;
 		const uint8_t *p = tls_client_out(c->cli, &len);
 
-		if (len > 0 && len <= out_free(c)) {
-			memcpy(out_tail(c), p, len);
-			c->out_len += len;
-			tls_client_out_done(c->cli, len);
+		if (len > 0) {
+			uint8_t *t = out_tail(c);
+
+			if (len <= out_free(c)) {
+				memcpy(t, p, len);
+				queued(c, len);
+				tls_client_out_done(c->cli, len);
+			}
 		}
 	}
 }
@@ -293,6 +360,11 @@ static void push(struct tls_conn *c)
 		}
 		c->out_off += (size_t)n;
 		c->out_len -= (size_t)n;
+		c->q_out += (size_t)n;
+		while (c->n_marks > 0 && c->mark[c->mark_head].end <= c->q_out) {
+			c->mark_head = (c->mark_head + 1) % MARKS;
+			c->n_marks--;
+		}
 	}
 	if (c->out_len == 0)
 		c->out_off = 0;
@@ -325,7 +397,7 @@ static void rand_bytes(void *ctx, uint8_t *out, size_t n)
 struct tls_conn *tls_conn_dial(const union yip_sockaddr *to, const struct tls_dial_config *cfg,
                                char *err, size_t errlen)
 {
-	struct tls_conn *c = calloc(1, sizeof(*c));
+	struct tls_conn *c = conn_new();
 	struct tls_client_config tc = {.rand = rand_bytes, .verify = tls_verify_any};
 	socklen_t alen = to->sa.sa_family == AF_INET6 ? sizeof(to->in6) : sizeof(to->in4);
 
@@ -358,6 +430,7 @@ fail:
 		close(c->fd);
 	c->fd = -1;
 	tls_client_free(c->cli);
+	free(c->out);
 	free(c);
 	return NULL;
 }
@@ -455,7 +528,7 @@ static unsigned client_handle(struct tls_conn *c, uint32_t events)
 
 struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd, const union yip_sockaddr *from)
 {
-	struct tls_conn *c = calloc(1, sizeof(*c));
+	struct tls_conn *c = conn_new();
 	BIO *rbio = NULL;
 
 	if (c == NULL) {
@@ -475,6 +548,7 @@ struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd, const union
 		BIO_free(c->wbio);
 		SSL_free(c->ssl);
 		close(fd);
+		free(c->out);
 		free(c);
 		ERR_clear_error();
 		return NULL;
@@ -541,6 +615,8 @@ void tls_conn_free(struct tls_conn *c)
 		close(c->fd);
 	tls_client_free(c->cli);
 	SSL_free(c->ssl); /* frees both BIOs */
+	sodium_memzero(c->out, c->out_cap);
+	free(c->out);
 	sodium_memzero(c, sizeof(*c));
 	free(c);
 }
@@ -624,7 +700,8 @@ size_t tls_conn_room(const struct tls_conn *c)
 {
 	size_t used = c->out_len;
 
-	if (c->state != TLS_CONN_OPEN || c->closing || used >= TLS_CONN_OUT_MAX)
+	if (c->state != TLS_CONN_OPEN || c->closing || used >= TLS_CONN_OUT_MAX ||
+	    sojourn(c) > TLS_CONN_SOJOURN)
 		return 0;
 	return TLS_CONN_OUT_MAX - used < TLS_REC_PLAIN ? TLS_CONN_OUT_MAX - used : TLS_REC_PLAIN;
 }
@@ -640,7 +717,8 @@ static size_t sealed_size(const struct tls_conn *c, size_t len)
 bool tls_conn_write(struct tls_conn *c, const uint8_t *p, size_t len)
 {
 	if (c->state != TLS_CONN_OPEN || c->closing ||
-	    c->out_len + sealed_size(c, len) > TLS_CONN_OUT_MAX + TLS_REC_MAX) {
+	    c->out_len + sealed_size(c, len) > TLS_CONN_OUT_MAX + TLS_REC_MAX ||
+	    sojourn(c) > TLS_CONN_SOJOURN) {
 		c->stats.refused++;
 		return false;
 	}
@@ -669,7 +747,7 @@ bool tls_conn_write(struct tls_conn *c, const uint8_t *p, size_t len)
 				end(c, "tls: cannot seal", "");
 				return false;
 			}
-			c->out_len += w;
+			queued(c, w);
 		}
 		c->stats.records_out++;
 		c->stats.bytes_out += n;

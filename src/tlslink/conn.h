@@ -30,8 +30,16 @@
 
 #include "addr/addr.h"
 
-/* Records queued in the connection past what the socket took, at most. */
-#define TLS_CONN_OUT_MAX (64 * 1024)
+/*
+ * The queue: records waiting in the connection past what the socket took.
+ * Writes are refused once its oldest byte has waited TLS_CONN_SOJOURN (the
+ * path is slower than what is written: the writer should drop, and an
+ * inner TCP sees that loss), or past TLS_CONN_OUT_MAX bytes. A short
+ * stall (the outer TCP repairing a loss, one round trip) is absorbed
+ * rather than dropped. Its memory grows from 64 KiB as it is used.
+ */
+#define TLS_CONN_OUT_MAX (4096 * 1024)
+#define TLS_CONN_SOJOURN (40ULL * 1000 * 1000) /* ns */
 /* The socket's unsent queue (TCP_NOTSENT_LOWAT). */
 #define TLS_CONN_NOTSENT_LOWAT (128 * 1024)
 /* Congestion control asked for on every connection (docs/transports.md). */
@@ -81,6 +89,7 @@ struct tls_conn_stats {
 	uint64_t bytes_in, bytes_out;     /* plaintext */
 	uint64_t records_in, records_out; /* TLS records of application data */
 	uint64_t refused;                 /* tls_conn_write refused: the queue was full */
+	uint64_t queue_max;               /* the most bytes the queue held */
 };
 
 struct tls_conn;
