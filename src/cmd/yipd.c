@@ -319,7 +319,7 @@ static int run(const char *path)
 	struct key_memory km = {NULL, 0};
 	struct yip_loop_config lc;
 	struct yip_io io;
-	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN];
+	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN], host[256] = "localhost";
 	uint8_t self[YIP_ADDR_LEN];
 	uint16_t port;
 	int tun_fd = -1, udp_fd = -1, rc = EXIT_RUNTIME;
@@ -364,7 +364,11 @@ static int run(const char *path)
 	    .config = &cfg,
 	    .resolve_interval = resolve_interval(),
 	    .sandbox = &sb,
+	    .host_name = host,
 	};
+	if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+		snprintf(host, sizeof(host), "localhost");
+	err[0] = '\0';
 	loop = yip_loop_init(&lc, err, sizeof(err));
 	if (loop == NULL)
 		goto fail;

@@ -27,8 +27,9 @@
 
 #define YIP_MAX_WORKERS 16
 
-#define YIP_MAX_RENDEZVOUS        4  /* rendezvous servers a node uses together */
-#define YIP_MAX_OBF_JUNK          16 /* obf_junk at most */
+#define YIP_MAX_RENDEZVOUS        4 /* rendezvous servers a node uses together */
+#define YIP_MAX_RENDEZVOUS_LINES  (2 * YIP_MAX_RENDEZVOUS) /* each by UDP and by TLS */
+#define YIP_MAX_OBF_JUNK          16                       /* obf_junk at most */
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
@@ -40,8 +41,13 @@ enum yip_sandbox_mode { YIP_SANDBOX_ON = 0, YIP_SANDBOX_LOG = 1, YIP_SANDBOX_OFF
 
 #define YIP_USER_MAX 32 /* characters of a user name */
 
+/* What an endpoint or a rendezvous server is reached over (udp://, tls://). */
+enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1 };
+
 struct yip_peer_config {
 	uint8_t public_key[YIP_KEY_LEN];
+	uint8_t transport; /* enum yip_transport of endpoint */
+	char *tls_sni;     /* tls_sni= in the block, NULL: not set */
 	bool has_endpoint;
 	union yip_sockaddr endpoint; /* resolved at load time */
 	char *endpoint_name;         /* the endpoint as written if it names a host, else NULL */
@@ -58,7 +64,8 @@ struct yip_rendezvous_config {
 	char *name;              /* as written if it names a host, else NULL */
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_key;
-	unsigned line; /* of its rendezvous= line */
+	uint8_t transport; /* enum yip_transport */
+	unsigned line;     /* of its rendezvous= line */
 };
 
 struct yip_config {
@@ -78,7 +85,7 @@ struct yip_config {
 	unsigned workers;              /* data-path threads; 0 = auto */
 	struct yip_peer_config *peers; /* heap array */
 	size_t n_peers;
-	struct yip_rendezvous_config rendezvous[YIP_MAX_RENDEZVOUS];
+	struct yip_rendezvous_config rendezvous[YIP_MAX_RENDEZVOUS_LINES];
 	size_t n_rendezvous;
 	unsigned nat_keepalive; /* seconds between datagrams that hold NAT mappings; 0 = off */
 	bool relay_off;         /* relay=off: never send through a rendezvous server */
@@ -96,6 +103,11 @@ struct yip_config {
 	char *roots_path;
 	char *revocations_path;
 	char *state_dir; /* NULL: YIP_DEFAULT_STATE_DIR */
+	/* TLS links (docs/transports.md). */
+	bool has_listen_tls;
+	union yip_sockaddr listen_tls;
+	char *tls_cert_path, *tls_key_path; /* NULL: a self-signed certificate */
+	char *tls_sni;                      /* NULL: the host in the URL */
 };
 
 /*

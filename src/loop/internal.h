@@ -14,6 +14,7 @@
 #include "loop/loop.h"
 #include "loop/members.h"
 #include "loop/resolve.h"
+#include "loop/tls.h"
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
@@ -73,7 +74,8 @@ struct yip_loop {
 	/* The engine's links (link/link.h): the main UDP socket (l->tx) as
 	 * YIP_LINK_MAIN, then the extra sockets. */
 	struct yip_links links;
-	struct yip_link link_slot[1 + SOCKS_MAX];
+	struct yip_link link_slot[1 + SOCKS_MAX + LOOP_TLS_CONNS];
+	struct loop_tls tls;       /* TLS links (tls.h): ids from 1 + SOCKS_MAX on */
 	struct socks socks;        /* extra sockets for many-ports probing */
 	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
 	struct resolver *resolver; /* NULL: no host names to resolve again */

@@ -147,6 +147,14 @@ static void io_link_close(void *ctx, uint32_t link)
 	socks_close(&l->socks, link);
 }
 
+static void io_dial_server(void *ctx, size_t k, size_t line)
+{
+	struct yip_loop *l = ctx;
+
+	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) != 0)
+		log_warn("rendezvous server %zu: cannot dial it over TLS", k);
+}
+
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
 {
 	struct yip_loop *l = ctx;
@@ -164,6 +172,7 @@ void yip_loop_io(struct yip_loop *l, struct yip_io *io)
 	io->local_addrs = io_local_addrs;
 	io->link_open = io_link_open;
 	io->link_close = io_link_close;
+	io->dial_server = io_dial_server;
 }
 
 /* ---- Setting up ---- */
@@ -195,7 +204,7 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 	l->sigfd = daemon_signalfd();
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
 	l->sockbuf = malloc(YIP_MAX_DGRAM);
-	l->links = (struct yip_links){l->link_slot, 1 + SOCKS_MAX};
+	l->links = (struct yip_links){l->link_slot, 1 + SOCKS_MAX + LOOP_TLS_CONNS};
 	yip_link_set(&l->links, YIP_LINK_MAIN, &main_ops, l, YIP_MAX_DGRAM, YIP_LINK_BATCH);
 	if (polled != 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
 	    socks_init(&l->socks, l->poll.epfd, c->udp_family, &l->links, YIP_MAX_DGRAM) != 0 ||
@@ -222,6 +231,13 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 			return -1;
 		}
 	}
+	if (c->config != NULL && (loop_tls_setup(&l->tls, c->config, c->host_name, &l->links,
+	                                         1 + SOCKS_MAX, err, errlen) != 0 ||
+	                          loop_tls_watch(&l->tls, &l->poll) != 0)) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "tls: %s", strerror(errno));
+		return -1;
+	}
 	yip_ctl_config_init(&l->ctl_cfg, c->device_name ? c->device_name : "", c->port);
 	return 0;
 }
@@ -237,6 +253,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->ctl.fd = l->ctl.client = l->ctl.dirfd = -1;
 	l->members.dirfd = -1;
 	l->poll.epfd = l->sigfd = -1;
+	l->tls.epfd = l->tls.listen_fd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
 	l->udp_family = c->udp_family;
@@ -272,6 +289,7 @@ void yip_loop_free(struct yip_loop *l)
 	resolver_stop(l->resolver);
 	loop_members_free(&l->members);
 	socks_free(&l->socks);
+	loop_tls_free(&l->tls);
 	yip_poll_close(&l->poll);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
@@ -307,6 +325,7 @@ int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err
 void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
 {
 	l->dev = dev;
+	loop_tls_attach(&l->tls, dev);
 }
 
 int yip_loop_sandbox(struct yip_loop *l)
@@ -432,6 +451,7 @@ void yip_loop_flush(struct yip_loop *l)
 	if (l->vnet)
 		offload_gro_flush(&l->gro);
 	tx_flush(l);
+	loop_tls_flush(&l->tls);
 }
 
 /* ---- Reading from the TUN ---- */
@@ -541,9 +561,12 @@ int yip_loop_timeout(struct yip_loop *l)
 {
 	uint64_t now = yip_now_mono();
 	uint64_t next = yip_device_timers(l->dev, now);
-	uint64_t ctl_next;
+	uint64_t ctl_next, tls_next;
 
 	loop_members_tick(&l->members, l->dev, now);
+	tls_next = loop_tls_tick(&l->tls, now);
+	if (tls_next != 0 && tls_next < next)
+		next = tls_next;
 	codel_tune(l, now);
 	if (yip_loop_tun_serve(l, now))
 		next = now; /* more queued: look at the sockets, then come back */

@@ -53,6 +53,9 @@ struct yip_loop_config {
 	uint64_t resolve_interval;
 	/* Entered by yip_loop_run once its driver is set up; copied. NULL: none. */
 	const struct sandbox *sandbox;
+	/* The name a self-signed TLS certificate is for (listen_tls without
+	 * tls_cert; docs/transports.md). NULL: "localhost". */
+	const char *host_name;
 };
 
 /*

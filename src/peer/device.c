@@ -239,10 +239,21 @@ static void dispatch(struct yip_device *dev, uint64_t now, const struct yip_from
  * use and carry our token there; then it is handled as if it had come
  * straight from its sender, by way of that server.
  */
-static void relayed(struct yip_device *dev, uint64_t now, const union yip_sockaddr *src,
-                    const uint8_t *d, size_t len)
+static bool relayed_by(const struct yip_server *s, uint32_t link, const union yip_sockaddr *src)
 {
-	struct yip_from from = {.addr = *src};
+	const struct yip_peer *sp = &s->peer;
+
+	if (link == YIP_LINK_MAIN)
+		return yip_sockaddr_eq(&sp->endpoint, src);
+	/* Over another link (TLS): the server's current path is that link. */
+	return sp->path >= 0 && sp->paths[sp->path].kind == YIP_PATH_DIRECT &&
+	       sp->paths[sp->path].link == link;
+}
+
+static void relayed(struct yip_device *dev, uint64_t now, uint32_t link,
+                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+{
+	struct yip_from from = {.addr = *src, .link = link};
 	struct wire_relay m;
 	size_t i;
 
@@ -254,7 +265,7 @@ static void relayed(struct yip_device *dev, uint64_t now, const union yip_sockad
 	for (i = 0; i < dev->n_servers; i++) {
 		const struct yip_server *s = &dev->servers[i];
 
-		if (s->state == YIP_SERVER_REGISTERED && yip_sockaddr_eq(&s->peer.endpoint, src) &&
+		if (s->state == YIP_SERVER_REGISTERED && relayed_by(s, link, src) &&
 		    sodium_memcmp(&s->token, &m.token, sizeof(m.token)) == 0)
 			break;
 	}
@@ -296,7 +307,7 @@ void yip_device_rx(struct yip_device *dev, uint64_t now, const union yip_sockadd
 	if (dev->obf && (d = deobfuscate(dev, d, &len)) == NULL)
 		return;
 	if (len > 0 && d[0] == WIRE_RELAY)
-		relayed(dev, now, src, d, len);
+		relayed(dev, now, YIP_LINK_MAIN, src, d, len);
 	else
 		dispatch(dev, now, &from, d, len);
 }
@@ -308,8 +319,10 @@ void yip_device_rx_link(struct yip_device *dev, uint64_t now, uint32_t link,
 
 	if (dev->obf && (d = deobfuscate(dev, d, &len)) == NULL)
 		return;
-	/* Rendezvous servers relay over the main socket only: nothing relayed comes here. */
-	dispatch(dev, now, &from, d, len);
+	if (len > 0 && d[0] == WIRE_RELAY)
+		relayed(dev, now, link, src, d, len); /* a server over TLS */
+	else
+		dispatch(dev, now, &from, d, len);
 }
 
 int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
@@ -323,6 +336,23 @@ int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub
 	if (p->path < 0)
 		path_use(p, now, i);
 	schedule_peer(p, now);
+	return 0;
+}
+
+int yip_device_server_link(struct yip_device *dev, uint64_t now, size_t k, uint32_t link,
+                           const union yip_sockaddr *addr)
+{
+	struct yip_peer *sp;
+	int i;
+
+	if (k >= dev->n_servers)
+		return -1;
+	sp = &dev->servers[k].peer;
+	if ((i = path_add_link(sp, now, addr, link)) < 0)
+		return -1;
+	path_use(sp, now, i);
+	rendezvous_link_opened(&dev->servers[k], now);
+	schedule_peer(sp, now);
 	return 0;
 }
 

@@ -361,6 +361,8 @@ void rendezvous_free(struct yip_device *dev);
 void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct wire_ctrl *c);
 /* The session with server sp is up (its handshake completed). */
 void rendezvous_established(struct yip_peer *sp, uint64_t now);
+/* A TLS link to server s is up and its path (yip_device_server_link). */
+void rendezvous_link_opened(struct yip_server *s, uint64_t now);
 /* Peer p needs a path: ask the servers for it. */
 void rendezvous_lookup(struct yip_peer *p, uint64_t now);
 /* The servers' timers. */

@@ -120,6 +120,12 @@ struct yip_io {
 	 * opened.
 	 */
 	int64_t (*link_open)(void *ctx);
+	/*
+	 * Dial rendezvous server k over TLS, as the configuration's rendezvous
+	 * line `line` (a tls:// one) says, and keep the connection up; once it
+	 * is, the daemon calls yip_device_server_link. NULL: no TLS links.
+	 */
+	void (*dial_server)(void *ctx, size_t k, size_t line);
 	void (*link_close)(void *ctx, uint32_t link);
 };
 
@@ -251,6 +257,16 @@ void yip_device_rx_link(struct yip_device *dev, uint64_t now, uint32_t link,
  */
 int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN],
                          uint32_t link, const union yip_sockaddr *addr);
+
+/*
+ * Rendezvous server k (in the configuration's order) can be reached over
+ * link at addr (a TLS connection the daemon opened to it because the
+ * engine asked, yip_io.dial_server): it becomes the server's path, and a
+ * new session starts over it if the old one is not answered there. 0, or
+ * -1 if there is no such server or no room for the path.
+ */
+int yip_device_server_link(struct yip_device *dev, uint64_t now, size_t k, uint32_t link,
+                           const union yip_sockaddr *addr);
 
 /* Link is going away: every path over it is forgotten (a current one too;
  * the peer then finds another). Afterwards no path names it. */

@@ -132,7 +132,11 @@ int yip_device_peer_set(struct yip_device *dev, uint64_t now, const struct yip_p
 		return -1;
 	}
 	if (fields & YIP_PEER_SET_ENDPOINT) {
-		if (peer_set_endpoint(p, now, pc->has_endpoint ? &pc->endpoint : NULL) && !added)
+		if (peer_set_endpoint(p, now,
+		                      pc->has_endpoint && pc->transport == YIP_TRANSPORT_UDP
+		                          ? &pc->endpoint
+		                          : NULL) &&
+		    !added)
 			schedule_peer(p, now); /* its timers look at the paths again */
 	}
 	if (fields & YIP_PEER_SET_KEEPALIVE) {

@@ -25,6 +25,8 @@
 #define LOOKUP_FIRST   (2 * YIP_NS_PER_S)
 #define LOOKUP_MAX     (60 * YIP_NS_PER_S)
 #define WHOAMI_EVERY   (300 * YIP_NS_PER_S)
+/* UDP to a server that also has a tls:// line unanswered this long: dial it over TLS. */
+#define TLS_FALLBACK (2500 * YIP_NS_PER_MS)
 
 static struct yip_server *server_of(struct yip_peer *p)
 {
@@ -201,7 +203,7 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 			if (!session_usable(dev->peers[i], now))
 				rendezvous_lookup(dev->peers[i], now);
 	}
-	if (s->alt_port != 0 && (!s->has_reflexive_alt || first))
+	if (s->udp && s->alt_port != 0 && (!s->has_reflexive_alt || first))
 		send_whoami(s, now);
 	classify_nat(dev);
 }
@@ -413,11 +415,49 @@ void rendezvous_established(struct yip_peer *sp, uint64_t now)
 
 /* ---- timers --------------------------------------------------------------------------- */
 
+/*
+ * Over TLS when UDP does not reach the server: at once for a server named
+ * only by tls://, else once its Inits have gone TLS_FALLBACK unanswered.
+ * The daemon keeps the connection up (and dials again when it drops); the
+ * UDP path stays a candidate, so Inits keep going both ways and the
+ * session moves back to UDP once the server answers there.
+ */
+static uint64_t fallback(struct yip_server *s, uint64_t now)
+{
+	struct yip_device *dev = s->peer.dev;
+	struct yip_peer *sp = &s->peer;
+
+	if (s->tls_line < 0 || s->tls_asked || dev->io.dial_server == NULL)
+		return UINT64_MAX;
+	if (s->udp && (sp->hs_unanswered == 0 || now - sp->hs_unanswered < TLS_FALLBACK))
+		return sp->hs_unanswered ? sp->hs_unanswered + TLS_FALLBACK : UINT64_MAX;
+	s->reason = s->udp ? "udp to the server unanswered for 2.5 s" : "named only by tls://";
+	s->tls_asked = true;
+	dev->io.dial_server(dev->io.ctx, server_index(dev, s), (size_t)s->tls_line);
+	return UINT64_MAX;
+}
+
+void rendezvous_link_opened(struct yip_server *s, uint64_t now)
+{
+	struct yip_peer *sp = &s->peer;
+
+	/* Not answered by UDP: start again over the new link at once. */
+	if (!session_usable(sp, now)) {
+		handshake_abandon(sp);
+		handshake_start(sp, now);
+		s->register_at = now + RECONNECT;
+	}
+}
+
 static uint64_t server_timers(struct yip_server *s, uint64_t now)
 {
 	struct yip_device *dev = s->peer.dev;
 	struct yip_peer *sp = &s->peer;
 	char name[YIP_ADDRSTRLEN];
+	uint64_t fb = fallback(s, now);
+
+	if (s->tls_line >= 0 && !s->udp && sp->n_paths == 0)
+		return fb; /* nothing to send on until the TLS link is up */
 
 	if (s->state == YIP_SERVER_REFUSED && now >= s->register_at && session_usable(sp, now)) {
 		/* A members-only server forgets a node it did not admit within
@@ -456,10 +496,10 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 	}
 	if (now >= s->register_at)
 		send_register(s, now);
-	if (s->state == YIP_SERVER_REGISTERED && s->alt_port != 0 && !s->has_reflexive_alt &&
-	    now - s->last_registered > WHOAMI_EVERY)
+	if (s->state == YIP_SERVER_REGISTERED && s->udp && s->alt_port != 0 &&
+	    !s->has_reflexive_alt && now - s->last_registered > WHOAMI_EVERY)
 		send_whoami(s, now);
-	return s->register_at;
+	return min64(s->register_at, fb);
 }
 
 uint64_t rendezvous_timers(struct yip_device *dev, uint64_t now)
@@ -487,6 +527,27 @@ uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
+/* The server cfg's line names: one already set up with its key, else a new one. */
+static struct yip_server *server_for_line(struct yip_device *dev, const uint8_t *key)
+{
+	struct yip_server *s;
+
+	for (size_t i = 0; i < dev->n_servers; i++)
+		if (sodium_memcmp(dev->servers[i].peer.public_key, key, YIP_KEY_LEN) == 0)
+			return &dev->servers[i];
+	s = &dev->servers[dev->n_servers++];
+	s->peer.dev = dev;
+	s->peer.is_server = true;
+	s->peer.configured = true; /* from the configuration: never admitted as a member */
+	s->peer.path = -1;
+	s->tls_line = -1;
+	memcpy(s->peer.public_key, key, YIP_KEY_LEN);
+	wire_mac1_key(s->peer.mac1_key, s->peer.public_key);
+	cookie_jar_init(&s->peer.cookie, s->peer.public_key);
+	s->register_at = 0;
+	return s;
+}
+
 int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 {
 	if (cfg->n_rendezvous == 0)
@@ -494,22 +555,21 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 	dev->servers = calloc(cfg->n_rendezvous, sizeof(*dev->servers));
 	if (dev->servers == NULL)
 		return -1;
-	dev->n_servers = cfg->n_rendezvous;
+	/* A server named twice (by UDP and by tls://, the same key) is one server. */
 	for (size_t i = 0; i < cfg->n_rendezvous; i++) {
-		struct yip_server *s = &dev->servers[i];
+		const struct yip_rendezvous_config *rc = &cfg->rendezvous[i];
+		struct yip_server *s = server_for_line(dev, rc->public_key);
 		struct yip_peer *sp = &s->peer;
 
-		sp->dev = dev;
-		sp->is_server = true;
-		sp->configured = true; /* from the configuration: never admitted as a member */
-		sp->path = -1;
-		memcpy(sp->public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
-		wire_mac1_key(sp->mac1_key, sp->public_key);
-		cookie_jar_init(&sp->cookie, sp->public_key);
+		if (rc->transport == YIP_TRANSPORT_TLS) {
+			s->tls_line = (int)i;
+			if (!s->udp)
+				sp->endpoint = rc->addr; /* a name for it in logs */
+			continue;
+		}
+		s->udp = true;
 		path_use(sp, 0,
-		         path_add(sp, 0, YIP_PATH_DIRECT, &cfg->rendezvous[i].addr, -1, 0,
-		                  YIP_ORIGIN_CONFIG));
-		s->register_at = 0;
+		         path_add(sp, 0, YIP_PATH_DIRECT, &rc->addr, -1, 0, YIP_ORIGIN_CONFIG));
 	}
 	schedule(dev, 0);
 	return 0;

@@ -366,6 +366,13 @@ struct yip_server {
 	uint8_t refused;                         /* REFUSED's reason (YIP_SERVER_REFUSED) */
 	uint64_t lookups, intros, unknowns, asks;
 	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
+	/* Reaching it (docs/transports.md, "Fallback"): by UDP (udp: a UDP
+	 * line names it), and over TLS (tls_line >= 0: the configuration's
+	 * rendezvous line that names it with tls://). */
+	bool udp;
+	int tls_line;
+	bool tls_asked;     /* the daemon was asked to dial it over TLS */
+	const char *reason; /* why the link it uses now is the one it uses */
 };
 
 /* Handshake budgets (docs/protocol.md, "Cookies"). */

@@ -116,11 +116,12 @@ static size_t sh_body(uint8_t *b, const uint8_t *exts, size_t exts_len)
 
 static void server_hello(void **state)
 {
-	static const uint8_t good[] = {0x00, 0x2b, 0x00, 0x02, 0x03, 0x04, 0x00, 0x33, 0x00,
-				       0x06, 0x00, 0x1d, 0x00, 0x02, 0xaa, 0xbb};
+	static const uint8_t good[] = {0x00, 0x2b, 0x00, 0x02, 0x03, 0x04, 0x00, 0x33,
+	                               0x00, 0x06, 0x00, 0x1d, 0x00, 0x02, 0xaa, 0xbb};
 	static const uint8_t twice[] = {0x00, 0x2b, 0x00, 0x02, 0x03, 0x04,
-					0x00, 0x2b, 0x00, 0x02, 0x03, 0x04};
-	static const uint8_t unknown[] = {0x00, 0x2b, 0x00, 0x02, 0x03, 0x04, 0x00, 0x10, 0x00, 0x00};
+	                                0x00, 0x2b, 0x00, 0x02, 0x03, 0x04};
+	static const uint8_t unknown[] = {0x00, 0x2b, 0x00, 0x02, 0x03,
+	                                  0x04, 0x00, 0x10, 0x00, 0x00};
 	static const uint8_t overrun[] = {0x00, 0x2b, 0x00, 0x03, 0x03, 0x04};
 	static const uint8_t cookie[] = {0x00, 0x2c, 0x00, 0x03, 0x00, 0x01, 0x99};
 	uint8_t b[128];
@@ -153,11 +154,11 @@ static void server_hello(void **state)
 static void encrypted_extensions(void **state)
 {
 	static const uint8_t alpn[] = {0x00, 0x0a, 0x00, 0x10, 0x00, 0x06,
-				       0x00, 0x04, 0x03, 'h',  '2',  'x'};
+	                               0x00, 0x04, 0x03, 'h',  '2',  'x'};
 	static const uint8_t two[] = {0x00, 0x0c, 0x00, 0x10, 0x00, 0x08, 0x00,
-				      0x06, 0x02, 'h',  '2',  0x02, 'h',  '3'};
-	static const uint8_t other[] = {0x00, 0x08, 0x00, 0x1c, 0x00, 0x02, 0x40, 0x01,
-					0x44, 0xcd, 0x00, 0x00};
+	                              0x06, 0x02, 'h',  '2',  0x02, 'h',  '3'};
+	static const uint8_t other[] = {0x00, 0x08, 0x00, 0x1c, 0x00, 0x02,
+	                                0x40, 0x01, 0x44, 0xcd, 0x00, 0x00};
 	struct tls_ee ee;
 
 	(void)state;
@@ -186,7 +187,7 @@ static void encrypted_extensions(void **state)
 static void certificate(void **state)
 {
 	static const uint8_t one[] = {0x00, 0x00, 0x00, 0x08, 0x00, 0x00,
-				      0x03, 0xc1, 0xc2, 0xc3, 0x00, 0x00};
+	                              0x03, 0xc1, 0xc2, 0xc3, 0x00, 0x00};
 	static const uint8_t empty[] = {0x00, 0x00, 0x00, 0x00};
 	static const uint8_t zero_len[] = {0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00};
 	struct tls_chain chain;
@@ -207,13 +208,13 @@ static void certificate(void **state)
 	assert_false(tls_cert_get(&chain, &ctx_len, empty, sizeof(empty)));
 	assert_false(tls_cert_get(&chain, &ctx_len, zero_len, sizeof(zero_len) - 1));
 
-	assert_true(tls_cv_get(&scheme, &sig, &sig_len, (const uint8_t *)"\x04\x03\x00\x01\x55",
-			       5));
+	assert_true(
+	    tls_cv_get(&scheme, &sig, &sig_len, (const uint8_t *)"\x04\x03\x00\x01\x55", 5));
 	assert_int_equal(scheme, 0x0403);
 	assert_int_equal(sig_len, 1);
 	assert_false(tls_cv_get(&scheme, &sig, &sig_len, (const uint8_t *)"\x04\x03\x00\x00", 4));
-	assert_false(tls_cv_get(&scheme, &sig, &sig_len, (const uint8_t *)"\x04\x03\x00\x02\x55",
-				5));
+	assert_false(
+	    tls_cv_get(&scheme, &sig, &sig_len, (const uint8_t *)"\x04\x03\x00\x02\x55", 5));
 
 	assert_true(tls_ku_get(&req, (const uint8_t *)"\x01", 1) && req);
 	assert_true(tls_ku_get(&req, (const uint8_t *)"\x00", 1) && !req);
@@ -229,8 +230,8 @@ static void certificate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(record_header),   cmocka_unit_test(handshake_header),
-	    cmocka_unit_test(hello_refusals),  cmocka_unit_test(server_hello),
+	    cmocka_unit_test(record_header),        cmocka_unit_test(handshake_header),
+	    cmocka_unit_test(hello_refusals),       cmocka_unit_test(server_hello),
 	    cmocka_unit_test(encrypted_extensions), cmocka_unit_test(certificate),
 	};
 
