@@ -65,6 +65,12 @@ static void usage(FILE *f)
 	        "  --network NAME       ... of this network (both needed: docs/membership.md)\n"
 	        "  --revocations FILE   a revocation list of that CA (yip-ca revoke; SIGHUP:\n"
 	        "                       read it again)\n"
+	        "  --listen-tcp ADDR:PORT  a TLS front on TCP (e.g. 0.0.0.0:443): nodes over\n"
+	        "                       TLS; every other visitor gets the decoy\n"
+	        "  --tls-cert FILE      the front's certificate chain (PEM, leaf first)\n"
+	        "  --tls-key FILE       ... and its private key (PEM); both needed\n"
+	        "  --decoy HOST:PORT    a plain HTTP server for visitors that are not nodes\n"
+	        "                       (default: a built-in static site)\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -254,6 +260,7 @@ static int serve(const struct rdv_conf *c)
 {
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
+	struct rdv_front_config front;
 	struct rdv_members members;
 	struct gate gate = {.conf = c};
 	struct sandbox sb;
@@ -271,8 +278,9 @@ static int serve(const struct rdv_conf *c)
 	sandbox_nodump(); /* before the key is read: no core dump will hold it */
 	/* A revocation list is read again on SIGHUP, from inside the sandbox. */
 	if (sandbox_init(&sb, mode, c->user,
-	                 SANDBOX_RENDEZVOUS | (has_revocations(c) ? SANDBOX_READ : 0u), err,
-	                 sizeof(err)) != 0) {
+	                 SANDBOX_RENDEZVOUS | (has_revocations(c) ? SANDBOX_READ : 0u) |
+	                     (c->has_tcp ? SANDBOX_TCP : 0u),
+	                 err, sizeof(err)) != 0) {
 		fprintf(stderr, "yip-rendezvous: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -305,8 +313,25 @@ static int serve(const struct rdv_conf *c)
 	    .reload = has_revocations(c) ? reload_gate : NULL,
 	    .reload_arg = &gate,
 	};
-	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0) {
+	if (c->has_tcp) {
+		/* The decoy's name is resolved once, now: the sandbox resolves nothing. */
+		front = (struct rdv_front_config){
+		    .cert_path = c->tls_cert, .key_path = c->tls_key, .decoy = c->decoy[0] != '\0'};
+		if (front.decoy && yip_endpoint_parse(c->decoy, 0, true, &front.decoy_addr, NULL,
+		                                      err, sizeof(err)) != 0) {
+			fprintf(stderr, "yip-rendezvous: decoy %s: %s\n", c->decoy, err);
+			sodium_memzero(&engine, sizeof(engine));
+			free(gate.revs);
+			return EXIT_USAGE;
+		}
+		lc.front = &front;
+	}
+	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0 ||
+	    (c->has_tcp && (front.fd = rdv_front_listen(&c->listen_tcp, err, sizeof(err))) < 0)) {
 		log_err("%s", err);
+		for (unsigned s = 0; s < RDV_SOCKS; s++)
+			if (lc.fd[s] >= 0)
+				close(lc.fd[s]);
 		sodium_memzero(&engine, sizeof(engine));
 		free(gate.revs);
 		free(gate.retired);
@@ -444,6 +469,10 @@ int main(int argc, char **argv)
 	    {"ca", required_argument, NULL, OPT_SETTING + RDV_CONF_CA},
 	    {"network", required_argument, NULL, OPT_SETTING + RDV_CONF_NETWORK},
 	    {"revocations", required_argument, NULL, OPT_SETTING + RDV_CONF_REVOCATIONS},
+	    {"listen-tcp", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN_TCP},
+	    {"tls-cert", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_CERT},
+	    {"tls-key", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_KEY},
+	    {"decoy", required_argument, NULL, OPT_SETTING + RDV_CONF_DECOY},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;

@@ -318,7 +318,7 @@ static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io
 {
 	return SANDBOX_YIPD | (io != YIP_IO_EPOLL ? SANDBOX_URING : 0) |
 	       (has_names(cfg) ? SANDBOX_RESOLVE : 0) | (cfg->has_ca ? SANDBOX_MEMBERS : 0) |
-	       (dials_tls(cfg) ? SANDBOX_TLS : 0);
+	       (dials_tls(cfg) ? SANDBOX_TCP : 0);
 }
 
 static int run(const char *path)

@@ -25,6 +25,17 @@ const char *yip_rdv_nat_name(unsigned nat)
 	return nat < WIRE_NAT_COUNT ? names[nat] : "unknown";
 }
 
+const char *yip_rdv_decoy_name(unsigned r)
+{
+	static const char *const names[] = {
+#define X(name, str) str,
+	    YIP_RDV_DECOY_REASONS(X)
+#undef X
+	};
+
+	return r < YIP_RDV_DECOY_COUNT ? names[r] : "?";
+}
+
 /* ---- the reply ------------------------------------------------------------------- */
 
 /* Unix seconds of monotonic time t, seen from st's moment. */
@@ -59,7 +70,8 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	put_key(f, "public_key", n->key);
 	fputc(',', f);
 	put_addr(f, "address", &n->addr);
-	fprintf(f, ",\"address_confirmed\":%s", n->confirmed ? "true" : "false");
+	fprintf(f, ",\"address_confirmed\":%s,\"via\":\"%s\"", n->confirmed ? "true" : "false",
+	        n->sock == RDV_SOCK_STREAM ? "tls" : "udp");
 	if (n->move != NULL) {
 		fputc(',', f);
 		put_addr(f, "moving_to", &n->move->to);
@@ -126,6 +138,34 @@ static void write_node(void *arg, const struct rdv_node *n)
 	put_node(w->f, w->st, n);
 }
 
+static void put_front(FILE *f, const struct yip_rdv_front *t)
+{
+	fputs(",\"tls_front\":{", f);
+	put_addr(f, "listen", &t->listen);
+	if (t->decoy) {
+		fputc(',', f);
+		put_addr(f, "decoy", &t->decoy_addr);
+	} else {
+		fputs(",\"decoy\":\"built-in\"", f);
+	}
+	fprintf(f,
+	        ",\"open\":%" PRIu64 ",\"tcp_accepted\":%" PRIu64 ",\"tcp_refused\":%" PRIu64
+	        ",\"tls_failed\":%" PRIu64 ",\"tls_timeouts\":%" PRIu64 ",\"yip_streams\":%" PRIu64
+	        ",\"decoy_streams\":%" PRIu64 ",\"decoy_failed\":%" PRIu64
+	        ",\"site_requests\":%" PRIu64 ",\"frames_in\":%" PRIu64 ",\"frames_out\":%" PRIu64,
+	        t->open, t->tcp_accepted, t->tcp_refused, t->tls_failed, t->tls_timeouts,
+	        t->yip_streams, t->decoy_streams, t->decoy_failed, t->site_requests, t->frames_in,
+	        t->frames_out);
+	fputs(",\"decoy_reasons\":{", f);
+	for (unsigned r = 0; r < YIP_RDV_DECOY_COUNT; r++)
+		fprintf(f, "%s\"%s\":%" PRIu64, r ? "," : "", yip_rdv_decoy_name(r),
+		        t->decoy_reasons[r]);
+	fprintf(f,
+	        "},\"stream_drops\":{\"broken\":%" PRIu64 ",\"full\":%" PRIu64 ",\"stale\":%" PRIu64
+	        ",\"too_big\":%" PRIu64 "}}",
+	        t->stream_broken, t->stream_full, t->stream_stale, t->stream_too_big);
+}
+
 static void put_server(FILE *f, const struct yip_rdv_status *st, const struct walk *w)
 {
 	const struct rdv_server *s = st->srv;
@@ -147,11 +187,13 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	        ",\"lookups\":%" PRIu64 ",\"intros\":%" PRIu64 ",\"unknowns\":%" PRIu64
 	        ",\"relayed_dgrams\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64
 	        ",\"challenges\":%" PRIu64 ",\"challenges_unpaid\":%" PRIu64 ",\"moves\":%" PRIu64
-	        ",\"replay_overflows\":%" PRIu64 "}",
+	        ",\"replay_overflows\":%" PRIu64 ",\"streams_gone\":%" PRIu64 "}",
 	        c->handshakes, c->registrations, c->lookups, c->intros, c->unknowns,
 	        c->relayed_dgrams, c->relayed_bytes, c->challenges, c->unpaid, c->moves,
-	        c->seen_overflows);
+	        c->seen_overflows, c->streams_gone);
 	fprintf(f, ",\"replay_memory\":%zu,\"replay_memory_max\":%zu", s->n_seen, rdv_seen_max(s));
+	if (st->front != NULL)
+		put_front(f, st->front);
 	fprintf(f, ",\"members_only\":%s", s->members_only ? "true" : "false");
 	if (s->members_only) {
 		fprintf(f, ",\"network\":\"%s\",\"admitted\":%" PRIu64 ",\"evicted\":%" PRIu64,
@@ -254,6 +296,50 @@ static void put_bytes(FILE *out, uint64_t n)
 	fputs(b, out);
 }
 
+/* "name 3, other 1" for the non-zero numbers of object o, or "none". */
+static void put_counts(FILE *out, const cJSON *o)
+{
+	const cJSON *d;
+	bool any = false;
+
+	if (cJSON_IsObject(o)) {
+		cJSON_ArrayForEach(d, o)
+		{
+			uint64_t n = cJSON_IsNumber(d) ? to_u64(d->valuedouble) : 0;
+
+			if (n == 0)
+				continue;
+			fputs(any ? ", " : "", out);
+			put_str_or(out, d->string, "?");
+			fprintf(out, " %" PRIu64, n);
+			any = true;
+		}
+	}
+	fputs(any ? "" : "none", out);
+}
+
+static void show_front(FILE *out, const cJSON *t)
+{
+	if (!cJSON_IsObject(t))
+		return;
+	fputs("\n  TLS front: TCP ", out);
+	put_str(out, t, "listen", "(unknown)");
+	fputs(", decoy ", out);
+	put_str(out, t, "decoy", "(unknown)");
+	fprintf(out,
+	        "; %" PRIu64 " open, %" PRIu64 " accepted, %" PRIu64 " refused (limits)"
+	        "\n    TLS handshakes failed %" PRIu64 ", timed out %" PRIu64
+	        "\n    yip streams %" PRIu64 " (frames in %" PRIu64 ", out %" PRIu64 "; dropped: ",
+	        u64_field(t, "open"), u64_field(t, "tcp_accepted"), u64_field(t, "tcp_refused"),
+	        u64_field(t, "tls_failed"), u64_field(t, "tls_timeouts"),
+	        u64_field(t, "yip_streams"), u64_field(t, "frames_in"), u64_field(t, "frames_out"));
+	put_counts(out, field(t, "stream_drops"));
+	fprintf(out, ")\n    decoy streams %" PRIu64 " (", u64_field(t, "decoy_streams"));
+	put_counts(out, field(t, "decoy_reasons"));
+	fprintf(out, "), decoy unreachable %" PRIu64 ", built-in site requests %" PRIu64,
+	        u64_field(t, "decoy_failed"), u64_field(t, "site_requests"));
+}
+
 static void show_server(FILE *out, const cJSON *r)
 {
 	const cJSON *c = field(r, "counters"), *drops = field(r, "drops"), *io = field(r, "io"), *d;
@@ -325,6 +411,7 @@ static void show_server(FILE *out, const cJSON *r)
 	        "), overflowed %" PRIu64 " times",
 	        u64_field(r, "replay_memory"), u64_field(r, "replay_memory_max"),
 	        u64_field(c, "replay_overflows"));
+	show_front(out, field(r, "tls_front"));
 	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
 	put_bytes(out, u64_field(c, "relayed_bytes"));
 	fprintf(out,
@@ -361,6 +448,8 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 	put_str(out, n, "public_key", "(unknown)");
 	fputs("\n  address: ", out);
 	put_str(out, n, "address", "(unknown)");
+	if (str_field(n, "via") != NULL && strcmp(str_field(n, "via"), "tls") == 0)
+		fputs(" (a stream of the TLS front)", out);
 	if (cJSON_IsFalse(field(n, "address_confirmed")))
 		fputs(" (its Init's; not confirmed yet)", out);
 	if (str_field(n, "moving_to") != NULL) {

@@ -18,8 +18,47 @@
 
 #define YIP_RDV_CTL_NAME "rendezvous" /* the socket is <dir>/rendezvous.sock */
 
+/* Why a TLS visitor went to the decoy (docs/rendezvous.md, "The TLS front"). */
+#define YIP_RDV_DECOY_REASONS(X)                                                                   \
+	X(NOT_FRAME, "not_frame")                 /* its first bytes were not a whole frame */     \
+	X(NOT_AUTHENTICATED, "not_authenticated") /* a frame the engine did not take */            \
+	X(IDLE, "idle") /* it sent nothing while the decoy answered, closed or it left */
+
+enum yip_rdv_decoy_reason {
+#define X(name, str) YIP_RDV_DECOY_##name,
+	YIP_RDV_DECOY_REASONS(X)
+#undef X
+	    YIP_RDV_DECOY_COUNT
+};
+
+const char *yip_rdv_decoy_name(unsigned r);
+
+/* The TLS front's counters (src/rdvloop/front.c). */
+struct yip_rdv_front {
+	union yip_sockaddr listen; /* its TCP address */
+	bool decoy;                /* a decoy server, else the built-in site */
+	union yip_sockaddr decoy_addr;
+	uint64_t open;          /* connections open now */
+	uint64_t tcp_accepted;  /* connections accepted */
+	uint64_t tcp_refused;   /* ... closed at once: over the total or per-source limit */
+	uint64_t tls_failed;    /* TLS handshakes that failed (garbage, a replay, a reset) */
+	uint64_t tls_timeouts;  /* ... not done within 10 s */
+	uint64_t yip_streams;   /* connections whose first frame authenticated */
+	uint64_t decoy_streams; /* connections served by the decoy (or the site) */
+	uint64_t decoy_reasons[YIP_RDV_DECOY_COUNT];
+	uint64_t decoy_failed;   /* the decoy could not be reached: the visitor was closed */
+	uint64_t site_requests;  /* built-in site: requests answered */
+	uint64_t frames_in;      /* frames handed to the engine */
+	uint64_t frames_out;     /* frames written into yip streams */
+	uint64_t stream_broken;  /* yip streams closed: a frame length of 0 or too long */
+	uint64_t stream_full;    /* frames dropped: the stream's queue was full */
+	uint64_t stream_stale;   /* frames dropped: for a stream that is gone */
+	uint64_t stream_too_big; /* frames dropped: a datagram longer than a frame */
+};
+
 /* What the daemon adds to the engine's state. */
 struct yip_rdv_status {
+	const struct yip_rdv_front *front; /* NULL: no TLS front */
 	const struct rdv_server *srv;
 	union yip_sockaddr listen; /* the main socket's address */
 	uint16_t alt_port;         /* the second socket's port; 0: none */

@@ -29,11 +29,12 @@
 #include "util/log.h"
 
 #define RX_BURST   8 /* receive batches per socket per wakeup */
-#define MAX_EVENTS 8
+#define MAX_EVENTS 64
 #define LOG_NODES  32 /* nodes the status log lists at most */
 
 struct rdv_loop {
 	struct rdv_server srv;
+	struct rdv_front *front; /* NULL: no TLS front */
 	int fd[RDV_SOCKS];
 	struct udp_batch rx[RDV_SOCKS], tx[RDV_SOCKS];
 	struct yip_poll poll;
@@ -46,6 +47,7 @@ struct rdv_loop {
 	void *reload_arg;
 	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
 	uint64_t clock_at; /* when the engine was last told the wall clock */
+	uint64_t front_at; /* when the front's timers last ran */
 };
 
 /* ---- sending ----------------------------------------------------------------------- */
@@ -85,6 +87,15 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 	struct rdv_loop *l = ctx;
 	struct udp_batch *b = &l->tx[RDV_SOCK_MAIN];
 
+	if (sock == RDV_SOCK_STREAM) {
+		/* Into a stream: copied from where the engine built it, which
+		 * stays the main batch's next buffer. */
+		if (l->front != NULL)
+			rdv_front_send(l->front, to, udp_tx_buf(b), len);
+		else
+			l->tx_failed++;
+		return;
+	}
 	if (sock == RDV_SOCK_ALT) {
 		uint8_t *dst;
 
@@ -109,6 +120,7 @@ static void status_fill(const struct rdv_loop *l, struct yip_rdv_status *st)
 {
 	*st = (struct yip_rdv_status){
 	    .srv = &l->srv,
+	    .front = l->front != NULL ? rdv_front_status(l->front) : NULL,
 	    .listen = l->listen,
 	    .alt_port = l->alt_port,
 	    .now = yip_now_mono(),
@@ -252,6 +264,7 @@ static int timeout_ms(struct rdv_loop *l, uint64_t now)
 static int run(struct rdv_loop *l)
 {
 	struct epoll_event evs[MAX_EVENTS];
+	int n;
 
 	while (!l->stopped) {
 		uint64_t now = yip_now_mono();
@@ -266,10 +279,21 @@ static int run(struct rdv_loop *l)
 			rdv_timers(&l->srv, now);
 			flush_all(l);
 		}
-		/* Every fd is registered: nothing comes back. */
-		if (yip_poll_wait(&l->poll, timeout_ms(l, now), evs, MAX_EVENTS) < 0) {
+		if (l->front != NULL && now - l->front_at >= YIP_NS_PER_S) {
+			rdv_front_timers(l->front, now);
+			l->front_at = now;
+		}
+		/* What comes back is the front's (its fds are not registered). */
+		n = yip_poll_wait(&l->poll, timeout_ms(l, now), evs, MAX_EVENTS);
+		if (n < 0) {
 			log_err("epoll_wait: %s", strerror(errno));
 			return 1;
+		}
+		if (n > 0 && l->front != NULL) {
+			now = yip_now_mono();
+			for (int i = 0; i < n; i++)
+				rdv_front_event(l->front, now, &evs[i]);
+			flush_all(l);
 		}
 	}
 	return 0;
@@ -313,6 +337,13 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 	rdv_clock(&l->srv, l->clock_at, (uint64_t)time(NULL));
 	if (c->members != NULL)
 		rdv_set_members(&l->srv, yip_now_mono(), c->members);
+	if (c->front != NULL) {
+		l->front = rdv_front_new(c->front, &l->srv, l->poll.epfd, err, sizeof(err));
+		if (l->front == NULL) {
+			log_err("TLS front: %s", err);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -351,6 +382,15 @@ static void log_start(const struct rdv_loop *l)
 	log_info("listening on %s, %s; %s; UDP GSO %s; at most %zu nodes%s", addr, alt, relay,
 	         l->tx[RDV_SOCK_MAIN].gso ? "on" : "off", cfg->max_nodes,
 	         cfg->obf ? "; obfuscation on (obf_psk)" : "");
+	if (l->front != NULL) {
+		const struct yip_rdv_front *st = rdv_front_status(l->front);
+		char tcp[YIP_ADDRSTRLEN], decoy[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&st->listen, tcp, sizeof(tcp));
+		yip_sockaddr_format(&st->decoy_addr, decoy, sizeof(decoy));
+		log_info("TLS front on TCP %s; what is not a yip node goes to %s%s", tcp,
+		         st->decoy ? "the decoy " : "the built-in site", st->decoy ? decoy : "");
+	}
 	if (l->srv.members_only) {
 		const struct member_revocations *r = l->srv.members.revs;
 
@@ -389,6 +429,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		else
 			log_err("%s", err);
 		log_status(l);
+		rdv_front_free(l->front);
+		l->front = NULL;
 		rdv_free(&l->srv);
 	}
 	if (l->ctl_on)

@@ -6,8 +6,9 @@
  * relayed flow is), a signalfd (INT and TERM stop, USR1 logs the status,
  * HUP reads the revocation list again) and the control socket
  * <ctl_dir>/rendezvous.sock (src/ctl/rendezvous.h), all of them fds
- * registered with src/poll. It shares src/poll and src/udp with yipd's
- * loop (src/loop) and calls nothing of it.
+ * registered with src/poll; and, with --listen-tcp, the TLS front
+ * (front.h), whose many fds are its own in the same epoll set. It shares
+ * src/poll and src/udp with yipd's loop (src/loop) and calls nothing of it.
  */
 #ifndef YIP_RDVLOOP_RDVLOOP_H
 #define YIP_RDVLOOP_RDVLOOP_H
@@ -15,18 +16,20 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "rdvloop/front.h"
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"
 
 struct rdv_loop_config {
-	const struct rdv_config *engine;   /* copied by the engine */
-	int fd[RDV_SOCKS];                 /* bound UDP sockets; fd[RDV_SOCK_ALT] -1: none */
-	int family;                        /* of both: AF_INET, or AF_INET6 (dual-stack) */
-	union yip_sockaddr listen;         /* the main socket's address, for the status */
-	uint16_t alt_port;                 /* the second socket's port, 0: none */
-	const char *ctl_dir;               /* where the control socket goes; NULL: none */
-	const struct sandbox *sandbox;     /* entered once set up; NULL: none */
-	const struct rdv_members *members; /* members only; NULL: open to every node */
+	const struct rdv_config *engine;      /* copied by the engine */
+	int fd[RDV_SOCKS];                    /* bound UDP sockets; fd[RDV_SOCK_ALT] -1: none */
+	int family;                           /* of both: AF_INET, or AF_INET6 (dual-stack) */
+	union yip_sockaddr listen;            /* the main socket's address, for the status */
+	uint16_t alt_port;                    /* the second socket's port, 0: none */
+	const char *ctl_dir;                  /* where the control socket goes; NULL: none */
+	const struct sandbox *sandbox;        /* entered once set up; NULL: none */
+	const struct rdv_members *members;    /* members only; NULL: open to every node */
+	const struct rdv_front_config *front; /* the TLS front (its fd the loop's); NULL: none */
 	/* SIGHUP on a members-only server: fills *m with the gate as its files
 	 * now say (0) or logs why not (-1); the gate filled by the call before
 	 * stays valid until this one returns. NULL: nothing to reload. */
@@ -40,7 +43,8 @@ struct rdv_loop_config {
  * dumps and swap; then runs the server until SIGINT or SIGTERM, logs its counters and
  * removes the control socket. A control socket that cannot be opened is
  * logged and done without. Returns 0 after a stop signal, 1 when the loop
- * could not be set up or failed (the reason is logged). Closes no fd of c.
+ * could not be set up or failed (the reason is logged). Closes no fd of c
+ * but the front's listener.
  */
 int rdv_loop_run(const struct rdv_loop_config *c);
 

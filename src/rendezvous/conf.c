@@ -135,6 +135,14 @@ static int set_bytes(uint64_t *out, const char *what, uint64_t min, const char *
 	return 0;
 }
 
+static int set_path(char *out, size_t cap, const char *value, char *err, size_t errlen)
+{
+	if (strlen(value) >= cap)
+		return fail(err, errlen, "path longer than %zu characters", cap - 1);
+	snprintf(out, cap, "%s", value);
+	return 0;
+}
+
 int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, char *err,
                  size_t errlen)
 {
@@ -156,11 +164,7 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 		c->alt_port_set = true;
 		return 0;
 	case RDV_CONF_KEY:
-		if (strlen(value) >= sizeof(c->key_file))
-			return fail(err, errlen, "path longer than %zu characters",
-			            sizeof(c->key_file) - 1);
-		snprintf(c->key_file, sizeof(c->key_file), "%s", value);
-		return 0;
+		return set_path(c->key_file, sizeof(c->key_file), value, err, errlen);
 	case RDV_CONF_RELAY:
 		if (strcmp(value, "on") == 0)
 			c->relay = true;
@@ -215,11 +219,31 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 		snprintf(c->network, sizeof(c->network), "%s", value);
 		return 0;
 	case RDV_CONF_REVOCATIONS:
-		if (strlen(value) >= sizeof(c->revocations_file))
-			return fail(err, errlen, "path longer than %zu characters",
-			            sizeof(c->revocations_file) - 1);
-		snprintf(c->revocations_file, sizeof(c->revocations_file), "%s", value);
+		return set_path(c->revocations_file, sizeof(c->revocations_file), value, err,
+		                errlen);
+	case RDV_CONF_LISTEN_TCP:
+		if (yip_endpoint_parse(value, 0, false, &c->listen_tcp, NULL, reason,
+		                       sizeof(reason)) != 0)
+			return fail(err, errlen, "%s", reason);
+		c->has_tcp = true;
 		return 0;
+	case RDV_CONF_TLS_CERT:
+		return set_path(c->tls_cert, sizeof(c->tls_cert), value, err, errlen);
+	case RDV_CONF_TLS_KEY:
+		return set_path(c->tls_key, sizeof(c->tls_key), value, err, errlen);
+	case RDV_CONF_DECOY: {
+		const char *colon = strrchr(value, ':');
+
+		if (strlen(value) >= sizeof(c->decoy) || colon == NULL || colon == value ||
+		    parse_u64(colon + 1, strlen(colon + 1), &v) != 0 || v == 0 || v > 65535)
+			return fail(
+			    err, errlen,
+			    "expected HOST:PORT (the decoy web server, e.g. 127.0.0.1:8080), "
+			    "got '%.64s'",
+			    value);
+		snprintf(c->decoy, sizeof(c->decoy), "%s", value);
+		return 0;
+	}
 	case RDV_CONF_COUNT:
 		break;
 	}
@@ -256,6 +280,14 @@ int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
 		                        "both");
 	if (c->revocations_file[0] != '\0' && !c->has_ca)
 		return fail(err, errlen, "revocations needs ca and network");
+	if (c->has_tcp && (c->tls_cert[0] == '\0' || c->tls_key[0] == '\0'))
+		return fail(err, errlen,
+		            "listen_tcp needs tls_cert and tls_key (PEM files: the certificate "
+		            "chain the front shows, leaf first, and its private key)");
+	if (!c->has_tcp && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0' || c->decoy[0] != '\0'))
+		return fail(
+		    err, errlen,
+		    "tls_cert, tls_key and decoy are the TLS front's: they need listen_tcp");
 	if (c->key_file[0] == '\0')
 		return fail(err, errlen,
 		            "no key file: give --key FILE or key=FILE in the configuration (make "

@@ -24,6 +24,7 @@
 #define RDV_CONF_MIN_BURST   (64ULL << 10) /* one datagram of the largest size fits */
 #define RDV_CONF_NODES_LIMIT 10000000
 #define RDV_CONF_FILE_LIMIT  (64 * 1024) /* bytes of a configuration or key file */
+#define RDV_CONF_HOST_MAX    256         /* the decoy's HOST:PORT */
 
 #define RDV_CONF_KEYS(X)                                                                           \
 	X(LISTEN, "listen")                                                                        \
@@ -38,7 +39,11 @@
 	X(SANDBOX, "sandbox")                                                                      \
 	X(CA, "ca")                                                                                \
 	X(NETWORK, "network")                                                                      \
-	X(REVOCATIONS, "revocations")
+	X(REVOCATIONS, "revocations")                                                              \
+	X(LISTEN_TCP, "listen_tcp")                                                                \
+	X(TLS_CERT, "tls_cert")                                                                    \
+	X(TLS_KEY, "tls_key")                                                                      \
+	X(DECOY, "decoy")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -65,6 +70,13 @@ struct rdv_conf {
 	uint8_t ca[MEMBER_SIGN_PUBLIC];
 	char network[WIRE_NETWORK_MAX + 1];
 	char revocations_file[RDV_CONF_PATH_MAX];
+	/* The TLS front (docs/rendezvous.md, "The TLS front"): its TCP address,
+	 * certificate chain and key (PEM files), and the decoy's HOST:PORT
+	 * ("": the built-in site), resolved when the server starts. */
+	bool has_tcp;
+	union yip_sockaddr listen_tcp;
+	char tls_cert[RDV_CONF_PATH_MAX], tls_key[RDV_CONF_PATH_MAX];
+	char decoy[RDV_CONF_HOST_MAX];
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

@@ -33,7 +33,24 @@
 
 #define RDV_SOCK_MAIN 0 /* registrations, lookups, relay */
 #define RDV_SOCK_ALT  1 /* the second port: WHOAMI only */
-#define RDV_SOCKS     2
+#define RDV_SOCKS     2 /* the UDP sockets */
+/* Not a socket: the TLS front's streams, each known by a synthetic address
+ * (rdv_stream_addr); everything the main socket takes, over TCP. */
+#define RDV_SOCK_STREAM 2
+
+/*
+ * A stream's synthetic address: 100::/64 (RFC 6666, the discard-only
+ * prefix: no packet comes from it or goes to it), the low 64 bits the
+ * front's name for the connection (non-zero), port 9 (discard, as the
+ * prefix is: an address on the wire has a port). A UDP datagram from
+ * that prefix is dropped before anything else is looked at; no node is
+ * ever told of such an address as a candidate.
+ */
+#define RDV_STREAM_PORT 9
+void rdv_stream_addr(union yip_sockaddr *a, uint64_t id);
+bool rdv_is_stream_addr(const union yip_sockaddr *a);
+/* The id of a synthetic address (0 if it is not one). */
+uint64_t rdv_stream_id(const union yip_sockaddr *a);
 
 #define RDV_DROP_REASONS(X)                                                                        \
 	X(MALFORMED, "malformed")               /* unknown type or bad length */                   \
@@ -62,7 +79,8 @@
 	X(NOT_MEMBER,                                                                              \
 	  "not_member") /* REGISTER, LOOKUP, ANSWER or Relay from a node not admitted */           \
 	X(MEMBER_RATE, "member_rate") /* a second MEMBER from one node within a second */          \
-	X(OBF, "obf") /* obf_psk: not authentic (foreign, tampered, another key, or plain) */
+	X(OBF, "obf") /* obf_psk: not authentic (foreign, tampered, another key, or plain) */      \
+	X(STREAM_SOURCE, "stream_source") /* UDP from 100::/64, or a stream without its address */
 
 enum rdv_drop {
 #define X(name, str) RDV_DROP_##name,
@@ -77,7 +95,8 @@ struct rdv_io {
 	void *ctx;
 	/* A buffer of RDV_MAX_DGRAM bytes to build the next datagram in. */
 	uint8_t *(*buf)(void *ctx);
-	/* Sends the datagram built in the last buf() from socket sock. */
+	/* Sends the datagram built in the last buf() from socket sock
+	 * (RDV_SOCK_STREAM: into the stream of synthetic address to). */
 	void (*send)(void *ctx, unsigned sock, const union yip_sockaddr *to, size_t len);
 };
 
@@ -128,6 +147,7 @@ struct rdv_node_stats {
  */
 struct rdv_move {
 	union yip_sockaddr to;
+	uint8_t sock; /* RDV_SOCK_MAIN or RDV_SOCK_STREAM: where `to` is reached */
 	uint32_t credit;
 	uint64_t challenge, challenged_at;
 };
@@ -143,10 +163,12 @@ struct rdv_node {
 	 * source of an Init whose keys it used, or one that echoed a
 	 * challenge); before that (confirmed false), its Init's source. */
 	union yip_sockaddr addr;
+	uint8_t sock; /* where addr is reached: RDV_SOCK_MAIN or RDV_SOCK_STREAM */
 	/* The source of its newest Init, until the keys that Init made (local
 	 * index init_index; 0: none waiting) are used: only whoever got our
 	 * Resp there can have them, so that address is the node's. */
 	union yip_sockaddr init_addr;
+	uint8_t init_sock;
 	uint32_t init_index;
 	bool confirmed;
 	bool registered; /* it sent REGISTER */
@@ -223,6 +245,7 @@ struct rdv_stats {
 	uint64_t unpaid;         /* ... not sent: more than the bytes that came from there */
 	uint64_t moves;          /* new addresses confirmed by their PROBE_OK */
 	uint64_t ask_visits;     /* asks the timers looked at (due ones, and one more if any) */
+	uint64_t streams_gone;   /* nodes whose stream closed while it was their address */
 };
 
 /* Members only: guests (nodes not admitted) hold at most 1/RDV_GUEST_SHARE
@@ -275,9 +298,25 @@ int rdv_init(struct rdv_server *s, const struct rdv_config *cfg, const struct rd
              size_t errlen);
 void rdv_free(struct rdv_server *s);
 
-/* A datagram arrived on socket sock from src. */
-void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
-            const uint8_t *d, size_t len);
+/*
+ * A datagram arrived on socket sock from src (RDV_SOCK_STREAM: a frame of
+ * the stream whose synthetic address src is). Returns the key hash of the
+ * node it authenticated as, 0 if it did not: an Init accepted (a Resp
+ * sent), a Ctrl that opened under a session's keys, or a Relay from its
+ * node's confirmed address. The TLS front takes a stream for a node's only
+ * if its first frame returns non-zero.
+ */
+uint64_t rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
+                const uint8_t *d, size_t len);
+
+/*
+ * The stream of synthetic address addr closed; node is what rdv_rx last
+ * returned for it (0: none). If that node's address is the stream's, the
+ * address is stale: nothing is sent to it or relayed to it until the node
+ * shows another (a new Init, or the answer to a challenge, from its next
+ * connection or over UDP). Its registration and session stay.
+ */
+void rdv_stream_gone(struct rdv_server *s, const union yip_sockaddr *addr, uint64_t node);
 
 /*
  * Makes the server members-only (m not NULL): a node must send a MEMBER

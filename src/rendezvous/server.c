@@ -62,6 +62,37 @@ static void drop(struct rdv_server *s, enum rdv_drop d)
 	s->drops[d]++;
 }
 
+/* ---- streams' synthetic addresses ------------------------------------------------- */
+
+void rdv_stream_addr(union yip_sockaddr *a, uint64_t id)
+{
+	memset(a, 0, sizeof(*a));
+	a->in6.sin6_family = AF_INET6;
+	a->in6.sin6_port = htons(RDV_STREAM_PORT);
+	a->in6.sin6_addr.s6_addr[0] = 0x01;
+	for (int i = 0; i < 8; i++)
+		a->in6.sin6_addr.s6_addr[15 - i] = (uint8_t)(id >> (8 * i));
+}
+
+bool rdv_is_stream_addr(const union yip_sockaddr *a)
+{
+	static const uint8_t prefix[8] = {0x01};
+
+	return a->sa.sa_family == AF_INET6 &&
+	       memcmp(a->in6.sin6_addr.s6_addr, prefix, sizeof(prefix)) == 0;
+}
+
+uint64_t rdv_stream_id(const union yip_sockaddr *a)
+{
+	uint64_t id = 0;
+
+	if (!rdv_is_stream_addr(a))
+		return 0;
+	for (int i = 8; i < 16; i++)
+		id = id << 8 | a->in6.sin6_addr.s6_addr[i];
+	return id;
+}
+
 static uint64_t key_hash(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
 {
 	uint8_t h[crypto_shorthash_BYTES];
@@ -480,7 +511,8 @@ static uint8_t *tx_buf(struct rdv_server *s)
  * cap bytes on the wire (an envelope's random length is drawn within cap).
  * Returns the bytes sent, 0 if none.
  */
-static size_t tx_send(struct rdv_server *s, const union yip_sockaddr *to, size_t len, size_t cap)
+static size_t tx_send(struct rdv_server *s, unsigned sock, const union yip_sockaddr *to, size_t len,
+                      size_t cap)
 {
 	if (cap > RDV_MAX_DGRAM)
 		cap = RDV_MAX_DGRAM;
@@ -489,15 +521,15 @@ static size_t tx_send(struct rdv_server *s, const union yip_sockaddr *to, size_t
 	else if (len > cap)
 		len = 0;
 	if (len > 0)
-		s->io.send(s->io.ctx, RDV_SOCK_MAIN, to, len);
+		s->io.send(s->io.ctx, sock, to, len);
 	return len;
 }
 
-/* Seals c under n's keys and sends it to `to` if that is at most cap bytes
- * on the wire; the bytes sent, 0 if none. Everything leaves the main
- * socket: the second port only listens. */
-static size_t send_ctrl(struct rdv_server *s, struct rdv_node *n, const union yip_sockaddr *to,
-                        const struct wire_ctrl *c, size_t cap)
+/* Seals c under n's keys and sends it to `to` (reached on sock) if that is
+ * at most cap bytes on the wire; the bytes sent, 0 if none. Everything
+ * leaves the main socket or a stream: the second port only listens. */
+static size_t send_ctrl(struct rdv_server *s, struct rdv_node *n, unsigned sock,
+                        const union yip_sockaddr *to, const struct wire_ctrl *c, size_t cap)
 {
 	struct rdv_keys *k = &n->cur;
 	uint8_t msg[WIRE_CTRL_MAX], *d;
@@ -515,17 +547,18 @@ static size_t send_ctrl(struct rdv_server *s, struct rdv_node *n, const union yi
 	yip_cipher_key_set(&key, (enum yip_cipher)k->cipher, k->send);
 	yip_cipher_seal(d + WIRE_DATA_HDR, &key, h.counter, d, WIRE_DATA_HDR, msg, len);
 	sodium_memzero(&key, sizeof(key));
-	return tx_send(s, to, WIRE_DATA_MIN + len, cap);
+	return tx_send(s, sock, to, WIRE_DATA_MIN + len, cap);
 }
 
 /* Answers, questions and introductions go to n's confirmed address only. */
 static void reply(struct rdv_server *s, struct rdv_node *n, const struct wire_ctrl *c)
 {
 	if (n->confirmed)
-		send_ctrl(s, n, &n->addr, c, RDV_MAX_DGRAM);
+		send_ctrl(s, n, n->sock, &n->addr, c, RDV_MAX_DGRAM);
 }
 
-/* What a node is told about a peer: its reflexive address first, then its own. */
+/* What a node is told about a peer: its reflexive address first, then its
+ * own; never a stream's synthetic address (it reaches nothing). */
 static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
                   const struct rdv_node *about)
 {
@@ -533,9 +566,11 @@ static void intro(struct rdv_server *s, struct rdv_node *to, uint32_t id,
 	    .kind = WIRE_CTRL_INTRO, .id = id, .relay_id = about->relay_id, .nat = about->nat};
 
 	memcpy(c.key, about->key, YIP_KEY_LEN);
-	c.cands[c.n_cands++] = about->addr;
+	if (!rdv_is_stream_addr(&about->addr))
+		c.cands[c.n_cands++] = about->addr;
 	for (unsigned i = 0; i < about->n_cands && c.n_cands < WIRE_MAX_CANDS; i++)
-		if (!yip_sockaddr_eq(&about->cands[i], &about->addr))
+		if (!yip_sockaddr_eq(&about->cands[i], &about->addr) &&
+		    !rdv_is_stream_addr(&about->cands[i]))
 			c.cands[c.n_cands++] = about->cands[i];
 	reply(s, to, &c);
 	to->stats.intros++;
@@ -569,13 +604,22 @@ static void registered(struct rdv_server *s, struct rdv_node *n)
 /* A token bucket per source: true (and one token less) if one is left
  * after refilling. The source is what one sender controls: an IPv4
  * address (also IPv4-mapped, as a dual-stack socket shows it) or an IPv6
- * /64, so that one host's 2^64 addresses share one budget. */
+ * /64, so that one host's 2^64 addresses share one budget. A stream is a
+ * source of its own (the front bounds the streams of one address). */
 static bool init_allowed(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src)
 {
-	uint8_t source[YIP_SOURCE_LEN], h[crypto_shorthash_BYTES];
-	size_t n = yip_sockaddr_source(src, source);
+	uint8_t source[16], h[crypto_shorthash_BYTES];
+	size_t n;
 	uint64_t v;
 	size_t i;
+
+	_Static_assert(YIP_SOURCE_LEN <= sizeof(source), "a source fits");
+	if (rdv_is_stream_addr(src)) {
+		memcpy(source, src->in6.sin6_addr.s6_addr, sizeof(source));
+		n = sizeof(source);
+	} else {
+		n = yip_sockaddr_source(src, source);
+	}
 
 	crypto_shorthash(h, source, n, s->hash_key);
 	memcpy(&v, h, sizeof(v));
@@ -598,8 +642,10 @@ static int cipher_choose(unsigned offered)
 	return -1;
 }
 
-static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr *src,
-                    const uint8_t *d, size_t len)
+/* An Init from src (reached on sock); its node if it was accepted (a Resp
+ * sent), else NULL. */
+static struct rdv_node *rx_init(struct rdv_server *s, uint64_t now, unsigned sock,
+                                const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	uint8_t rs[YIP_KEY_LEN], payload[WIRE_INIT_PAYLOAD], chosen[WIRE_RESP_PAYLOAD];
 	struct wire_init_payload pl;
@@ -612,31 +658,33 @@ static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr
 	uint64_t h;
 	size_t seen;
 	int cipher;
+	struct rdv_node *accepted = NULL;
 
 	/* A node sends a server no certificate: an Init is exactly WIRE_INIT_LEN. */
 	if (len != WIRE_INIT_LEN || !wire_init_get(&m, d, len)) {
 		drop(s, RDV_DROP_MALFORMED);
-		return;
+		return NULL;
 	}
 	if (!wire_init_mac1_ok(d, s->mac1_key)) {
 		drop(s, RDV_DROP_BAD_MAC1);
-		return;
+		return NULL;
 	}
 	/* Before any Diffie-Hellman: under load, only an Init that proves its
 	 * address with a cookie (docs/protocol.md, "Cookies"); then the budgets. */
 	/* With obf_psk no cookie is ever sent: it would answer a replayed Init
-	 * (docs/obfuscation.md); the budgets below still bound the work. */
+	 * (docs/obfuscation.md); the budgets below still bound the work. A
+	 * stream needs none: its TCP handshake proved its address. */
 	cookie_source_addr(&csrc, src);
 	if (!s->cfg.obf && cookie_under_load(&s->cookies, now, s->cfg.init_load) &&
-	    !cookie_check(&s->cookies, now, &csrc, d, len)) {
+	    sock != RDV_SOCK_STREAM && !cookie_check(&s->cookies, now, &csrc, d, len)) {
 		cookie_reply(&s->cookies, now, &csrc, d, len, tx_buf(s));
-		tx_send(s, src, WIRE_COOKIE_MSG, s->rx_len); /* smaller than the Init */
+		tx_send(s, sock, src, WIRE_COOKIE_MSG, s->rx_len); /* smaller than the Init */
 		drop(s, RDV_DROP_UNDER_LOAD);
-		return;
+		return NULL;
 	}
 	if (!init_allowed(s, now, src)) {
 		drop(s, RDV_DROP_RATE_LIMITED);
-		return;
+		return NULL;
 	}
 	noise_hs_init(&hs, false, (const uint8_t *)WIRE_PROLOGUE, WIRE_PROLOGUE_LEN,
 	              s->cfg.private_key, s->public_key, NULL);
@@ -721,19 +769,24 @@ static void rx_init(struct rdv_server *s, uint64_t now, const union yip_sockaddr
 	/* The node completes only its newest Init: whatever it did before,
 	 * these are the keys whose use proves src. */
 	n->init_addr = *src;
+	n->init_sock = (uint8_t)sock;
 	n->init_index = k.local;
-	if (!n->confirmed)
+	if (!n->confirmed) {
 		n->addr = *src; /* shown, not used, until the keys are */
+		n->sock = (uint8_t)sock;
+	}
 	touch(s, n, now);
 	s->stats.handshakes++;
 	/* To the Init's source, not yet shown to be the node's: no longer than
 	 * the Init (with obf_psk, the envelope's length is drawn up to it). */
-	tx_send(s, src, WIRE_RESP_LEN, s->rx_len);
+	tx_send(s, sock, src, WIRE_RESP_LEN, s->rx_len);
+	accepted = n;
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(&k, sizeof(k));
 	sodium_memzero(payload, sizeof(payload));
 	sodium_memzero(&pl, sizeof(pl));
+	return accepted;
 }
 
 /* ---- control messages ------------------------------------------------------------- */
@@ -807,12 +860,13 @@ static struct rdv_node *open_ctrl(struct rdv_server *s, uint64_t now, const uint
 
 /* ---- addresses ------------------------------------------------------------------------- */
 
-/* a is n's: everything for n goes there from now on. */
-static void confirm(struct rdv_node *n, const union yip_sockaddr *a)
+/* a, reached on sock, is n's: everything for n goes there from now on. */
+static void confirm(struct rdv_node *n, unsigned sock, const union yip_sockaddr *a)
 {
 	n->addr = *a;
+	n->sock = (uint8_t)sock;
 	n->confirmed = true;
-	if (n->move != NULL && yip_sockaddr_eq(&n->move->to, a)) {
+	if (n->move != NULL && n->move->sock == sock && yip_sockaddr_eq(&n->move->to, a)) {
 		free(n->move);
 		n->move = NULL;
 	}
@@ -825,7 +879,7 @@ static void confirm(struct rdv_node *n, const union yip_sockaddr *a)
  * challenge, no more bytes of it than came from src, so that the server
  * can neither be turned against src nor made to amplify anything.
  */
-static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
+static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n, unsigned sock,
                    const union yip_sockaddr *src)
 {
 	struct wire_ctrl p = {.kind = WIRE_CTRL_PROBE};
@@ -834,8 +888,9 @@ static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 
 	if (m == NULL && (m = n->move = calloc(1, sizeof(*m))) == NULL)
 		return; /* no memory: the node stays where it was */
-	if (!yip_sockaddr_eq(&m->to, src)) {
+	if (m->sock != sock || !yip_sockaddr_eq(&m->to, src)) {
 		m->to = *src;
+		m->sock = (uint8_t)sock;
 		m->credit = 0;
 		m->challenge = 0;
 	}
@@ -846,7 +901,7 @@ static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 	do
 		randombytes_buf(&p.nonce, sizeof(p.nonce));
 	while (p.nonce == 0);
-	sent = send_ctrl(s, n, src, &p, m->credit);
+	sent = send_ctrl(s, n, sock, src, &p, m->credit);
 	if (sent == 0) {
 		s->stats.unpaid++; /* a later datagram from there pays for it */
 		return;
@@ -857,13 +912,13 @@ static void moving(struct rdv_server *s, uint64_t now, struct rdv_node *n,
 	s->stats.challenges++;
 }
 
-/* Is c, from src, the echo of n's challenge? */
-static bool challenge_met(const struct rdv_node *n, const union yip_sockaddr *src,
+/* Is c, from src on sock, the echo of n's challenge? */
+static bool challenge_met(const struct rdv_node *n, unsigned sock, const union yip_sockaddr *src,
                           const struct wire_ctrl *c)
 {
 	const struct rdv_move *m = n->move;
 
-	return c->kind == WIRE_CTRL_PROBE_OK && m != NULL && m->challenge != 0 &&
+	return c->kind == WIRE_CTRL_PROBE_OK && m != NULL && m->challenge != 0 && m->sock == sock &&
 	       yip_sockaddr_eq(src, &m->to) &&
 	       sodium_memcmp(&c->nonce, &m->challenge, sizeof(c->nonce)) == 0;
 }
@@ -1063,8 +1118,9 @@ static void on_answer(struct rdv_server *s, struct rdv_node *b, const struct wir
 	ask_done(s, q, a);
 }
 
-static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
-                    const union yip_sockaddr *src, const uint8_t *d, size_t len)
+/* A Ctrl; the node whose keys it opened under, or NULL. */
+static struct rdv_node *on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
+                                const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	struct wire_ctrl c, r = {0};
 	struct rdv_keys *k;
@@ -1073,31 +1129,31 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 
 	n = open_ctrl(s, now, d, len, &plen, &k);
 	if (n == NULL)
-		return;
+		return NULL;
 	if (n->init_index != 0 && k->local == n->init_index) {
 		/* The first datagram under the keys its newest Init made: the
 		 * Init's source got our Resp, so it is the node's. */
 		n->init_index = 0;
-		confirm(n, &n->init_addr);
+		confirm(n, n->init_sock, &n->init_addr);
 	}
 	if (!wire_ctrl_get(&c, s->scratch, plen) ||
 	    (sock == RDV_SOCK_ALT && c.kind != WIRE_CTRL_WHOAMI)) {
 		drop(s, RDV_DROP_BAD_CTRL);
-		return;
+		return n;
 	}
 	/* From elsewhere than the node's address: the answer to our challenge,
 	 * and the node has moved there; or reason to send one. (The second
 	 * port sees another address of the node wherever its NAT maps per
 	 * destination: that is what it is for.) */
-	if (sock == RDV_SOCK_MAIN && !yip_sockaddr_eq(src, &n->addr)) {
-		if (challenge_met(n, src, &c)) {
-			confirm(n, src);
+	if (sock != RDV_SOCK_ALT && (sock != n->sock || !yip_sockaddr_eq(src, &n->addr))) {
+		if (challenge_met(n, sock, src, &c)) {
+			confirm(n, sock, src);
 			s->stats.moves++;
 			if (n->registered)
 				registered(s, n); /* its REGISTERs went unanswered meanwhile */
-			return;
+			return n;
 		}
-		moving(s, now, n, src);
+		moving(s, now, n, sock, src);
 	}
 	if ((c.kind == WIRE_CTRL_REGISTER || c.kind == WIRE_CTRL_LOOKUP ||
 	     c.kind == WIRE_CTRL_ANSWER) &&
@@ -1105,7 +1161,7 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 		drop(s, RDV_DROP_NOT_MEMBER);
 		/* A member whose certificate ran out is told so. */
 		refuse(s, n, n->member ? (uint8_t)MEMBER_EXPIRED : n->refused);
-		return;
+		return n;
 	}
 	switch (c.kind) {
 	case WIRE_CTRL_MEMBER:
@@ -1132,11 +1188,11 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 	case WIRE_CTRL_LOOKUP:
 		if (!n->registered) {
 			drop(s, RDV_DROP_BAD_CTRL);
-			return;
+			return n;
 		}
 		if (!yip_bucket_take(&n->lookups, now, LOOKUP_RATE, LOOKUP_BURST)) {
 			drop(s, RDV_DROP_LOOKUP_RATE);
-			return;
+			return n;
 		}
 		on_lookup(s, now, n, &c);
 		break;
@@ -1149,46 +1205,48 @@ static void on_ctrl(struct rdv_server *s, uint64_t now, unsigned sock,
 	default:
 		drop(s, RDV_DROP_BAD_CTRL); /* a kind nodes send to each other, or we send */
 	}
+	return n;
 }
 
 /* ---- the relay ---------------------------------------------------------------------- */
 
-static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
-                     const union yip_sockaddr *src, const uint8_t *d, size_t len)
+/* A Relay; its sender if it came from the sender's confirmed address, else NULL. */
+static struct rdv_node *on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
+                                 const union yip_sockaddr *src, const uint8_t *d, size_t len)
 {
 	struct rdv_node *a, *b;
 	struct wire_relay m;
 	uint8_t *out;
 
-	if (sock != RDV_SOCK_MAIN || !wire_relay_get(&m, d, len) || m.dir != WIRE_RELAY_TO_SERVER) {
+	if (sock == RDV_SOCK_ALT || !wire_relay_get(&m, d, len) || m.dir != WIRE_RELAY_TO_SERVER) {
 		drop(s, RDV_DROP_MALFORMED);
-		return;
+		return NULL;
 	}
 	if (!s->cfg.relay) {
 		drop(s, RDV_DROP_RELAY_OFF);
-		return;
+		return NULL;
 	}
 	a = u64map_get(&s->by_token, m.token);
 	if (a == NULL) {
 		drop(s, RDV_DROP_RELAY_TOKEN);
-		return;
+		return NULL;
 	}
-	if (!a->confirmed || !yip_sockaddr_eq(src, &a->addr)) {
+	if (!a->confirmed || a->sock != sock || !yip_sockaddr_eq(src, &a->addr)) {
 		drop(s, RDV_DROP_RELAY_SOURCE);
 		a->stats.relay_refused++;
-		return;
+		return NULL;
 	}
 	b = u64map_get(&s->by_relay, m.relay_id);
 	if (b == NULL || !b->confirmed || !allowed_has(a, b->relay_id) ||
 	    !allowed_has(b, a->relay_id)) {
 		drop(s, RDV_DROP_RELAY_NOT_ALLOWED);
 		a->stats.relay_refused++;
-		return;
+		return a;
 	}
 	if (!admitted(s, a, now) || !admitted(s, b, now)) {
 		drop(s, RDV_DROP_NOT_MEMBER); /* a certificate ran out since the introduction */
 		a->stats.relay_refused++;
-		return;
+		return a;
 	}
 	if (a->bucket < len) {
 		uint64_t add = (now - a->bucket_at) * s->cfg.relay_rate / YIP_NS_PER_S;
@@ -1199,20 +1257,21 @@ static void on_relay(struct rdv_server *s, uint64_t now, unsigned sock,
 		if (a->bucket < len) {
 			drop(s, RDV_DROP_RELAY_RATE);
 			a->stats.relay_refused++;
-			return;
+			return a;
 		}
 	}
 	a->bucket -= len;
 	out = tx_buf(s);
 	wire_relay_put(out, WIRE_RELAY_FROM_SERVER, b->token, a->relay_id);
 	memcpy(out + WIRE_RELAY_HDR, m.payload, m.len);
-	tx_send(s, &b->addr, len, RDV_MAX_DGRAM);
+	tx_send(s, b->sock, &b->addr, len, RDV_MAX_DGRAM);
 	a->stats.relay_in_dgrams++;
 	a->stats.relay_in_bytes += m.len;
 	b->stats.relay_out_dgrams++;
 	b->stats.relay_out_bytes += m.len;
 	s->stats.relayed_dgrams++;
 	s->stats.relayed_bytes += m.len;
+	return a;
 }
 
 /* ---- the engine ----------------------------------------------------------------------- */
@@ -1275,40 +1334,47 @@ void rdv_free(struct rdv_server *s)
 	sodium_memzero(s, sizeof(*s));
 }
 
-void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
-            const uint8_t *d, size_t len)
+uint64_t rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_sockaddr *src,
+                const uint8_t *d, size_t len)
 {
+	struct rdv_node *n = NULL;
+
+	/* Nothing real comes from 100::/64, and a stream comes from nowhere else. */
+	if ((sock == RDV_SOCK_STREAM) != rdv_is_stream_addr(src) || sock > RDV_SOCK_STREAM) {
+		drop(s, RDV_DROP_STREAM_SOURCE);
+		return 0;
+	}
 	s->rx_len = len;
 	/* With obf_psk, anything that does not authenticate is dropped before
 	 * any other work, and answered with nothing. */
 	if (s->cfg.obf) {
-		size_t n;
+		size_t plain;
 
-		switch (
-		    obf_open(&s->obf_keys, d, len, s->obfbuf, &n, WIRE_RELAY_TO_SERVER, false)) {
+		switch (obf_open(&s->obf_keys, d, len, s->obfbuf, &plain, WIRE_RELAY_TO_SERVER,
+		                 false)) {
 		case OBF_OK:
 			d = s->obfbuf;
-			len = n;
+			len = plain;
 			break;
 		case OBF_IGNORED:
-			return;
+			return 0;
 		default:
 			drop(s, RDV_DROP_OBF);
-			return;
+			return 0;
 		}
 	}
 	switch (wire_classify(d, len)) {
 	case WIRE_INIT:
-		if (sock == RDV_SOCK_MAIN)
-			rx_init(s, now, src, d, len);
-		else
+		if (sock == RDV_SOCK_ALT)
 			drop(s, RDV_DROP_NOT_FOR_SERVER);
+		else
+			n = rx_init(s, now, sock, src, d, len);
 		break;
 	case WIRE_CTRL:
-		on_ctrl(s, now, sock, src, d, len);
+		n = on_ctrl(s, now, sock, src, d, len);
 		break;
 	case WIRE_RELAY:
-		on_relay(s, now, sock, src, d, len);
+		n = on_relay(s, now, sock, src, d, len);
 		break;
 	case WIRE_RESP:
 	case WIRE_DATA:
@@ -1318,6 +1384,27 @@ void rdv_rx(struct rdv_server *s, uint64_t now, unsigned sock, const union yip_s
 		break;
 	default:
 		drop(s, RDV_DROP_MALFORMED);
+	}
+	return n != NULL ? n->key_hash : 0;
+}
+
+void rdv_stream_gone(struct rdv_server *s, const union yip_sockaddr *addr, uint64_t node)
+{
+	struct rdv_node *n = node != 0 ? u64map_get(&s->by_key, node) : NULL;
+
+	if (n == NULL || !rdv_is_stream_addr(addr))
+		return;
+	if (n->move != NULL && n->move->sock == RDV_SOCK_STREAM &&
+	    yip_sockaddr_eq(&n->move->to, addr)) {
+		free(n->move);
+		n->move = NULL;
+	}
+	if (n->init_index != 0 && n->init_sock == RDV_SOCK_STREAM &&
+	    yip_sockaddr_eq(&n->init_addr, addr))
+		n->init_index = 0; /* whoever uses those keys now, it is not from there */
+	if (n->sock == RDV_SOCK_STREAM && yip_sockaddr_eq(&n->addr, addr) && n->confirmed) {
+		n->confirmed = false;
+		s->stats.streams_gone++;
 	}
 }
 

@@ -77,8 +77,15 @@ static const struct {
      * add_arg_rules), one datagram at a time; this node's addresses for
      * peers behind the same NAT (getifaddrs: a netlink socket). */
     {"bind", SANDBOX_YIPD},
-    {"setsockopt", SANDBOX_YIPD},
-    {"getsockname", SANDBOX_YIPD},
+    {"setsockopt", SANDBOX_YIPD | SANDBOX_TCP},
+    {"getsockname", SANDBOX_YIPD | SANDBOX_TCP},
+
+    /* TCP: yipd's TLS links (a connect to a tls:// peer or server) and
+     * the rendezvous TLS front: connections accepted (accept4, below)
+     * and set up (setsockopt), the decoy dialed (socket in add_arg_rules,
+     * connect), its bytes relayed (sendto, recvfrom, below) and shut down. */
+    {"connect", SANDBOX_RESOLVE | SANDBOX_TCP},
+    {"shutdown", SANDBOX_TCP},
 
     /* The TUN device (read is above) and the log on standard error. */
     {"write", ALL},
@@ -109,13 +116,9 @@ static const struct {
      * relay tokens. */
     {"getrandom", ALL},
 
-    /* TLS links (loop/tls.c): a TCP connect to a tls:// peer or server
-     * (socket, setsockopt and accept4 are allowed above). */
-
     /* Resolving host names again (getaddrinfo, on the resolver thread):
      * files read-only and ioctl FIONREAD (in add_arg_rules), DNS over UDP
      * or TCP to the name servers of resolv.conf. */
-    {"connect", SANDBOX_RESOLVE | SANDBOX_TLS},
     {"poll", SANDBOX_RESOLVE},
     {"ppoll", SANDBOX_RESOLVE},
     {"lseek", SANDBOX_RESOLVE},
@@ -228,9 +231,9 @@ static int add_arg_rules(scmp_filter_ctx ctx, const struct sandbox *s)
 		int family;
 		unsigned uses;
 	} families[] = {
-	    /* Extra sockets; DNS. */
-	    {AF_INET, SANDBOX_YIPD | SANDBOX_RESOLVE},
-	    {AF_INET6, SANDBOX_YIPD | SANDBOX_RESOLVE},
+	    /* Extra sockets; DNS; the TLS front's decoy. */
+	    {AF_INET, SANDBOX_YIPD | SANDBOX_RESOLVE | SANDBOX_TCP},
+	    {AF_INET6, SANDBOX_YIPD | SANDBOX_RESOLVE | SANDBOX_TCP},
 	    /* getifaddrs. */
 	    {AF_NETLINK, SANDBOX_YIPD},
 	    /* nscd, which getaddrinfo asks first. */

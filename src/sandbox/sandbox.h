@@ -28,7 +28,7 @@ enum {
 	SANDBOX_RENDEZVOUS = 1u << 3, /* yip-rendezvous's loop */
 	SANDBOX_MEMBERS = 1u << 4,    /* SIGHUP reads membership files; state_dir is written */
 	SANDBOX_READ = 1u << 5,       /* SIGHUP reads files again (read-only) */
-	SANDBOX_TLS = 1u << 6,        /* TLS links over TCP: dialing out */
+	SANDBOX_TCP = 1u << 6, /* TLS over TCP: yipd's links, the rendezvous front and its decoy */
 };
 
 struct sandbox {

@@ -245,7 +245,7 @@ static void broken_files(void **state)
 	    {"relay=\n", "r.conf:1: empty value for 'relay'"},
 	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
 	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk, user, sandbox, "
-	                   "ca, network, revocations)"},
+	                   "ca, network, revocations, listen_tcp, tls_cert, tls_key, decoy)"},
 	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
 	    {"relay=on\nmax_nodes=\x01\n",
 	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
@@ -366,6 +366,39 @@ static void broken_keyfiles(void **state)
 	}
 }
 
+/* The TLS front: listen_tcp needs tls_cert and tls_key; the front's other
+ * settings need listen_tcp; a decoy is HOST:PORT. */
+static void tls_front(void **state)
+{
+	struct rdv_conf c;
+	char err[384];
+
+	(void)state;
+	assert_int_equal(parse(&c,
+	                       "key=/k\nlisten_tcp=0.0.0.0:443\ntls_cert=/c.pem\ntls_key=/k.pem\n"
+	                       "decoy=localhost:8080\n",
+	                       err, sizeof(err)),
+	                 0);
+	assert_true(c.has_tcp);
+	assert_addr(&c.listen_tcp, "0.0.0.0:443");
+	assert_string_equal(c.tls_cert, "/c.pem");
+	assert_string_equal(c.tls_key, "/k.pem");
+	assert_string_equal(c.decoy, "localhost:8080");
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(
+	    parse(&c, "key=/k\nlisten_tcp=0.0.0.0:443\ntls_cert=/c.pem\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "listen_tcp needs tls_cert and tls_key"));
+	assert_int_equal(parse(&c, "key=/k\ndecoy=127.0.0.1:80\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "they need listen_tcp"));
+	assert_int_equal(parse(&c, "decoy=127.0.0.1\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "r.conf:1: decoy: expected HOST:PORT"));
+	assert_int_equal(parse(&c, "decoy=:80\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "decoy=web:0\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "listen_tcp=nowhere\n", err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(set_over_file),      cmocka_unit_test(broken_files),
 	    cmocka_unit_test(long_and_nul_lines), cmocka_unit_test(keyfile),
 	    cmocka_unit_test(broken_keyfiles),    cmocka_unit_test(unknown_key_lists_every_key),
+	    cmocka_unit_test(tls_front),
 	};
 
 	yip_crypto_init();

@@ -64,7 +64,12 @@ static bool srv_obf;          /* server_start: with obf_psk (OBF_KEY) */
 static struct obf_keys obf_k; /* ... to wrap and open with */
 #define OBF_KEY 0x3c          /* every byte of it */
 static bool cut;              /* direct datagrams between A and B are lost */
-static bool started[NODES];   /* the pair nodes whose timers step() runs */
+/* Node i reaches the server over a stream (the TLS front), the stream of
+ * synthetic address stream_id(i), and none of its UDP gets anywhere. */
+static bool stream_of[NODES];
+static uint32_t stream_gen[NODES]; /* its stream's generation: a new connection, a new one */
+static uint64_t lost_stream;       /* sent into a stream that is gone */
+static bool started[NODES];        /* the pair nodes whose timers step() runs */
 static uint64_t lost_direct;
 
 static uint8_t *srv_buf(void *ctx)
@@ -292,6 +297,25 @@ static bool is_server(const union yip_sockaddr *a, unsigned *sock)
 	return false;
 }
 
+/* The synthetic address of node i's stream, as the front makes it. */
+static void stream_src(int i, union yip_sockaddr *a)
+{
+	rdv_stream_addr(a, (uint64_t)stream_gen[i] << 32 | (uint64_t)(i + 1));
+}
+
+/* The node whose stream `to` is, or -1 (none, or one that is gone). */
+static int stream_node(const union yip_sockaddr *to)
+{
+	for (int i = 0; i < NODES; i++) {
+		union yip_sockaddr a;
+
+		stream_src(i, &a);
+		if (stream_of[i] && yip_sockaddr_eq(&a, to))
+			return i;
+	}
+	return -1;
+}
+
 /* Delivers everything everyone sent until nobody has anything to send. */
 static void run_net(void)
 {
@@ -311,13 +335,21 @@ static void run_net(void)
 				int to, sock = 0;
 
 				any = true;
+				if (stream_of[i]) {
+					/* Over the stream: the main port only, and nothing else. */
+					stream_src(i, &src);
+					if (is_server(&d->to, &ssock) && ssock == RDV_SOCK_MAIN)
+						rdv_rx(&S, now, RDV_SOCK_STREAM, &src, d->buf,
+						       d->len);
+					continue;
+				}
 				nat_out(i, d->sock, &d->to, &src);
 				if (is_server(&d->to, &ssock)) {
 					rdv_rx(&S, now, ssock, &src, d->buf, d->len);
 					continue;
 				}
 				to = nat_in(&d->to, &src, &sock);
-				if (to < 0 || pair_sock_closed(&N[to], sock))
+				if (to < 0 || pair_sock_closed(&N[to], sock) || stream_of[to])
 					continue;
 				if (cut && i + to == 1) {
 					lost_direct++;
@@ -332,10 +364,22 @@ static void run_net(void)
 			N[i].nout = 0;
 		}
 		for (unsigned k = 0; k < srv_n; k++) {
-			int sock = 0,
-			    to = nat_in(&srv_out[k].to, &srv_addr[srv_out[k].sock], &sock);
+			int sock = 0, to;
 
 			any = true;
+			if (srv_out[k].sock == RDV_SOCK_STREAM) {
+				to = stream_node(&srv_out[k].to);
+				if (to < 0) {
+					lost_stream++;
+					continue;
+				}
+				memcpy(copy, srv_out[k].buf, srv_out[k].len);
+				pair_rx(&N[to], now, &srv_addr[RDV_SOCK_MAIN], copy,
+				        srv_out[k].len);
+				continue;
+			}
+			assert_false(rdv_is_stream_addr(&srv_out[k].to));
+			to = nat_in(&srv_out[k].to, &srv_addr[srv_out[k].sock], &sock);
 			if (to < 0 || pair_sock_closed(&N[to], sock))
 				continue;
 			memcpy(copy, srv_out[k].buf, srv_out[k].len);
@@ -413,7 +457,10 @@ static int setup(void **state)
 	for (int i = 0; i < NODES; i++) {
 		nat_of[i] = NAT_NONE;
 		started[i] = false;
+		stream_of[i] = false;
+		stream_gen[i] = 1;
 	}
+	lost_stream = 0;
 	srv_obf = false;
 	return 0;
 }
@@ -1959,6 +2006,199 @@ static void ask_timers_do_only_what_is_due(void **state)
 	free(c);
 }
 
+/* ---- nodes over the TLS front's streams ---------------------------------------------- */
+
+/* No path of i's to j goes to a synthetic address: nobody was told of one. */
+static void no_stream_paths(int i, int j)
+{
+	const struct yip_peer *p = peer_of(i, j);
+
+	for (unsigned k = 0; k < p->n_paths; k++)
+		assert_false(rdv_is_stream_addr(&p->paths[k].addr));
+}
+
+/* The server's node for node i's key. */
+static const struct rdv_node *srv_node(int i)
+{
+	uint8_t pub[YIP_KEY_LEN];
+	const struct rdv_node *found = NULL;
+
+	yip_key_public(pub, keys[i]);
+	for (const struct rdv_node *n = S.lru_head; n != NULL; n = n->lru_next)
+		if (memcmp(n->key, pub, YIP_KEY_LEN) == 0)
+			found = n;
+	assert_non_null(found);
+	return found;
+}
+
+static const struct rdv_node *srv_node_h(uint64_t h)
+{
+	const struct rdv_node *n = u64map_get(&S.by_key, h);
+
+	assert_non_null(n);
+	return n;
+}
+
+/* Pings from each to the other arrive, relayed. */
+static void pings_relayed(int a, int b)
+{
+	uint64_t before_b = N[b].packets, before_a = N[a].packets, relayed_before;
+
+	ping(a, b);
+	advance(1);
+	assert_true(yip_peer_established(peer_of(a, b), now));
+	assert_true(relayed(a, b));
+	assert_true(relayed(b, a));
+	relayed_before = S.stats.relayed_dgrams;
+	before_b = N[b].packets;
+	ping(a, b);
+	advance(0.2);
+	assert_int_equal(N[b].packets, before_b + 1);
+	before_a = N[a].packets;
+	ping(b, a);
+	advance(0.2);
+	assert_int_equal(N[a].packets, before_a + 1);
+	assert_true(S.stats.relayed_dgrams >= relayed_before + 2);
+	no_stream_paths(a, b);
+	no_stream_paths(b, a);
+}
+
+/* A node on a stream and a node on UDP: registered, introduced, relayed both ways. */
+static void stream_and_udp_relay(void **state)
+{
+	(void)state;
+	stream_of[0] = true;
+	start_all(true);
+	assert_int_equal(srv_node(0)->sock, RDV_SOCK_STREAM);
+	assert_true(rdv_is_stream_addr(&srv_node(0)->addr));
+	assert_true(srv_node(0)->confirmed);
+	assert_int_equal(srv_node(1)->sock, RDV_SOCK_MAIN);
+	pings_relayed(0, 1);
+	assert_int_equal(lost_stream, 0);
+}
+
+/* Two nodes on streams relay to each other through the server. */
+static void stream_and_stream_relay(void **state)
+{
+	(void)state;
+	stream_of[0] = stream_of[1] = true;
+	start_all(true);
+	assert_int_equal(srv_node(0)->sock, RDV_SOCK_STREAM);
+	assert_int_equal(srv_node(1)->sock, RDV_SOCK_STREAM);
+	pings_relayed(0, 1);
+}
+
+/* UDP from 100::/64 is dropped before anything else, and answered with
+ * nothing; a stream must come from such an address. */
+static void stream_prefix_over_udp_dropped(void **state)
+{
+	union yip_sockaddr fake, real;
+	uint8_t init[WIRE_INIT_LEN];
+	struct rdvc *c = &cl[0];
+
+	(void)state;
+	server_start(true);
+	client_at(c, "192.0.2.50", 51820);
+	assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, init), WIRE_INIT_LEN);
+	rdv_stream_addr(&fake, 7);
+	assert_int_equal(bytes_back(&fake, init, sizeof(init)), 0);
+	assert_int_equal(S.drops[RDV_DROP_STREAM_SOURCE], 1);
+	assert_int_equal(S.stats.handshakes, 0);
+	/* A stream from an ordinary address: refused too. */
+	srv_n = 0;
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &c->addr, init, sizeof(init)), 0);
+	assert_int_equal(srv_n, 0);
+	assert_int_equal(S.drops[RDV_DROP_STREAM_SOURCE], 2);
+	/* The same Init on its stream is answered there. */
+	srv_n = 0;
+	assert_int_not_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &fake, init, sizeof(init)), 0);
+	assert_int_equal(srv_n, 1);
+	assert_int_equal(srv_out[0].sock, RDV_SOCK_STREAM);
+	assert_true(yip_sockaddr_eq(&srv_out[0].to, &fake));
+	assert_int_equal(rdv_stream_id(&fake), 7);
+	real = c->addr;
+	assert_int_equal(rdv_stream_id(&real), 0);
+	rdvc_wipe(c);
+}
+
+/* What rdv_rx says: an accepted Init and an opened Ctrl authenticate; a
+ * replayed Init, garbage and a forged Ctrl do not. */
+static void rx_says_what_authenticated(void **state)
+{
+	struct wire_ctrl reg = {.kind = WIRE_CTRL_REGISTER};
+	uint8_t init[WIRE_INIT_LEN], d[1300], garbage[200];
+	union yip_sockaddr st, st2;
+	struct rdvc *c = &cl[0];
+	uint64_t h;
+	size_t len;
+
+	(void)state;
+	server_start(true);
+	client_at(c, "192.0.2.50", 51820);
+	rdv_stream_addr(&st, 1ULL << 32 | 1);
+	rdv_stream_addr(&st2, 2ULL << 32 | 1);
+	assert_int_equal(rdvc_init_msg(c, srv_pub, client_wall(), CHACHA, init), WIRE_INIT_LEN);
+	srv_n = 0;
+	h = rdv_rx(&S, now, RDV_SOCK_STREAM, &st, init, sizeof(init));
+	assert_int_not_equal(h, 0);
+	assert_true(rdvc_resp(c, srv_out[0].buf, srv_out[0].len));
+	/* The Init again, on another stream (a replayed first record): nothing. */
+	srv_n = 0;
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &st2, init, sizeof(init)), 0);
+	assert_int_equal(srv_n, 0);
+	randombytes_buf(garbage, sizeof(garbage));
+	garbage[0] = 'G';
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &st2, garbage, sizeof(garbage)), 0);
+	len = rdvc_seal_ctrl(c, &reg, d);
+	d[len - 1] ^= 1;
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &st, d, len), 0);
+	assert_int_equal(srv_n, 0);
+	len = rdvc_seal_ctrl(c, &reg, d);
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &st, d, len), h);
+	assert_int_equal(srv_n, 1); /* REGISTERED, into the stream */
+	assert_int_equal(srv_out[0].sock, RDV_SOCK_STREAM);
+	assert_true(srv_node_h(h)->confirmed && srv_node_h(h)->registered);
+	/* The stream closes: the address is stale, nothing goes there. */
+	rdv_stream_gone(&S, &st, h);
+	assert_false(srv_node_h(h)->confirmed);
+	assert_int_equal(S.stats.streams_gone, 1);
+	srv_n = 0;
+	len = rdvc_seal_ctrl(c, &reg, d);
+	assert_int_equal(rdv_rx(&S, now, RDV_SOCK_STREAM, &st2, d, len), h);
+	assert_int_equal(srv_n, 0); /* a challenge costs bytes from there first: none yet paid */
+	rdvc_wipe(c);
+}
+
+/* A node's stream goes away: the server sends nothing to it, and the node
+ * comes back on its next connection and is relayed to again. */
+static void stream_gone_then_back(void **state)
+{
+	union yip_sockaddr old;
+	uint64_t before;
+
+	(void)state;
+	stream_of[0] = true;
+	cut = true;
+	start_all(true);
+	pings_relayed(0, 1);
+	stream_src(0, &old);
+	rdv_stream_gone(&S, &old, srv_node(0)->key_hash);
+	assert_false(srv_node(0)->confirmed);
+	stream_gen[0]++; /* the next connection */
+	/* Nothing reaches the old stream, the node's keepalives bring it back. */
+	before = lost_stream;
+	advance(30);
+	assert_int_equal(lost_stream, before);
+	assert_true(srv_node(0)->confirmed);
+	{
+		union yip_sockaddr now_addr;
+
+		stream_src(0, &now_addr);
+		assert_true(yip_sockaddr_eq(&srv_node(0)->addr, &now_addr));
+	}
+	pings_relayed(0, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1988,6 +2228,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(lookups_limited_per_node, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rebinding_followed_after_challenge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ask_timers_do_only_what_is_due, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stream_and_udp_relay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stream_and_stream_relay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stream_prefix_over_udp_dropped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rx_says_what_authenticated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stream_gone_then_back, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
