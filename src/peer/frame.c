@@ -39,14 +39,37 @@ static void out_link(struct yip_device *dev, uint32_t link, struct out *o)
 	o->buf = o->lk != NULL ? o->lk->ops->buf(o->lk->ctx, link) : dev->deadbuf;
 }
 
-/* For p on path i (-1: the current one). */
+/* Where datagrams to server k go: its current path's link and address
+ * (over TLS when it fell back to it), else its endpoint on the main link. */
+static uint32_t server_route(const struct yip_device *dev, int k, const union yip_sockaddr **to)
+{
+	const struct yip_peer *sp = &dev->servers[k].peer;
+
+	if (sp->path >= 0 && sp->paths[sp->path].kind == YIP_PATH_DIRECT) {
+		*to = &sp->paths[sp->path].addr;
+		return sp->paths[sp->path].link;
+	}
+	*to = &sp->endpoint;
+	return YIP_LINK_MAIN;
+}
+
+/* For p on path i (-1: the current one). A relayed path goes the way its
+ * server is reached. */
 static void out_begin(struct yip_peer *p, int i, struct out *o)
 {
 	int cur = i >= 0 ? i : p->path;
 	const struct yip_path *t = cur >= 0 ? &p->paths[cur] : NULL;
+	const union yip_sockaddr *srv = NULL;
+	uint32_t link = YIP_LINK_MAIN;
 
-	out_link(p->dev, t != NULL && t->kind == YIP_PATH_DIRECT ? t->link : YIP_LINK_MAIN, o);
+	if (t != NULL && t->kind == YIP_PATH_DIRECT)
+		link = t->link;
+	else if (t != NULL)
+		link = server_route(p->dev, t->server, &srv);
+	out_link(p->dev, link, o);
 	o->hdr = i >= 0 ? path_prefix_for(p, i, o->buf, &o->to) : path_prefix(p, o->buf, &o->to);
+	if (srv != NULL)
+		o->to = srv;
 }
 
 /*
@@ -107,9 +130,8 @@ void frame_send_back(struct yip_device *dev, const struct yip_from *from, const 
 		return;
 	}
 	s = &dev->servers[from->server];
-	out_link(dev, YIP_LINK_MAIN, &o);
+	out_link(dev, server_route(dev, from->server, &o.to), &o);
 	o.hdr = WIRE_RELAY_HDR;
-	o.to = &s->peer.endpoint;
 	wire_relay_put(o.buf, WIRE_RELAY_TO_SERVER, s->token, from->relay_id);
 	memmove(o.buf + o.hdr, d, len);
 	out_send(dev, &o, len, 0);

@@ -206,10 +206,15 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 	s->token = c->token;
 	s->relay_id = c->relay_id;
 	s->alt_port = c->alt_port;
-	if (!s->has_reflexive || !yip_sockaddr_eq(&s->reflexive, &c->addr))
-		s->has_reflexive_alt = false; /* our mapping changed: ask again */
-	s->reflexive = c->addr;
-	s->has_reflexive = true;
+	/* Over TLS the server sees a stream, not our UDP mapping: nothing to learn. */
+	if (on_tls(s)) {
+		s->has_reflexive = s->has_reflexive_alt = false;
+	} else {
+		if (!s->has_reflexive || !yip_sockaddr_eq(&s->reflexive, &c->addr))
+			s->has_reflexive_alt = false; /* our mapping changed: ask again */
+		s->reflexive = c->addr;
+		s->has_reflexive = true;
+	}
 	s->last_registered = now;
 	s->unanswered = 0;
 	s->register_at = now + refresh_every(dev);
@@ -218,7 +223,8 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 		s->registered_at = now;
 		server_name(s, name, sizeof(name));
 		yip_sockaddr_format(&c->addr, me, sizeof(me));
-		log_info("rendezvous %s: registered, seen as %s%s", name, me,
+		log_info("rendezvous %s: registered, %s%s%s", name,
+		         s->has_reflexive ? "seen as " : "", s->has_reflexive ? me : "over TLS",
 		         s->relay ? ", relay on" : "");
 		/* Peers still without a way: ask now. */
 		for (size_t i = 0; i < dev->n_peers; i++)

@@ -7,7 +7,8 @@
 # register over TLS and ping each other through the front's relay (a's
 # server says "over tls" and why). Then UDP is let through with a ping
 # running every 100 ms: a and b must be direct over UDP within 10 s, and
-# not one echo may be lost across the switch.
+# not one echo may be lost across the switch; a's server moves back to UDP
+# too (by a's next registration, 10 s at most) and the TLS link goes.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
 
@@ -74,4 +75,10 @@ got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping.out")
 [ "${sent:-0}" = 150 ] && [ "${got:-0}" = 150 ] ||
 	fail "echoes lost across the switch: $(tail -n 2 "$TMP/ping.out" | tr '\n' ' ')"
 log "150 echoes, 100 ms apart, across the switch: all answered"
+# The server too: a's REGISTERs go by UDP as well while it is on TLS; once
+# the server challenges that address and a answers, a is back on UDP and
+# lets the TLS link go.
+poll 12 '[ "$(json_get a show rendezvous.0.link.kind)" = udp ] && [ "$(json_get a stats datapath.tls_links)" = 0 ]' 0.3 ||
+	fail "a's server is still on $(json_get a show rendezvous.0.link.kind) ($(json_get a stats datapath.tls_links) TLS links)"
+log "a: $(yipctl_of a show | grep 'rendezvous:' | sed 's/^ *//')"
 log "ok"
