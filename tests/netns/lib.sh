@@ -12,6 +12,17 @@ NSP="y$$"            # namespace prefix: short, unique per run
 PIDS=()
 NSS=()
 
+# python3 is the interpreter itself, found once (as NATLAB_PYTHON is): a
+# version manager's shim in PATH (pyenv's) is a shell script that costs a
+# tenth of a second or more per start, and the tests start python3 for
+# nearly every check.
+if _py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$_py" ]; then
+	mkdir "$TMP/bin"
+	ln -s "$_py" "$TMP/bin/python3"
+	PATH=$TMP/bin:$PATH
+fi
+unset _py
+
 log() { printf '[%s] %s\n' "$TEST" "$*"; }
 
 # fail MESSAGE: reports on stderr (callers' stdout may be redirected) and exits.

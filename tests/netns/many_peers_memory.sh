@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: the memory and timers of idle peers, not the I/O driver's)
 # 1 000 configured peers on one node cost little memory and no timer work
 # until they carry traffic. Node h lists 10 real peers (s1..s10, on a
 # bridge) and 990 more that never answer (random keys, endpoints nobody

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: certificates in obfuscated handshakes; obf_dpi covers the data path)
 # A CA-gated network with obf_psk: r is the root, a and b have no [peer]
 # blocks. Their handshakes carry certificates (Inits of 149 to 917 bytes),
 # which the obfuscation envelopes must hold. Each member calls r, which

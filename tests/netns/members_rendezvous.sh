@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: admission and revocation at a members-only server)
 # A members-only rendezvous server and yipd's certificate: the server
 # (--ca, --network) registers a and b, which are members (ca, cert), and
 # refuses c, which has no certificate. a lists b as a peer without an

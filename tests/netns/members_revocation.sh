@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: revocation, its gossip and the sessions it ends)
 # Revocation: root r and members a and b are connected (a and b found each
 # other through gossip); the CA revokes a's certificate and r reads the new
 # list on SIGHUP. Within 30 s r has torn a's session down and removed it,

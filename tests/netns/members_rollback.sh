@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: root set versions and certificate renewal)
 # Root sets are versioned: a member keeps the newest it has seen in its
 # state directory and refuses an older one, at a restart as on SIGHUP; a
 # newer one is adopted on SIGHUP, and the member connects to the root it
