@@ -1355,3 +1355,27 @@ void yip_config_free(struct yip_config *cfg)
 	/* Wiping the whole structure clears the private key and makes a second free harmless. */
 	sodium_memzero(cfg, sizeof(*cfg));
 }
+
+static bool same_server(const struct yip_config *cfg, size_t a, size_t b)
+{
+	return memcmp(cfg->rendezvous[a].public_key, cfg->rendezvous[b].public_key, YIP_KEY_LEN) ==
+	       0;
+}
+
+size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i)
+{
+	size_t n = 0;
+
+	for (size_t j = 0; j <= i; j++) {
+		bool seen = false;
+
+		for (size_t m = 0; m < j && !seen; m++)
+			seen = same_server(cfg, m, j);
+		if (seen)
+			continue; /* j's server is counted already */
+		if (same_server(cfg, j, i))
+			return n;
+		n++;
+	}
+	return n;
+}

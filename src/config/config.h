@@ -143,6 +143,13 @@ int yip_config_parse(const char *text, size_t len, const char *name, bool resolv
 /* Reads and parses a file; errors as above ("path: cannot open: ..." if unreadable). */
 int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen);
 
+/*
+ * The server rendezvous line i names, counting servers (distinct keys) in
+ * the order they first appear: a server named by UDP and by tls:// is one
+ * (the engine's server index).
+ */
+size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i);
+
 /* Frees the arrays and wipes the private key. */
 void yip_config_free(struct yip_config *cfg);
 

@@ -102,10 +102,14 @@ int resolver_start(struct resolver **out, const struct yip_config *cfg, uint64_t
 	size_t names = 0;
 
 	*out = NULL;
+	/* UDP endpoints only: a tls:// one is dialed at the address it had at
+	 * start (docs/transports.md). */
 	for (size_t i = 0; i < cfg->n_peers; i++)
-		names += cfg->peers[i].endpoint_name != NULL;
+		names += cfg->peers[i].endpoint_name != NULL &&
+		         cfg->peers[i].transport == YIP_TRANSPORT_UDP;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
-		names += cfg->rendezvous[i].name != NULL;
+		names += cfg->rendezvous[i].name != NULL &&
+		         cfg->rendezvous[i].transport == YIP_TRANSPORT_UDP;
 	if (names == 0 || interval == 0)
 		return 0;
 	r = calloc(1, sizeof(*r));
@@ -119,12 +123,15 @@ int resolver_start(struct resolver **out, const struct yip_config *cfg, uint64_t
 		goto fail;
 	for (size_t i = 0; i < cfg->n_peers; i++)
 		if (cfg->peers[i].endpoint_name != NULL &&
+		    cfg->peers[i].transport == YIP_TRANSPORT_UDP &&
 		    add_name(r, cfg->peers[i].public_key, 0, cfg->peers[i].endpoint_name,
 		             &cfg->peers[i].endpoint) != 0)
 			goto fail;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
 		if (cfg->rendezvous[i].name != NULL &&
-		    add_name(r, NULL, i, cfg->rendezvous[i].name, &cfg->rendezvous[i].addr) != 0)
+		    cfg->rendezvous[i].transport == YIP_TRANSPORT_UDP &&
+		    add_name(r, NULL, yip_config_server_of_line(cfg, i), cfg->rendezvous[i].name,
+		             &cfg->rendezvous[i].addr) != 0)
 			goto fail;
 	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->efd < 0)

@@ -859,6 +859,10 @@ static void test_rendezvous_tls(void **state)
 	assert_sockaddr(&cfg.rendezvous[1].addr, "[2001:db8::9]:443");
 	assert_key(cfg.rendezvous[1].public_key, BOB_PUB);
 	assert_int_equal(cfg.rendezvous[2].transport, YIP_TRANSPORT_UDP);
+	/* Bob by UDP and by TLS is one server (0), Carol the next (1). */
+	assert_int_equal(yip_config_server_of_line(&cfg, 0), 0);
+	assert_int_equal(yip_config_server_of_line(&cfg, 1), 0);
+	assert_int_equal(yip_config_server_of_line(&cfg, 2), 1);
 	yip_config_free(&cfg);
 
 	/* Four servers, each over both: eight lines. */
@@ -871,6 +875,8 @@ static void test_rendezvous_tls(void **state)
 	if (parse(t.data, false, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(cfg.n_rendezvous, YIP_MAX_RENDEZVOUS_LINES);
+	for (unsigned i = 0; i < YIP_MAX_RENDEZVOUS_LINES; i++)
+		assert_int_equal(yip_config_server_of_line(&cfg, i), i / 2);
 	yip_config_free(&cfg);
 	append(&t, "rendezvous=tls://192.0.2.99:443\n");
 	expect_error(t.data,
