@@ -725,7 +725,7 @@ static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
 	       add_u64(j, "timer_runs", d->timer_runs) && add_u64(j, "tls_links", d->tls_links) &&
 	       add_u64(j, "tls_dialed", d->tls_dialed) &&
 	       add_u64(j, "tls_accepted", d->tls_accepted) &&
-	       add_u64(j, "tls_failed", d->tls_failed) &&
+	       add_u64(j, "tls_opened", d->tls_opened) && add_u64(j, "tls_failed", d->tls_failed) &&
 	       add_u64(j, "tls_refused_full", d->tls_refused_full) &&
 	       add_u64(j, "tls_refused_busy", d->tls_refused_busy) &&
 	       add_u64(j, "tls_bad_frames", d->tls_bad_frames);

@@ -142,7 +142,7 @@ struct yip_ctl_datapath {
 	uint64_t aqm_marks, aqm_drops; /* CoDel signals: CE marks, drops (both queues) */
 	uint64_t timer_runs;           /* peers whose timers ran (each due peer once per tick) */
 	/* TLS links (docs/transports.md). */
-	uint64_t tls_links, tls_dialed, tls_accepted, tls_failed, tls_refused_full,
+	uint64_t tls_links, tls_dialed, tls_accepted, tls_opened, tls_failed, tls_refused_full,
 	    tls_refused_busy;
 	uint64_t tls_bad_frames;
 };

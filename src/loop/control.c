@@ -64,6 +64,7 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	    .tls_links = ts->opened - ts->closed,
 	    .tls_dialed = ts->dialed,
 	    .tls_accepted = ts->accepted,
+	    .tls_opened = ts->opened,
 	    .tls_failed = ts->failed,
 	    .tls_refused_full = ts->refused_full,
 	    .tls_refused_busy = ts->refused_busy,

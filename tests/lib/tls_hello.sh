@@ -133,3 +133,32 @@ hello_client() {
 	hello_reap
 	return "$rc"
 }
+
+# hello_yipd N: N connections from namespace c to the site by yipd
+# itself, with N peers at endpoint tls://site:443 (tls_sni the site's name),
+# dials each once at start; the site is no yip node, so each link ends and
+# is dialed again a second later. The capture keeps the first N and any
+# redials; every hello in it is yipd's.
+hello_yipd() {
+	local i
+	"$YIPD" --genkey >"$TMP/yc.key"
+	{
+		echo "local_private=$(sed -n 's/^private=//p' "$TMP/yc.key")"
+		echo "listen=$HELLO_CLIENT:51820"
+		echo "device=yip0"
+		echo "address=10.77.0.1/24"
+		echo "tls_sni=$HELLO_NAME"
+		for i in $(seq 1 "$1"); do
+			"$YIPD" --genkey >"$TMP/yp.key"
+			printf '[peer]\npublic_key=%s\nendpoint=tls://%s:443\nallowed_ips=10.77.1.%s/32\n' \
+				"$(sed -n 's/^public=//p' "$TMP/yp.key")" "$HELLO_SITE" "$i"
+		done
+	} >"$TMP/c.conf"
+	chmod 600 "$TMP/c.conf"
+	start_yipd c
+	# Every one through its handshake: the site's first flight is captured too.
+	poll 20 '[ "$(json_get c stats datapath.tls_opened)" -ge "$1" ]' 0.2 ||
+		fail "yipd opened only $(json_get c stats datapath.tls_opened) of $1 TLS links"
+	kill "$(pid_of c)"
+	wait "$(pid_of c)" 2>/dev/null || true
+}

@@ -5,7 +5,8 @@
 # rendezvous = tls://ADDR, the same key) and know each other by key only.
 # Every UDP datagram leaving a and b is dropped: within 10 s of start they
 # register over TLS and ping each other through the front's relay (a's
-# server says "over tls" and why). Then UDP is let through with a ping
+# server says "over tls" and why); c, whose UDP passes, reaches a through
+# the relay too (c by UDP, a by TLS). Then UDP is let through with a ping
 # running every 100 ms: a and b must be direct over UDP within 10 s, and
 # not one echo may be lost across the switch; a's server moves back to UDP
 # too (by a's next registration, 10 s at most) and the TLS link goes.
@@ -17,15 +18,20 @@ ny_lab
 ny_build natlab_public rdv "$S"
 ny_build natlab_public a 203.0.113.21
 ny_build natlab_public b 203.0.113.22
+ny_build natlab_public c 203.0.113.23
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 	-subj "/CN=www.example.com" -addext "subjectAltName=DNS:www.example.com" \
 	-keyout "$TMP/front.key" -out "$TMP/front.crt" 2>/dev/null || fail "openssl req failed"
 ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --tls-cert "$TMP/front.crt" --tls-key "$TMP/front.key"
 ny_node a 10.77.0.1
 ny_node b 10.77.0.2
-for n in a b; do
+ny_node c 10.77.0.3
+for n in a b c; do
+	case $n in a) peers="b c" ;; b) peers=a ;; c) peers=a ;; esac
+	# shellcheck disable=SC2086 # the peers are words
 	ny_conf --line "rendezvous=tls://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" \
-		--line "tls_sni=www.example.com" "$n" rdv "$([ $n = a ] && echo b || echo a)"
+		--line "tls_sni=www.example.com" "$n" rdv $peers
+	[ "$n" = c ] && continue
 	in_ns "$n" nft -f - <<NFT
 table inet noudp {
 	chain output {
@@ -40,6 +46,7 @@ done
 T0=$EPOCHREALTIME
 start_yipd a
 start_yipd b
+start_yipd c
 log "all UDP from a and b dropped: they must meet over the TLS front"
 poll_since "$T0" 10 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' 0.2 ||
 	fail "a cannot reach b within 10 s: a: $(yipctl_of a show | grep rendezvous)"
@@ -56,6 +63,12 @@ log "a reached b in $met s, relayed over TLS to the server ($why)"
 log "a: $(yipctl_of a show | grep 'rendezvous:' | sed 's/^ *//')"
 d=$(in_ns a nft list table inet noudp | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 [ "${d:-0}" -gt 0 ] || fail "a's UDP was never dropped"
+# c is on UDP, a on TLS: the relay carries them across.
+wait_ping c 10.77.0.1
+ping_ok a 10.77.0.3 5 -i 0.1 >/dev/null
+[ "$(json_get c show rendezvous.0.link.kind)" = udp ] || fail "c's server is not on udp"
+[ "$(ny_kind c a)" = relayed ] || fail "c's path to a is '$(ny_peer c a path)', not relayed"
+log "c (UDP) and a (TLS) ping each other through the relay: c: $(ny_peer c a path)"
 streams=$(rdv_get rdv tls_front.yip_streams)
 [ "${streams:-0}" -ge 2 ] || fail "the front counts ${streams:-0} yip streams, not 2"
 

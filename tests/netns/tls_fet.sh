@@ -13,24 +13,16 @@
 # control through the same capture and check, five connections whose
 # first payload is random bytes, which must be found not exempt.
 #
-# It starts no yipd (the dialer is yip-tls-dial, the engine the TLS link
-# uses), so one I/O driver is enough for now; yip_client is the one place
-# to change when yipd's own TLS link is captured instead.
-# drivers: one
+# The connections are yipd's own (hello_yipd: one yipd with N tls://
+# peers at the site dials them all at start).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/tls_hello.sh"
 
-DIAL=$ROOT/build/tests/yip-tls-dial
 FET=$ROOT/tests/tls/fet.py
-[ -x "$DIAL" ] || fail "$DIAL not built"
 command -v tcpdump >/dev/null || fail "tcpdump not installed (scripts/deps.sh)"
 N=200
 
-# yip_client N: N connections from namespace c to the site, each handshake completed.
-yip_client() {
-	in_ns c timeout 60 "$DIAL" -n "$1" --sni "$HELLO_NAME" "$HELLO_SITE" 443 \
-		>"$TMP/dial.log" 2>&1 || fail "yip-tls-dial failed: $(cat "$TMP/dial.log")"
-}
+yip_client() { hello_yipd "$1"; }
 
 python3 "$FET" selftest >"$TMP/selftest.out" || { cat "$TMP/selftest.out"; fail "fet.py's self-check failed"; }
 log "$(cat "$TMP/selftest.out")"
@@ -46,7 +38,8 @@ python3 "$FET" check "$TMP/fet.pcap" --min "$N" --tls >"$TMP/fet.out" || {
 	fail "a first payload is not exempt, or connections are missing (above)"
 }
 sed 's/^/    /' "$TMP/fet.out"
-grep -q "^connections $N\$" "$TMP/fet.out" || fail "the capture does not hold $N connections"
+got=$(sed -n 's/^connections //p' "$TMP/fet.out")
+[ "${got:-0}" -ge "$N" ] || fail "the capture holds ${got:-0} connections, not $N"
 
 # The control: random first payloads, through the same capture and check.
 hello_capture_start "$TMP/control.pcap"

@@ -27,34 +27,9 @@ for c in chromium tcpdump ndpiReader; do
 done
 N_YIP=24
 
-# yip_client N: N connections' hellos from namespace c to the site: yipd
-# itself, with N peers at endpoint tls://site:443 (tls_sni the site's name),
-# dials each once at start; the site is no yip node, so each link ends and
-# is dialed again a second later. The capture keeps the first N and any
-# redials; every hello in it is yipd's.
-yip_client() {
-	local i
-	"$YIPD" --genkey >"$TMP/yc.key"
-	{
-		echo "local_private=$(sed -n 's/^private=//p' "$TMP/yc.key")"
-		echo "listen=$HELLO_CLIENT:51820"
-		echo "device=yip0"
-		echo "address=10.77.0.1/24"
-		echo "tls_sni=$HELLO_NAME"
-		for i in $(seq 1 "$1"); do
-			"$YIPD" --genkey >"$TMP/yp.key"
-			printf '[peer]\npublic_key=%s\nendpoint=tls://%s:443\nallowed_ips=10.77.1.%s/32\n' \
-				"$(sed -n 's/^public=//p' "$TMP/yp.key")" "$HELLO_SITE" "$i"
-		done
-	} >"$TMP/c.conf"
-	chmod 600 "$TMP/c.conf"
-	start_yipd c
-	poll 10 '[ "$(json_get c stats datapath.tls_dialed)" -ge "$1" ]' 0.2 ||
-		fail "yipd dialed only $(json_get c stats datapath.tls_dialed) of $1 TLS links"
-	sleep 0.5
-	kill "$(pid_of c)"
-	wait "$(pid_of c)" 2>/dev/null || true
-}
+# yip_client N: N connections' hellos from namespace c: yipd's own dials
+# (hello_yipd, tests/lib/tls_hello.sh).
+yip_client() { hello_yipd "$1"; }
 
 # ndpi PCAP: nDPI's verdicts over the capture's flows, one line each of
 # flows, proto, risk and browser (the distinct values joined by " | ").
