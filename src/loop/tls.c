@@ -13,14 +13,18 @@
 
 #include "peer/peer.h"
 #include "tlslink/conn.h"
+#include "util/bucket.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 #define HANDSHAKE_TIMEOUT (10 * YIP_NS_PER_S) /* TCP connect and TLS handshake, together */
-#define ACCEPTED_IDLE     (15 * YIP_NS_PER_S) /* an accepted link no frame came on yet */
+#define ACCEPTED_IDLE     (15 * YIP_NS_PER_S) /* an accepted link nothing authenticated on yet */
 #define BACKOFF_FIRST     (1 * YIP_NS_PER_S)
 #define BACKOFF_MAX       (30 * YIP_NS_PER_S)
-#define HANDSHAKES_MAX    64  /* accepted connections still in their handshake */
+#define HANDSHAKES_MAX    64 /* accepted connections still in their handshake */
+#define PER_SOURCE_MAX    8  /* accepted connections open from one address (IPv6: /64) */
+#define ACCEPT_RATE       50 /* connections accepted a second (each costs a handshake) */
+#define ACCEPT_BURST      100
 #define PAD_RECORDS       4   /* the first records a dialer writes are padded ... */
 #define PAD_MAX           255 /* ... by up to this many bytes each */
 #define TAG_LISTEN        0xffffffffu
@@ -181,6 +185,7 @@ static void opened(struct loop_tls *t, struct loop_tls_conn *cc, uint64_t now)
 	}
 	cc->link = id;
 	cc->last_rx = now;
+	cc->opened_at = now;
 	t->stats.opened++;
 	if (cc->dial >= 0) {
 		struct loop_tls_dial *d = &t->dials[cc->dial];
@@ -221,6 +226,22 @@ static void conn_event(struct loop_tls *t, int slot, uint32_t events)
 	rewatch(cc, slot);
 }
 
+/* Whether a and b are one source: the same IPv4 address, or IPv6 /64. */
+static bool same_source(const union yip_sockaddr *a, const union yip_sockaddr *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr;
+	return memcmp(&a->in6.sin6_addr, &b->in6.sin6_addr, 8) == 0;
+}
+
+/*
+ * Takes the connections waiting on listen_tls. Cheap checks first: at most
+ * ACCEPT_RATE a second (a handshake costs a signature), HANDSHAKES_MAX in
+ * their handshake, PER_SOURCE_MAX from one source; past them a connection
+ * is closed at once, before any TLS (counted as refused_busy).
+ */
 static void on_accept(struct loop_tls *t)
 {
 	uint64_t now = yip_now_mono();
@@ -229,15 +250,22 @@ static void on_accept(struct loop_tls *t)
 		union yip_sockaddr from;
 		socklen_t alen = sizeof(from);
 		int fd = accept4(t->listen_fd, &from.sa, &alen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		size_t shaking = 0;
+		size_t shaking = 0, same = 0;
 		struct tls_conn *c;
 
 		if (fd < 0)
 			return;
-		for (int i = 0; i < LOOP_TLS_CONNS; i++)
-			if (t->conn[i] != NULL && t->conn[i]->link < 0)
-				shaking++;
-		if (shaking >= HANDSHAKES_MAX || t->n_conns >= LOOP_TLS_CONNS) {
+		for (int i = 0; i < LOOP_TLS_CONNS; i++) {
+			const struct loop_tls_conn *o = t->conn[i];
+
+			if (o == NULL || o->dial >= 0)
+				continue;
+			shaking += o->link < 0;
+			same += same_source(tls_conn_peer(o->c), &from);
+		}
+		if (shaking >= HANDSHAKES_MAX || same >= PER_SOURCE_MAX ||
+		    t->n_conns >= LOOP_TLS_CONNS ||
+		    !yip_bucket_take(&t->accepts, now, ACCEPT_RATE, ACCEPT_BURST)) {
 			t->stats.refused_busy++;
 			close(fd);
 			continue;
@@ -473,8 +501,9 @@ uint64_t loop_tls_tick(struct loop_tls *t, uint64_t now)
 			continue;
 		if (cc->link < 0)
 			due = cc->started + HANDSHAKE_TIMEOUT;
-		else if (cc->dial < 0 && cc->rx.frames == 0)
-			due = cc->last_rx + ACCEPTED_IDLE;
+		else if (cc->dial < 0 && !cc->proven &&
+		         !(cc->proven = yip_device_link_proven(t->dev, (uint32_t)cc->link)))
+			due = cc->opened_at + ACCEPTED_IDLE; /* nothing authenticated on it yet */
 		else
 			continue;
 		if (now >= due) {

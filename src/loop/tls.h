@@ -4,7 +4,9 @@
  * (link/link.h, YIP_LINK_TLS) per connection. Connections are dialed to
  * the peers whose endpoint is tls://, and to rendezvous servers the
  * engine asks for one over TLS; they are accepted on listen_tls. Each
- * link is reliable: the engine sends no FEC or ARQ on it. A datagram the
+ * link is reliable: the engine sends no FEC or ARQ on it. An accepted
+ * connection on which nothing authenticates within 15 s of its handshake
+ * is closed; accepting is rate-limited and bounded per source. A datagram the
  * connection cannot take now (its queue is full: the path is slower than
  * what is sent) is dropped and counted, never waited for.
  *
@@ -24,6 +26,7 @@
 #include "crypto/crypto.h"
 #include "link/link.h"
 #include "poll/poll.h"
+#include "util/bucket.h"
 #include "wire/stream.h"
 
 #define LOOP_TLS_CONNS 256 /* TLS connections at once, both ways */
@@ -45,6 +48,8 @@ struct loop_tls_conn {
 	uint64_t last_rx; /* when a frame last came */
 	bool dirty;       /* frames wait in pend */
 	bool let_go;      /* to close at the next flush (loop_tls_undial_server) */
+	bool proven;      /* accepted: a datagram on it authenticated (yip_device_link_proven) */
+	uint64_t opened_at;
 	size_t pend_len;
 	struct wire_stream_rx rx;
 	uint8_t pend[WIRE_STREAM_MAX + WIRE_STREAM_HDR]; /* frames not yet written */
@@ -91,6 +96,7 @@ struct loop_tls {
 		char sni[254];
 	} lines[YIP_MAX_RENDEZVOUS_LINES];
 	struct loop_tls_stats stats;
+	struct yip_bucket accepts;      /* new connections on listen_tls */
 	uint8_t dgram[WIRE_STREAM_MAX]; /* the engine builds its datagrams here */
 	uint8_t rbuf[WIRE_STREAM_MAX];  /* plaintext read from a connection */
 };

@@ -356,6 +356,26 @@ int yip_device_server_link(struct yip_device *dev, uint64_t now, size_t k, uint3
 	return 0;
 }
 
+static bool proven_on(const struct yip_peer *p, uint32_t link)
+{
+	for (unsigned i = 0; i < p->n_paths; i++)
+		if (p->paths[i].kind == YIP_PATH_DIRECT && p->paths[i].link == link &&
+		    p->paths[i].validated)
+			return true;
+	return false;
+}
+
+bool yip_device_link_proven(const struct yip_device *dev, uint32_t link)
+{
+	for (size_t i = 0; i < dev->n_peers; i++)
+		if (proven_on(dev->peers[i], link))
+			return true;
+	for (size_t i = 0; i < dev->n_servers; i++)
+		if (proven_on(&dev->servers[i].peer, link))
+			return true;
+	return false;
+}
+
 void yip_device_link_closed(struct yip_device *dev, uint32_t link)
 {
 	for (size_t i = 0; i < dev->n_peers; i++)

@@ -271,6 +271,9 @@ int yip_device_link_path(struct yip_device *dev, uint64_t now, const uint8_t pub
 int yip_device_server_link(struct yip_device *dev, uint64_t now, size_t k, uint32_t link,
                            const union yip_sockaddr *addr);
 
+/* Whether an authenticated datagram came by link: a path over it is validated. */
+bool yip_device_link_proven(const struct yip_device *dev, uint32_t link);
+
 /* Link is going away: every path over it is forgotten (a current one too;
  * the peer then finds another). Afterwards no path names it. */
 void yip_device_link_closed(struct yip_device *dev, uint32_t link);

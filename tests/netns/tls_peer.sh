@@ -55,6 +55,22 @@ for n in a b; do
 	d=$(in_ns "$n" nft list table inet yipblock | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 	log "$n dropped $d UDP datagrams from the other"
 done
+# b's listener against a prober on c: HTTP over TLS is not a frame (the
+# connection closes, counted), and of 12 connections held open from one
+# address only 8 are taken; a's link is untouched.
+printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' |
+	in_ns c timeout 5 openssl s_client -quiet -connect 198.18.0.2:8443 >/dev/null 2>&1 || true
+[ "$(json_get b stats datapath.tls_bad_frames)" -ge 1 ] || fail "b kept a connection that sent HTTP"
+in_ns c python3 -c '
+import socket, time
+s = [socket.create_connection(("198.18.0.2", 8443)) for _ in range(12)]
+time.sleep(1)
+' || fail "the prober could not connect"
+busy=$(json_get b stats datapath.tls_refused_busy)
+[ "$busy" -ge 4 ] || fail "b took more than 8 connections from one address (refused $busy)"
+ping_ok a 10.77.0.2 5 -i 0.1 >/dev/null
+log "b's listener: HTTP closed as a broken frame, $busy of 12 held connections from one source refused"
+
 # A reliable link carries no FEC repairs.
 rep=$(peer_field a repair_sent)
 [ "${rep:-x}" = 0 ] || fail "a sent $rep FEC repairs over TLS"
