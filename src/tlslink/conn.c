@@ -19,6 +19,7 @@
 
 #include "tls/tls.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 /* Raw bytes read from the socket and not yet taken by the TLS end. */
 #define RAW_BUF (2 * TLS_REC_MAX)
@@ -236,14 +237,26 @@ static void end(struct tls_conn *c, const char *what, const char *arg)
 	snprintf(c->why, sizeof(c->why), "%s%s", what, arg);
 }
 
+static bool cc_warned;
+
 static void sock_setup(int fd)
 {
 	int one = 1, lowat = TLS_CONN_NOTSENT_LOWAT;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
-	/* BBR where the kernel has it; the system's default otherwise. */
-	setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, TLS_CONN_CC, sizeof(TLS_CONN_CC) - 1);
+	/* BBR where the kernel has it and allows it; the system's default
+	 * otherwise, said once: on a lossy path that carries far less. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, TLS_CONN_CC, sizeof(TLS_CONN_CC) - 1) !=
+	        0 &&
+	    !cc_warned) {
+		cc_warned = true;
+		log_warn(
+		    "tls: the kernel refuses congestion control %s (%s; see "
+		    "net.ipv4.tcp_allowed_congestion_control): TLS links use the default, which "
+		    "carries far less on a lossy path (docs/transports.md)",
+		    TLS_CONN_CC, strerror(errno));
+	}
 }
 
 static size_t out_free(const struct tls_conn *c)

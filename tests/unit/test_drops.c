@@ -878,7 +878,7 @@ static void obf_junk_and_cover(void **state)
 			sent += A->out[i].len == 64;
 		pair_settle(&P, now);
 	}
-	assert_true(sent >= 20 && sent <= 100);
+	assert_in_range(sent, 20, 100);
 	assert_int_equal(B->packets, 1); /* keepalives deliver nothing */
 	finish();
 }
