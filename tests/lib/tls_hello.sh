@@ -16,7 +16,9 @@
 # tickets: the page a chromium run loads names K images on the site, each
 # fetched on a connection of its own, every one a full handshake with a
 # hello of its own, so one browser start gives K + 1 or more hellos
-# (without HELLO_PAGES, -www answers a status page: two a run).
+# (without HELLO_PAGES, -www answers a status page: two a run). With
+# HELLO_SITE_PY=1 the site is tests/tls/site.py instead (the same files,
+# no tickets, a thread per connection), for clients that send no request.
 
 HELLO_NAME=${HELLO_NAME:-site.test}
 HELLO_SITE=198.18.0.2
@@ -50,9 +52,18 @@ hello_lab() {
 		} >"$TMP/www/index.html"
 		mode=(-WWW -num_tickets 0)
 	fi
-	(cd "$TMP/www" 2>/dev/null || cd "$TMP" && exec ip netns exec "$(ns s)" openssl s_server \
-		-accept 443 "${mode[@]}" -quiet -cert "$TMP/site.crt" -key "$TMP/site.key" \
-		>"$TMP/site.log" 2>&1 </dev/null) &
+	if [ "${HELLO_SITE_PY:-0}" = 1 ]; then
+		# tests/tls/site.py: a thread per connection, and one that sends no
+		# request (yipd's link) dropped after 2 s; s_server would wait on it.
+		mkdir -p "$TMP/www"
+		[ -e "$TMP/www/index.html" ] || echo "<html><body>site</body></html>" >"$TMP/www/index.html"
+		ip netns exec "$(ns s)" python3 "$ROOT/tests/tls/site.py" "$TMP/site.crt" "$TMP/site.key" \
+			"$TMP/www" 443 >"$TMP/site.log" 2>&1 </dev/null &
+	else
+		(cd "$TMP/www" 2>/dev/null || cd "$TMP" && exec ip netns exec "$(ns s)" openssl s_server \
+			-accept 443 "${mode[@]}" -quiet -cert "$TMP/site.crt" -key "$TMP/site.key" \
+			>"$TMP/site.log" 2>&1 </dev/null) &
+	fi
 	PIDS+=($!)
 	wait_listen s tcp 443
 }
@@ -63,7 +74,7 @@ hello_lab() {
 # short connections loses them all.
 hello_capture_start() {
 	: >"$TMP/tcpdump.log"
-	ip netns exec "$(ns s)" tcpdump -i "v${NSP}s" -s 0 -U --immediate-mode -w "$1" tcp port 443 \
+	ip netns exec "$(ns s)" tcpdump -i "v${NSP}s" -s 0 -B 16384 -U --immediate-mode -w "$1" tcp port 443 \
 		>"$TMP/tcpdump.log" 2>&1 &
 	HELLO_TCPDUMP=$!
 	PIDS+=("$HELLO_TCPDUMP")
@@ -157,7 +168,8 @@ hello_yipd() {
 	chmod 600 "$TMP/c.conf"
 	start_yipd c
 	# Every one through its handshake: the site's first flight is captured too.
-	poll 20 '[ "$(json_get c stats datapath.tls_opened)" -ge "$1" ]' 0.2 ||
+	HELLO_WANT=$1
+	poll 20 '[ "$(json_get c stats datapath.tls_opened)" -ge "$HELLO_WANT" ]' 0.2 ||
 		fail "yipd opened only $(json_get c stats datapath.tls_opened) of $1 TLS links"
 	kill "$(pid_of c)"
 	wait "$(pid_of c)" 2>/dev/null || true

@@ -27,12 +27,16 @@ yip_client() { hello_yipd "$1"; }
 python3 "$FET" selftest >"$TMP/selftest.out" || { cat "$TMP/selftest.out"; fail "fet.py's self-check failed"; }
 log "$(cat "$TMP/selftest.out")"
 
+# yipd's frames are no HTTP request: a site that serves every connection at once.
+HELLO_SITE_PY=1
 hello_lab
 start=$(date +%s.%N)
 hello_capture_start "$TMP/fet.pcap"
 yip_client "$N"
+
 hello_capture_stop
 log "$N connections in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}') s (capture included)"
+log "tcpdump: $(grep -E "captured|dropped" "$TMP/tcpdump.log" | tr "\n" " ")"
 python3 "$FET" check "$TMP/fet.pcap" --min "$N" --tls >"$TMP/fet.out" || {
 	cat "$TMP/fet.out"
 	fail "a first payload is not exempt, or connections are missing (above)"
