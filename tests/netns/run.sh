@@ -10,8 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 pass=0 failed=0 failures=""
 # Every test runs under each event-loop driver (yipd reads YIP_IO); tests
-# that start no yipd, and control-plane tests (a "# drivers: one" line),
-# run under the first only.
+# that start no yipd (none of start_yipd, launch_yipd or hello_yipd, which
+# tests/lib/tls_hello.sh has), and control-plane tests (a "# drivers: one"
+# line), run under the first only.
 ios=${NETNS_IO:-epoll uring}
 first_io=${ios%% *}
 for io in $ios; do
@@ -20,7 +21,8 @@ for io in $ios; do
 		case "$name" in lib | run) continue ;; esac
 		if [ -n "${NETNS_ONLY:-}" ] && [ "$name" != "$NETNS_ONLY" ]; then continue; fi
 		if [ "$io" != "$first_io" ] &&
-			{ ! grep -q -e start_yipd -e launch_yipd "$t" || grep -q '^# drivers: one' "$t"; }; then
+			{ ! grep -q -e start_yipd -e launch_yipd -e hello_yipd "$t" ||
+				grep -q '^# drivers: one' "$t"; }; then
 			continue
 		fi
 		start=$(date +%s.%N)
