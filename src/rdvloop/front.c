@@ -107,10 +107,11 @@ static uint32_t tls_wanted(const struct fconn *fc)
 {
 	uint32_t ev = tls_conn_events(fc->tls);
 
-	/* The visitor's bytes still wait for the decoy, or for room for the
-	 * site's answer: not a byte more is read until they are taken. */
-	if ((fc->state == FC_DECOY || fc->state == FC_OPEN || fc->state == FC_SITE) &&
-	    fc->off < fc->len)
+	/* The visitor's bytes still wait for the decoy: not a byte more is
+	 * read until it took them. The site reads until its buffer is full
+	 * (a request still coming, or requests waiting for room to answer). */
+	if (((fc->state == FC_DECOY || fc->state == FC_OPEN) && fc->off < fc->len) ||
+	    (fc->state == FC_SITE && fc->len == BUF_LEN))
 		ev &= ~(uint32_t)EPOLLIN;
 	return ev;
 }
