@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #include "tlslink/conn.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "wire/http.h"
 #include "wire/stream.h"
 
 /* The first read (a whole frame of the largest size fits), and the
@@ -35,7 +35,6 @@
 #define PEND_MAX     2048 /* the engine's answer to a first frame, until the decision */
 #define ACCEPT_BURST 64   /* connections accepted per wakeup */
 #define CLOSING_S    10   /* a close_notify not out by then: the socket is closed */
-#define SITE_HEAD    8192 /* the site's request line and headers, at most */
 #define SITE_ROOM    2048 /* queue room a response needs */
 
 /* Epoll tags: bit 0 the decoy's fd, then the slot, then the generation. */
@@ -108,10 +107,11 @@ static uint32_t tls_wanted(const struct fconn *fc)
 {
 	uint32_t ev = tls_conn_events(fc->tls);
 
-	/* The visitor's bytes still wait for the decoy, or for room for the
-	 * site's answer: not a byte more is read until they are taken. */
-	if ((fc->state == FC_DECOY || fc->state == FC_OPEN || fc->state == FC_SITE) &&
-	    fc->off < fc->len)
+	/* The visitor's bytes still wait for the decoy: not a byte more is
+	 * read until it took them. The site reads until its buffer is full
+	 * (a request still coming, or requests waiting for room to answer). */
+	if (((fc->state == FC_DECOY || fc->state == FC_OPEN) && fc->off < fc->len) ||
+	    (fc->state == FC_SITE && fc->len == BUF_LEN))
 		ev &= ~(uint32_t)EPOLLIN;
 	return ev;
 }
@@ -326,118 +326,37 @@ static bool site_respond(struct rdv_front *f, struct fconn *fc, int code, bool h
 	return tls_conn_write(fc->tls, f->io, (size_t)n);
 }
 
-/* Does the header block h (len bytes, lines ending in CRLF) have name: with a value containing v?
- */
-static bool header_has(const char *h, size_t len, const char *name, const char *v)
-{
-	size_t nlen = strlen(name), vlen = strlen(v);
-
-	for (size_t i = 0; i < len;) {
-		const char *line = h + i, *eol = memchr(line, '\n', len - i);
-		size_t ll = eol != NULL ? (size_t)(eol - line) : len - i;
-
-		if (ll > nlen && strncasecmp(line, name, nlen) == 0 && line[nlen] == ':') {
-			for (size_t k = nlen + 1; k + vlen <= ll; k++)
-				if (strncasecmp(line + k, v, vlen) == 0)
-					return true;
-		}
-		i += ll + 1;
-	}
-	return false;
-}
-
-/* A token of the request line: printable, no spaces. */
-static bool token_ok(const char *s, size_t len)
-{
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
-			return false;
-	return true;
-}
-
 /* Answers the whole requests in buf[off, len), in order; closes after one it cannot keep alive. */
 static void site_serve(struct rdv_front *f, struct fconn *fc)
 {
 	while (fc->state == FC_SITE && fc->off < fc->len) {
-		const char *r = (const char *)fc->buf + fc->off;
-		size_t have = fc->len - fc->off, head;
-		const char *eol = memchr(r, '\n', have), *end, *sp1, *sp2;
-		bool head_only = false, keep, v11;
+		struct wire_http_req req;
+		enum wire_http_verdict v;
 		int code;
 
 		if (tls_conn_room(fc->tls) < SITE_ROOM)
 			return; /* when the queue drains */
-		if (eol != NULL) {
-			size_t ll = (size_t)(eol - r) - (eol > r && eol[-1] == '\r');
-
-			sp1 = memchr(r, ' ', ll);
-			sp2 = sp1 != NULL ? memchr(sp1 + 1, ' ', ll - (size_t)(sp1 + 1 - r)) : NULL;
-			if (sp1 == NULL || sp2 == NULL || !token_ok(r, (size_t)(sp1 - r)) ||
-			    !token_ok(sp1 + 1, (size_t)(sp2 - sp1 - 1)) ||
-			    (size_t)(r + ll - sp2 - 1) != 8 ||
-			    (memcmp(sp2 + 1, "HTTP/1.1", 8) != 0 &&
-			     memcmp(sp2 + 1, "HTTP/1.0", 8) != 0)) {
-				site_respond(f, fc, 400, false, false);
-				fc_close(f, fc);
-				return;
-			}
-		} else {
-			/* A method is capital letters (and '_', '-'): anything else
-			 * is answered at once, as nginx does. */
-			for (size_t i = 0; i < have && r[i] != ' '; i++)
-				if (!((r[i] >= 'A' && r[i] <= 'Z') || r[i] == '_' || r[i] == '-')) {
-					site_respond(f, fc, 400, false, false);
-					fc_close(f, fc);
-					return;
-				}
-			sp1 = sp2 = NULL;
-		}
-		end = memmem(r, have, "\r\n\r\n", 4);
-		if (end == NULL || sp1 == NULL) {
-			if (have >= SITE_HEAD) {
-				site_respond(f, fc, 400, false, false);
-				fc_close(f, fc);
-			}
+		v = wire_http_request(fc->buf + fc->off, fc->len - fc->off, &req);
+		if (v == WIRE_HTTP_MORE)
+			break;
+		if (v == WIRE_HTTP_BAD) {
+			site_respond(f, fc, 400, false, false);
+			fc_close(f, fc);
 			return;
 		}
-		head = (size_t)(end + 4 - r);
-		v11 = memcmp(sp2 + 1, "HTTP/1.1", 8) == 0;
-		keep = v11 ? !header_has(r, head, "connection", "close")
-		           : header_has(r, head, "connection", "keep-alive");
-		/* Bodies are not read: a request with one is answered and the
-		 * connection closed, as the rest of the bytes mean nothing here. */
-		if (header_has(r, head, "transfer-encoding", "") ||
-		    (header_has(r, head, "content-length", "") &&
-		     !header_has(r, head, "content-length", " 0")))
-			keep = false;
-		if ((size_t)(sp1 - r) == 3 && memcmp(r, "GET", 3) == 0) {
-			code = 200;
-		} else if ((size_t)(sp1 - r) == 4 && memcmp(r, "HEAD", 4) == 0) {
-			code = 200;
-			head_only = true;
-		} else {
-			code = 405;
-			keep = false;
-		}
-		if (code == 200) {
-			size_t tlen = (size_t)(sp2 - sp1 - 1);
-			const char *t = sp1 + 1;
-
-			if (!((tlen == 1 && t[0] == '/') ||
-			      (tlen == 11 && memcmp(t, "/index.html", 11) == 0)))
-				code = 404;
-		}
-		fc->off += head;
-		if (!site_respond(f, fc, code, head_only, keep) || !keep) {
+		code = req.method == WIRE_HTTP_OTHER ? 405 : req.page ? 200 : 404;
+		if (code == 405)
+			req.keep = false;
+		fc->off += req.head_len;
+		if (!site_respond(f, fc, code, req.method == WIRE_HTTP_HEAD, req.keep) ||
+		    !req.keep) {
 			fc_close(f, fc);
 			return;
 		}
 	}
-	if (fc->off == fc->len)
+	if (fc->off == fc->len) {
 		fc->off = fc->len = 0;
-	else if (fc->off > 0) {
+	} else if (fc->off > 0) {
 		memmove(fc->buf, fc->buf + fc->off, fc->len - fc->off);
 		fc->len -= fc->off;
 		fc->off = 0;

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A visitor of a TLS server, for tests/netns/tls_decoy.sh.
 
-visit.py HOST PORT [--send FILE] [--wait SECONDS] [--alpn P1,P2] [--raw]
+visit.py HOST PORT [--send FILE]... [--wait SECONDS] [--alpn P1,P2] [--raw]
 
 Opens a TLS connection (certificates are not checked: the test compares
-fingerprints itself), sends FILE's bytes if given, and then reads until the
+fingerprints itself), sends each FILE's bytes if given (0.2 s apart, so that
+each arrives on its own), and then reads until the
 server closes or SECONDS pass without a byte (default 2). Prints one line:
 
   alpn=<protocol or none> bytes=<n read> closed=<yes|no> sha256=<of what was read>
@@ -19,16 +20,17 @@ import os
 import socket
 import ssl
 import sys
+import time
 
 
 def main():
     args = sys.argv[1:]
     host, port = args[0], int(args[1])
-    send, wait, alpn, raw = None, 2.0, None, False
+    send, wait, alpn, raw = [], 2.0, None, False
     i = 2
     while i < len(args):
         if args[i] == "--send":
-            send = open(args[i + 1], "rb").read()
+            send.append(open(args[i + 1], "rb").read())
             i += 2
         elif args[i] == "--wait":
             wait = float(args[i + 1])
@@ -51,8 +53,10 @@ def main():
             ctx.set_alpn_protocols(alpn)
         sock = ctx.wrap_socket(sock, server_hostname="www.example.com")
         chosen = sock.selected_alpn_protocol() or "none"
-    if send:
-        sock.sendall(send)
+    for k, chunk in enumerate(send):
+        if k > 0:
+            time.sleep(0.2)
+        sock.sendall(chunk)
     sock.settimeout(wait)
     got, closed = b"", False
     while True:

@@ -141,10 +141,23 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The TLS front's counters, when a test sets front_on. */
+static bool front_on;
+static struct yip_rdv_front front = {
+    .listen = {.in4 = {.sin_family = AF_INET}},
+    .tcp_accepted = 11,
+    .tls_failed = 2,
+    .yip_streams = 1,
+    .decoy_streams = 8,
+    .decoy_reasons = {4, 1, 3},
+    .stream_full = 5,
+};
+
 static char *reply(const char *req, size_t *len)
 {
 	struct yip_rdv_status st = {
 	    .srv = &S,
+	    .front = front_on ? &front : NULL,
 	    .listen = {.in4 = {.sin_family = AF_INET, .sin_port = htons(7000)}},
 	    .alt_port = 7001,
 	    .now = now + 2 * YIP_NS_PER_S,
@@ -410,10 +423,46 @@ static void render(void **state)
 	free(text);
 }
 
+/* The TLS front's counters, in the reply and for people. */
+static void front_status(void **state)
+{
+	char *r, *text = NULL, err[256];
+	size_t len, size = 0;
+	cJSON *j;
+	FILE *f;
+
+	(void)state;
+	front.listen.in4.sin_port = htons(443);
+	r = reply("stats", &len);
+	assert_null(strstr(r, "tls_front"));
+	free(r);
+	front_on = true;
+	r = reply("stats", &len);
+	front_on = false;
+	j = cJSON_Parse(r);
+	assert_non_null(j);
+	assert_int_equal(num(j, "tls_front.tcp_accepted"), 11);
+	assert_int_equal(num(j, "tls_front.decoy_reasons.idle"), 3);
+	assert_int_equal(num(j, "tls_front.stream_drops.full"), 5);
+	assert_int_equal(num(j, "counters.streams_gone"), 0);
+	cJSON_Delete(j);
+	f = open_memstream(&text, &size);
+	assert_int_equal(yip_rdv_ctl_render(f, r, len, WALL0 + 20, 2, err, sizeof(err)), 0);
+	fclose(f);
+	assert_non_null(
+	    strstr(text, "  TLS front: TCP 0.0.0.0:443, decoy built-in; 0 open, 11 accepted"));
+	assert_non_null(strstr(text, "    TLS handshakes failed 2, timed out 0\n"));
+	assert_non_null(strstr(text, "dropped: full 5)"));
+	assert_non_null(strstr(text, "decoy streams 8 (not_frame 4, not_authenticated 1, idle 3)"));
+	free(text);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(show), cmocka_unit_test(one_node_and_stats), cmocka_unit_test(render),
+	    cmocka_unit_test(show),           cmocka_unit_test(one_node_and_stats),
+	    cmocka_unit_test(render),         cmocka_unit_test(front_status),
 	    cmocka_unit_test(members_status), /* last: makes the server members-only */
 	};
 

@@ -1,0 +1,41 @@
+/*
+ * An HTTP/1.x request head (RFC 9112), as the TLS front's built-in site
+ * reads it (docs/rendezvous.md, "The TLS front"): the request line
+ * ("METHOD SP target SP HTTP/1.1" or HTTP/1.0, CRLF or LF) and the header
+ * lines up to the empty one. Only what the site answers with is taken from
+ * it: the method, whether the target is its page, whether the connection
+ * stays open. Any bytes at all; a head longer than WIRE_HTTP_HEAD_MAX is
+ * bad.
+ */
+#ifndef YIP_WIRE_HTTP_H
+#define YIP_WIRE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_HTTP_HEAD_MAX 8192
+
+enum wire_http_verdict {
+	WIRE_HTTP_MORE, /* not whole yet, and nothing wrong so far */
+	WIRE_HTTP_BAD,  /* answered with 400 and a close */
+	WIRE_HTTP_OK,
+};
+
+enum wire_http_method { WIRE_HTTP_GET, WIRE_HTTP_HEAD, WIRE_HTTP_OTHER };
+
+struct wire_http_req {
+	size_t head_len; /* the request line and headers, the empty line included */
+	enum wire_http_method method;
+	bool page; /* the target is "/" or "/index.html" */
+	/* The connection stays open after the answer: HTTP/1.1 without
+	 * "Connection: close", HTTP/1.0 with "Connection: keep-alive"; never
+	 * with a body (Content-Length other than 0, Transfer-Encoding), which
+	 * the site does not read. */
+	bool keep;
+};
+
+/* The head at the start of p (len bytes); *r is set with WIRE_HTTP_OK. */
+enum wire_http_verdict wire_http_request(const uint8_t *p, size_t len, struct wire_http_req *r);
+
+#endif
