@@ -124,6 +124,14 @@ static int conn_add(struct loop_tls *t, struct tls_conn *c, int dial, uint64_t n
 	return slot;
 }
 
+/* Dial d again after its backoff, which doubles (up to BACKOFF_MAX). */
+static void back_off(struct loop_tls_dial *d, uint64_t now)
+{
+	d->next_at = d->wanted ? now + d->backoff : 0;
+	d->backoff = d->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : d->backoff * 2;
+	d->failures++;
+}
+
 static void conn_end(struct loop_tls *t, int slot, uint64_t now, const char *why)
 {
 	struct loop_tls_conn *cc = t->conn[slot];
@@ -149,9 +157,7 @@ static void conn_end(struct loop_tls *t, int slot, uint64_t now, const char *why
 		/* Open for a while: start again soon; else back off. */
 		if (cc->link >= 0 && now - cc->started > BACKOFF_MAX)
 			d->backoff = BACKOFF_FIRST;
-		d->next_at = d->wanted ? now + d->backoff : 0;
-		d->backoff = d->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : d->backoff * 2;
-		d->failures++;
+		back_off(d, now);
 	}
 	epoll_ctl(t->epfd, EPOLL_CTL_DEL, tls_conn_fd(cc->c), NULL);
 	tls_conn_free(cc->c);
@@ -314,9 +320,7 @@ static void dial_now(struct loop_tls *t, int k, uint64_t now)
 	d->next_at = 0;
 	if (c == NULL || (slot = conn_add(t, c, k, now)) < 0) {
 		snprintf(d->why, sizeof(d->why), "%s", c == NULL ? err : "no connection free");
-		d->next_at = now + d->backoff;
-		d->backoff = d->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : d->backoff * 2;
-		d->failures++;
+		back_off(d, now);
 		return;
 	}
 	d->conn = slot;

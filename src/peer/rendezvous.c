@@ -577,21 +577,23 @@ uint64_t rendezvous_peer_timers(struct yip_peer *p, uint64_t now)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
-/* The server cfg's line names: one already set up with its key, else a new one. */
-static struct yip_server *server_for_line(struct yip_device *dev, const uint8_t *key)
+/* The server cfg's line i names (yip_config_server_of_line: the rule yipd's
+ * resolver uses too): set up when its first line comes. */
+static struct yip_server *server_for_line(struct yip_device *dev, const struct yip_config *cfg,
+                                          size_t i)
 {
-	struct yip_server *s;
+	size_t k = yip_config_server_of_line(cfg, i);
+	struct yip_server *s = &dev->servers[k];
 
-	for (size_t i = 0; i < dev->n_servers; i++)
-		if (sodium_memcmp(dev->servers[i].peer.public_key, key, YIP_KEY_LEN) == 0)
-			return &dev->servers[i];
-	s = &dev->servers[dev->n_servers++];
+	if (k < dev->n_servers)
+		return s;
+	dev->n_servers = k + 1;
 	s->peer.dev = dev;
 	s->peer.is_server = true;
 	s->peer.configured = true; /* from the configuration: never admitted as a member */
 	s->peer.path = -1;
 	s->tls_line = -1;
-	memcpy(s->peer.public_key, key, YIP_KEY_LEN);
+	memcpy(s->peer.public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 	wire_mac1_key(s->peer.mac1_key, s->peer.public_key);
 	cookie_jar_init(&s->peer.cookie, s->peer.public_key);
 	s->register_at = 0;
@@ -608,7 +610,7 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 	/* A server named twice (by UDP and by tls://, the same key) is one server. */
 	for (size_t i = 0; i < cfg->n_rendezvous; i++) {
 		const struct yip_rendezvous_config *rc = &cfg->rendezvous[i];
-		struct yip_server *s = server_for_line(dev, rc->public_key);
+		struct yip_server *s = server_for_line(dev, cfg, i);
 		struct yip_peer *sp = &s->peer;
 
 		if (rc->transport == YIP_TRANSPORT_TLS) {

@@ -798,6 +798,16 @@ const union yip_sockaddr *tls_conn_peer(const struct tls_conn *c)
 	return &c->peer;
 }
 
+/* The name of an ALPN protocol the server end may select (from its list). */
+static const char *alpn_name(const uint8_t *a, size_t len)
+{
+	if (len == 0)
+		return NULL;
+	if (len == 8 && memcmp(a, "http/1.1", 8) == 0)
+		return "http/1.1";
+	return len == 2 && memcmp(a, "h2", 2) == 0 ? "h2" : "?";
+}
+
 void tls_conn_info(const struct tls_conn *c, struct tls_conn_info *out)
 {
 	*out = (struct tls_conn_info){.server = c->server};
@@ -811,12 +821,7 @@ void tls_conn_info(const struct tls_conn *c, struct tls_conn_info *out)
 		out->cipher = SSL_get_cipher_name(c->ssl);
 		out->sni = SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
 		SSL_get0_alpn_selected(c->ssl, &a, &alen);
-		/* OpenSSL's own copy of what it selected, from our list. */
-		out->alpn = NULL;
-		if (alen > 0)
-			out->alpn = alen == 8 && memcmp(a, "http/1.1", 8) == 0 ? "http/1.1"
-			            : alen == 2 && memcmp(a, "h2", 2) == 0     ? "h2"
-			                                                       : "?";
+		out->alpn = alpn_name(a, alen);
 	} else {
 		size_t alen;
 		const uint8_t *a = tls_client_alpn(c->cli, &alen);
@@ -824,10 +829,7 @@ void tls_conn_info(const struct tls_conn *c, struct tls_conn_info *out)
 		out->version = "TLSv1.3";
 		out->cipher = cipher_name(tls_client_cipher(c->cli));
 		out->sni = c->sni[0] ? c->sni : NULL;
-		out->alpn = alen == 8 && memcmp(a, "http/1.1", 8) == 0 ? "http/1.1"
-		            : alen == 2 && memcmp(a, "h2", 2) == 0     ? "h2"
-		            : alen > 0                                 ? "?"
-		                                                       : NULL;
+		out->alpn = alpn_name(a, alen);
 	}
 }
 
