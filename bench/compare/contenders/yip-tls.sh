@@ -10,15 +10,4 @@
 DESC="yip over TLS (build/yipd, endpoint = tls://)"
 notes() { echo "as yip, with A's endpoint tls://B:8443 and B's listen_tls (self-signed); outer TCP BBR"; }
 
-up() {
-	"$YIPD" --genkey >"$WORK/a.key"
-	"$YIPD" --genkey >"$WORK/b.key"
-	_yip_conf a "$UL_A" "$TUN_A" b "$UL_B" "$TUN_B"
-	_yip_conf b "$UL_B" "$TUN_B" a "$UL_A" "$TUN_A"
-	sed -i "s|^endpoint=$UL_B:51820|endpoint=tls://$UL_B:8443|" "$WORK/a.conf"
-	# B only accepts: with a UDP endpoint for A it would find the UDP path too.
-	sed -i -e "/^\[peer\]/i listen_tls=$UL_B:8443" -e "/^endpoint=/d" "$WORK/b.conf"
-	daemon "$NS_A" yipd-a "$YIPD" "$WORK/a.conf"
-	daemon "$NS_B" yipd-b "$YIPD" "$WORK/b.conf"
-	wait_ping "$PEER" 20
-}
+up() { _yip_link_up tls; }

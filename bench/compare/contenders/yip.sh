@@ -46,3 +46,18 @@ CONF
 	# Variants (see yip-busy.sh) add interface settings.
 	[ -z "${YIP_EXTRA_CONF:-}" ] || sed -i "/^\[peer\]/i $YIP_EXTRA_CONF" "$WORK/$1.conf"
 }
+
+# _yip_link_up SCHEME: A dials B by SCHEME://B:8443 (tls, quic), B listens
+# there (listen_SCHEME, self-signed) and has no endpoint for A, so the only
+# path between them is that link.
+_yip_link_up() {
+	"$YIPD" --genkey >"$WORK/a.key"
+	"$YIPD" --genkey >"$WORK/b.key"
+	_yip_conf a "$UL_A" "$TUN_A" b "$UL_B" "$TUN_B"
+	_yip_conf b "$UL_B" "$TUN_B" a "$UL_A" "$TUN_A"
+	sed -i "s|^endpoint=$UL_B:51820|endpoint=$1://$UL_B:8443|" "$WORK/a.conf"
+	sed -i -e "/^\[peer\]/i listen_$1=$UL_B:8443" -e "/^endpoint=/d" "$WORK/b.conf"
+	daemon "$NS_A" yipd-a "$YIPD" "$WORK/a.conf"
+	daemon "$NS_B" yipd-b "$YIPD" "$WORK/b.conf"
+	wait_ping "$PEER" 20
+}
