@@ -786,9 +786,9 @@ size_t quic_conn_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t n
 			c->sh->add_write_offset(c->h, sid, (size_t)ndata);
 		if (n == 0)
 			return 0;
-		/* Control packets are paced; datagrams are not (the engine's own
-		 * flow paces them): docs/transports.md. */
-		ngtcp2_conn_update_pkt_tx_time(c->qc, now);
+		/* No ngtcp2_conn_update_pkt_tx_time: ngtcp2 does not pace (the
+		 * engine's own flow paces datagrams; pacing only the control
+		 * packets stalled links: docs/transports.md). */
 		c->st.pkts_out++;
 		c->st.bytes_out += (uint64_t)n;
 		return (size_t)n;
