@@ -155,3 +155,47 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	ch->ech_enc = ech;
 	ch->ech_payload = ech + 32;
 }
+
+void tls_quic_tp_chromium(struct tls_quic_tp *tp, tls_rand_fn *rand, void *rand_ctx,
+                          const uint8_t *scid, size_t scid_len)
+{
+	uint8_t b[8];
+	uint64_t n = 0;
+	uint32_t v;
+
+	memset(tp, 0, sizeof(*tp));
+	tp->max_idle_timeout = 30000;
+	tp->max_udp_payload_size = 1472;
+	tp->initial_max_data = 15728640;
+	tp->initial_max_stream_data_bidi_local = 6291456;
+	tp->initial_max_stream_data_bidi_remote = 6291456;
+	tp->initial_max_stream_data_uni = 6291456;
+	tp->initial_max_streams_bidi = 100;
+	tp->initial_max_streams_uni = 103;
+	tp->max_datagram_frame_size = 65536;
+	tp->scid = scid;
+	tp->scid_len = scid_len;
+	memcpy(tp->google_options, "ORIG", 4);
+	/* A GREASE version: every byte 0x?a, the high nibbles random. */
+	rand(rand_ctx, b, 5);
+	v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	tp->grease_version = (v & 0xf0f0f0f0u) | 0x0a0a0a0au;
+	tp->grease_version_first = b[4] & 1;
+	/* A GREASE id 27 + 31 N below 2^62, an 8-byte varint; its value
+	 * 0..16 random bytes (chromium's seen: 8, 12, 13). */
+	rand(rand_ctx, b, 8);
+	for (unsigned i = 0; i < 8; i++)
+		n = n << 8 | b[i];
+	tp->grease_id = 27 + 31 * (n % ((((uint64_t)1 << 62) - 27) / 31));
+	tp->grease_len = rand_below(rand, rand_ctx, TLS_QUIC_TP_GREASE_MAX + 1);
+	rand(rand_ctx, tp->grease, tp->grease_len);
+	for (unsigned i = 0; i < TLS_QUIC_TPS; i++)
+		tp->order[i] = (uint8_t)i;
+	for (unsigned i = TLS_QUIC_TPS - 1; i > 0; i--) {
+		unsigned j = rand_below(rand, rand_ctx, i + 1);
+		uint8_t t = tp->order[i];
+
+		tp->order[i] = tp->order[j];
+		tp->order[j] = t;
+	}
+}

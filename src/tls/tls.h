@@ -231,4 +231,13 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
                       const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
                       uint8_t ech[TLS_ECH_GREASE_MAX], bool quic);
 
+/*
+ * chromium 156's QUIC transport parameters (tests/tls/quic_chromium.md):
+ * its values, the initial_source_connection_id scid (scid_len bytes; empty
+ * for chromium's zero-length SCID), a fresh order, GREASE version and GREASE
+ * parameter from rand; tls_quic_tp_put writes them.
+ */
+void tls_quic_tp_chromium(struct tls_quic_tp *tp, tls_rand_fn *rand, void *rand_ctx,
+                          const uint8_t *scid, size_t scid_len);
+
 #endif

@@ -1,0 +1,474 @@
+/*
+ * yip-quic-dial: one QUIC v1 connection whose TLS is yip's own client
+ * engine (src/tls in QUIC mode, chromium's QUIC hello and transport
+ * parameters) and whose packets are ngtcp2 0.12's, with the GnuTLS crypto
+ * binding for packet protection only. Proof that the engine runs a real
+ * QUIC handshake (against Debian's gtlsserver), and the yip side of the
+ * QUIC Initial comparisons (tests/netns/quic_classified.sh).
+ *
+ *   yip-quic-dial [--sni NAME] [--payload N] HOST PORT
+ *
+ * Connection IDs are shaped as chromium's: an 8-byte random DCID and a
+ * zero-length SCID; every datagram is padded... as ngtcp2 pads (at least
+ * 1200 bytes for Initials), up to --payload bytes of UDP payload (default
+ * 1250, chromium's on IPv4). It completes the handshake (any certificate:
+ * tls_verify_any), prints one line
+ *
+ *   connected alpn=h3 cipher=TLS_AES_128_GCM_SHA256 peer_tp=NN
+ *
+ * closes the connection (CONNECTION_CLOSE, H3_NO_ERROR) and exits 0; or
+ * exits 1 with why on stderr (a timeout, the engine's error, ngtcp2's).
+ *
+ * How the engine meets ngtcp2: the Initial keys come from the DCID
+ * (RFC 9001 5.2, derived here with ngtcp2's HKDF); the hello is submitted
+ * as Initial CRYPTO data; server CRYPTO data goes to tls_client_quic_recv
+ * at its level and what the engine answers back at its own; the engine's
+ * handshake and 1-RTT secrets go to ngtcp2_crypto_derive_and_install_*
+ * after ngtcp2_conn_set_crypto_ctx with the GnuTLS algorithm ids of the
+ * suite; the server's transport parameters (from EncryptedExtensions) go
+ * to ngtcp2_conn_decode_remote_transport_params before the 1-RTT keys.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "tls/tls.h"
+
+#define TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
+
+struct dial {
+	ngtcp2_conn *conn;
+	struct tls_client *tls;
+	const char *fail;
+	bool done;
+};
+
+static void rng(void *ctx, uint8_t *out, size_t n)
+{
+	(void)ctx;
+	if (RAND_bytes(out, (int)n) != 1)
+		abort();
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* ---- the suite as GnuTLS names it, for ngtcp2's GnuTLS binding ---- */
+
+static bool suite_ctx(ngtcp2_crypto_ctx *ctx, uint16_t cipher)
+{
+	gnutls_cipher_algorithm_t aead, hp;
+	gnutls_digest_algorithm_t md;
+
+	switch (cipher) {
+	case 0x1301:
+		aead = GNUTLS_CIPHER_AES_128_GCM, hp = GNUTLS_CIPHER_AES_128_CBC, md = GNUTLS_DIG_SHA256;
+		ctx->max_encryption = 1ULL << 23; /* RFC 9001 6.6 */
+		ctx->max_decryption_failure = 1ULL << 52;
+		break;
+	case 0x1302:
+		aead = GNUTLS_CIPHER_AES_256_GCM, hp = GNUTLS_CIPHER_AES_256_CBC, md = GNUTLS_DIG_SHA384;
+		ctx->max_encryption = 1ULL << 23;
+		ctx->max_decryption_failure = 1ULL << 52;
+		break;
+	case 0x1303:
+		aead = GNUTLS_CIPHER_CHACHA20_POLY1305, hp = GNUTLS_CIPHER_CHACHA20_32,
+		md = GNUTLS_DIG_SHA256;
+		ctx->max_encryption = 1ULL << 62;
+		ctx->max_decryption_failure = 1ULL << 36;
+		break;
+	default:
+		return false;
+	}
+	ctx->aead.native_handle = (void *)(intptr_t)aead;
+	ctx->aead.max_overhead = 16;
+	ctx->md.native_handle = (void *)(intptr_t)md;
+	ctx->hp.native_handle = (void *)(intptr_t)hp;
+	return true;
+}
+
+static const char *suite_name(uint16_t cipher)
+{
+	return cipher == 0x1301   ? "TLS_AES_128_GCM_SHA256"
+	       : cipher == 0x1302 ? "TLS_AES_256_GCM_SHA384"
+	       : cipher == 0x1303 ? "TLS_CHACHA20_POLY1305_SHA256"
+	                          : "?";
+}
+
+/* ---- Initial keys (RFC 9001 5.2) ---- */
+
+/* One direction's packet protection from its Initial secret. */
+static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], bool enc,
+                        ngtcp2_crypto_aead_ctx *aead_ctx, uint8_t iv[12],
+                        ngtcp2_crypto_cipher_ctx *hp_ctx)
+{
+	uint8_t key[16], hp[16];
+	gnutls_cipher_hd_t h;
+	gnutls_datum_t k = {hp, sizeof(hp)};
+	bool ok = ngtcp2_crypto_hkdf_expand_label(key, sizeof(key), &ctx->md, secret, 32,
+	                                          (const uint8_t *)"quic key", 8) == 0 &&
+	          ngtcp2_crypto_hkdf_expand_label(iv, 12, &ctx->md, secret, 32,
+	                                          (const uint8_t *)"quic iv", 7) == 0 &&
+	          ngtcp2_crypto_hkdf_expand_label(hp, sizeof(hp), &ctx->md, secret, 32,
+	                                          (const uint8_t *)"quic hp", 7) == 0 &&
+	          (enc ? ngtcp2_crypto_aead_ctx_encrypt_init(aead_ctx, &ctx->aead, key, 12)
+	               : ngtcp2_crypto_aead_ctx_decrypt_init(aead_ctx, &ctx->aead, key, 12)) == 0 &&
+	          /* the binding's header protection context: a GnuTLS cipher handle */
+	          gnutls_cipher_init(&h, GNUTLS_CIPHER_AES_128_CBC, &k, NULL) == 0;
+
+	if (ok)
+		hp_ctx->native_handle = h;
+	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(hp, sizeof(hp));
+	return ok;
+}
+
+static int client_initial(ngtcp2_conn *conn, void *user)
+{
+	static const uint8_t salt[] = {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
+	                               0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a};
+	struct dial *d = user;
+	const ngtcp2_cid *dcid = ngtcp2_conn_get_dcid(conn);
+	ngtcp2_crypto_ctx ctx = {0};
+	ngtcp2_crypto_aead_ctx rx_aead = {0}, tx_aead = {0};
+	ngtcp2_crypto_cipher_ctx rx_hp = {0}, tx_hp = {0};
+	uint8_t initial[32], c_in[32], s_in[32], rx_iv[12], tx_iv[12];
+	enum tls_level lvl;
+	const uint8_t *ch;
+	size_t n;
+	bool ok;
+
+	suite_ctx(&ctx, 0x1301);
+	ctx.max_encryption = ctx.max_decryption_failure = 0;
+	ngtcp2_conn_set_initial_crypto_ctx(conn, &ctx);
+	ok = ngtcp2_crypto_hkdf_extract(initial, &ctx.md, dcid->data, dcid->datalen, salt,
+	                                sizeof(salt)) == 0 &&
+	     ngtcp2_crypto_hkdf_expand_label(c_in, 32, &ctx.md, initial, 32,
+	                                     (const uint8_t *)"client in", 9) == 0 &&
+	     ngtcp2_crypto_hkdf_expand_label(s_in, 32, &ctx.md, initial, 32,
+	                                     (const uint8_t *)"server in", 9) == 0 &&
+	     initial_dir(&ctx, s_in, false, &rx_aead, rx_iv, &rx_hp) &&
+	     initial_dir(&ctx, c_in, true, &tx_aead, tx_iv, &tx_hp) &&
+	     ngtcp2_conn_install_initial_key(conn, &rx_aead, rx_iv, &rx_hp, &tx_aead, tx_iv, &tx_hp,
+	                                     12) == 0;
+	OPENSSL_cleanse(initial, sizeof(initial));
+	OPENSSL_cleanse(c_in, sizeof(c_in));
+	OPENSSL_cleanse(s_in, sizeof(s_in));
+	if (!ok) {
+		d->fail = "initial keys";
+		return NGTCP2_ERR_CALLBACK_FAILURE;
+	}
+	ch = tls_client_quic_out(d->tls, &lvl, &n);
+	if (lvl != TLS_LEVEL_INITIAL || n == 0 ||
+	    ngtcp2_conn_submit_crypto_data(conn, NGTCP2_CRYPTO_LEVEL_INITIAL, ch, n) != 0)
+		return NGTCP2_ERR_CALLBACK_FAILURE;
+	tls_client_out_done(d->tls, n);
+	return 0;
+}
+
+/* ---- the engine's secrets into ngtcp2 ---- */
+
+static bool on_secret(void *ctx_, enum tls_level level, uint16_t cipher, const uint8_t *rx,
+                      const uint8_t *tx, size_t len)
+{
+	struct dial *d = ctx_;
+	ngtcp2_crypto_level l =
+	    level == TLS_LEVEL_HANDSHAKE ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE : NGTCP2_CRYPTO_LEVEL_APPLICATION;
+
+	if (level == TLS_LEVEL_HANDSHAKE) {
+		ngtcp2_crypto_ctx ctx = {0};
+
+		if (!suite_ctx(&ctx, cipher))
+			return false;
+		ngtcp2_conn_set_crypto_ctx(d->conn, &ctx);
+	} else {
+		size_t n;
+		const uint8_t *tp = tls_client_quic_peer_tp(d->tls, &n);
+
+		/* EncryptedExtensions came before: its parameters first. */
+		if (tp == NULL || ngtcp2_conn_decode_remote_transport_params(d->conn, tp, n) != 0) {
+			d->fail = "the server's transport parameters";
+			return false;
+		}
+	}
+	return ngtcp2_crypto_derive_and_install_rx_key(d->conn, NULL, NULL, NULL, l, rx, len) == 0 &&
+	       ngtcp2_crypto_derive_and_install_tx_key(d->conn, NULL, NULL, NULL, l, tx, len) == 0;
+}
+
+static int recv_crypto(ngtcp2_conn *conn, ngtcp2_crypto_level level, uint64_t offset,
+                       const uint8_t *data, size_t len, void *user)
+{
+	struct dial *d = user;
+	struct tls_event ev;
+	enum tls_level lvl;
+	const uint8_t *out;
+	size_t n;
+
+	(void)offset;
+	if (level == NGTCP2_CRYPTO_LEVEL_EARLY)
+		return NGTCP2_ERR_CRYPTO;
+	tls_client_quic_recv(d->tls,
+	                     level == NGTCP2_CRYPTO_LEVEL_INITIAL     ? TLS_LEVEL_INITIAL
+	                     : level == NGTCP2_CRYPTO_LEVEL_HANDSHAKE ? TLS_LEVEL_HANDSHAKE
+	                                                              : TLS_LEVEL_APP,
+	                     data, len, &ev);
+	if (ev.kind == TLS_EV_FAILED) {
+		if (d->fail == NULL)
+			d->fail = tls_err_name(ev.err);
+		ngtcp2_conn_set_tls_alert(conn, tls_client_quic_alert(d->tls));
+		return NGTCP2_ERR_CRYPTO;
+	}
+	out = tls_client_quic_out(d->tls, &lvl, &n);
+	if (n > 0) {
+		if (ngtcp2_conn_submit_crypto_data(conn,
+		                                   lvl == TLS_LEVEL_INITIAL ? NGTCP2_CRYPTO_LEVEL_INITIAL
+		                                   : lvl == TLS_LEVEL_HANDSHAKE
+		                                       ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE
+		                                       : NGTCP2_CRYPTO_LEVEL_APPLICATION,
+		                                   out, n) != 0)
+			return NGTCP2_ERR_CALLBACK_FAILURE;
+		tls_client_out_done(d->tls, n);
+	}
+	if (ev.kind == TLS_EV_CONNECTED)
+		ngtcp2_conn_handshake_completed(conn);
+	return 0;
+}
+
+static int handshake_completed(ngtcp2_conn *conn, void *user)
+{
+	struct dial *d = user;
+
+	(void)conn;
+	d->done = true;
+	return 0;
+}
+
+static void cb_rand(uint8_t *dest, size_t len, const ngtcp2_rand_ctx *ctx)
+{
+	(void)ctx;
+	rng(NULL, dest, len);
+}
+
+static int new_cid(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t cidlen, void *user)
+{
+	(void)conn;
+	(void)user;
+	rng(NULL, cid->data, cidlen);
+	cid->datalen = cidlen;
+	rng(NULL, token, NGTCP2_STATELESS_RESET_TOKENLEN);
+	return 0;
+}
+
+static bool flush(struct dial *d, int fd, uint8_t *buf, size_t cap)
+{
+	for (;;) {
+		ngtcp2_path_storage ps;
+		ngtcp2_pkt_info pi;
+		ngtcp2_ssize n;
+
+		ngtcp2_path_storage_zero(&ps);
+		n = ngtcp2_conn_write_pkt(d->conn, &ps.path, &pi, buf, cap, now_ns());
+		if (n < 0) {
+			fprintf(stderr, "yip-quic-dial: write: %s\n", ngtcp2_strerror((int)n));
+			return false;
+		}
+		if (n == 0)
+			return true;
+		if (send(fd, buf, (size_t)n, 0) != n) {
+			perror("yip-quic-dial: send");
+			return false;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *sni = NULL;
+	size_t payload = 1250;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *ai;
+	struct sockaddr_storage local;
+	socklen_t local_len = sizeof(local);
+	struct tls_quic_tp tpv;
+	uint8_t tp[256], buf[65536];
+	size_t tp_len;
+	struct dial d = {0};
+	ngtcp2_callbacks cb = {0};
+	ngtcp2_settings settings;
+	ngtcp2_transport_params params;
+	ngtcp2_cid dcid, scid;
+	ngtcp2_path path;
+	uint64_t deadline;
+	int fd, rc, i = 1;
+
+	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (strcmp(argv[i], "--sni") == 0)
+			sni = argv[i + 1];
+		else if (strcmp(argv[i], "--payload") == 0)
+			payload = (size_t)strtoul(argv[i + 1], NULL, 10);
+		else
+			break;
+	}
+	if (argc - i != 2 || payload < 1200 || payload > 1452) {
+		fprintf(stderr, "usage: yip-quic-dial [--sni NAME] [--payload N] HOST PORT\n");
+		return 2;
+	}
+	if (sni == NULL)
+		sni = argv[i];
+	if ((rc = getaddrinfo(argv[i], argv[i + 1], &hints, &ai)) != 0) {
+		fprintf(stderr, "yip-quic-dial: %s: %s\n", argv[i], gai_strerror(rc));
+		return 1;
+	}
+	fd = socket(ai->ai_family, SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&local, &local_len) != 0) {
+		perror("yip-quic-dial: socket");
+		return 1;
+	}
+
+	/* chromium's transport parameters on the wire, the same values in ngtcp2. */
+	tls_quic_tp_chromium(&tpv, rng, NULL, NULL, 0);
+	tp_len = tls_quic_tp_put(tp, sizeof(tp), &tpv);
+	{
+		struct tls_client_config cfg = {
+		    .sni = sni,
+		    .rand = rng,
+		    .verify = tls_verify_any,
+		    .quic = true,
+		    .quic_tp = tp,
+		    .quic_tp_len = tp_len,
+		    .secret = on_secret,
+		    .secret_ctx = &d,
+		};
+
+		d.tls = tls_client_new(&cfg);
+	}
+	if (tp_len == 0 || d.tls == NULL) {
+		fprintf(stderr, "yip-quic-dial: the engine would not start\n");
+		return 1;
+	}
+	ngtcp2_settings_default(&settings);
+	settings.initial_ts = now_ns();
+	settings.max_tx_udp_payload_size = payload;
+	settings.no_pmtud = 1;
+	/* Datagrams of payload bytes, as chromium's, not ngtcp2's 1200. */
+	settings.no_tx_udp_payload_size_shaping = 1;
+	settings.rand_ctx.native_handle = NULL;
+	ngtcp2_transport_params_default(&params);
+	params.max_idle_timeout = tpv.max_idle_timeout * NGTCP2_MILLISECONDS;
+	params.max_udp_payload_size = tpv.max_udp_payload_size;
+	params.initial_max_data = tpv.initial_max_data;
+	params.initial_max_stream_data_bidi_local = tpv.initial_max_stream_data_bidi_local;
+	params.initial_max_stream_data_bidi_remote = tpv.initial_max_stream_data_bidi_remote;
+	params.initial_max_stream_data_uni = tpv.initial_max_stream_data_uni;
+	params.initial_max_streams_bidi = tpv.initial_max_streams_bidi;
+	params.initial_max_streams_uni = tpv.initial_max_streams_uni;
+	params.max_datagram_frame_size = tpv.max_datagram_frame_size;
+	dcid.datalen = 8;
+	rng(NULL, dcid.data, dcid.datalen);
+	scid.datalen = 0;
+	path.local.addr = (ngtcp2_sockaddr *)&local;
+	path.local.addrlen = local_len;
+	path.remote.addr = (ngtcp2_sockaddr *)ai->ai_addr;
+	path.remote.addrlen = ai->ai_addrlen;
+	path.user_data = NULL;
+	cb.client_initial = client_initial;
+	cb.recv_crypto_data = recv_crypto;
+	cb.handshake_completed = handshake_completed;
+	cb.encrypt = ngtcp2_crypto_encrypt_cb;
+	cb.decrypt = ngtcp2_crypto_decrypt_cb;
+	cb.hp_mask = ngtcp2_crypto_hp_mask_cb;
+	cb.recv_retry = ngtcp2_crypto_recv_retry_cb;
+	cb.rand = cb_rand;
+	cb.get_new_connection_id = new_cid;
+	cb.update_key = ngtcp2_crypto_update_key_cb;
+	cb.delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb;
+	cb.delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb;
+	cb.get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb;
+	cb.version_negotiation = ngtcp2_crypto_version_negotiation_cb;
+	if ((rc = ngtcp2_conn_client_new(&d.conn, &dcid, &scid, &path, NGTCP2_PROTO_VER_V1, &cb,
+	                                 &settings, &params, NULL, &d)) != 0) {
+		fprintf(stderr, "yip-quic-dial: ngtcp2_conn_client_new: %s\n", ngtcp2_strerror(rc));
+		return 1;
+	}
+	deadline = now_ns() + TIMEOUT_NS;
+	rc = 1;
+	while (flush(&d, fd, buf, payload)) {
+		uint64_t t = now_ns(), exp = ngtcp2_conn_get_expiry(d.conn);
+		int wait_ms;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (d.done) {
+			size_t n;
+
+			(void)tls_client_quic_peer_tp(d.tls, &n);
+			printf("connected alpn=h3 cipher=%s peer_tp=%zu\n",
+			       suite_name(tls_client_cipher(d.tls)), n);
+			rc = 0;
+			break;
+		}
+		if (t >= deadline) {
+			fprintf(stderr, "yip-quic-dial: no handshake in %llu s\n",
+			        (unsigned long long)(TIMEOUT_NS / 1000000000ULL));
+			break;
+		}
+		wait_ms = exp <= t ? 0 : (int)((exp - t) / 1000000 + 1);
+		if (wait_ms > (int)((deadline - t) / 1000000 + 1))
+			wait_ms = (int)((deadline - t) / 1000000 + 1);
+		if (poll(&p, 1, wait_ms) > 0) {
+			ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+			if (n > 0) {
+				ngtcp2_pkt_info pi = {0};
+				int r = ngtcp2_conn_read_pkt(d.conn, &path, &pi, buf, (size_t)n, now_ns());
+
+				if (r != 0) {
+					fprintf(stderr, "yip-quic-dial: read: %s (%s)\n", ngtcp2_strerror(r),
+					        d.fail ? d.fail : "-");
+					break;
+				}
+			}
+		} else if (ngtcp2_conn_handle_expiry(d.conn, now_ns()) != 0) {
+			fprintf(stderr, "yip-quic-dial: the connection timed out\n");
+			break;
+		}
+	}
+	if (rc == 0) {
+		/* The client's Finished and ACKs out, then a clean close. */
+		ngtcp2_connection_close_error ce;
+		ngtcp2_path_storage ps;
+		ngtcp2_pkt_info pi;
+		ngtcp2_ssize n;
+
+		(void)flush(&d, fd, buf, payload);
+		ngtcp2_connection_close_error_set_application_error(&ce, 0x100, NULL, 0);
+		ngtcp2_path_storage_zero(&ps);
+		n = ngtcp2_conn_write_connection_close(d.conn, &ps.path, &pi, buf, payload, &ce,
+		                                       now_ns());
+		if (n > 0)
+			(void)send(fd, buf, (size_t)n, 0);
+	}
+	ngtcp2_conn_del(d.conn);
+	tls_client_free(d.tls);
+	freeaddrinfo(ai);
+	close(fd);
+	return rc;
+}
