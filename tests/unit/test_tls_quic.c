@@ -158,8 +158,9 @@ static int tp_send(gnutls_session_t s, gnutls_buffer_t out)
 
 	if (!k->send_tp)
 		return 0; /* nothing: GnuTLS leaves the extension out */
-	return gnutls_buffer_append_data(out, server_tp, sizeof(server_tp)) == 0 ? (int)sizeof(server_tp)
-	                                                                         : -1;
+	return gnutls_buffer_append_data(out, server_tp, sizeof(server_tp)) == 0
+	           ? (int)sizeof(server_tp)
+	           : -1;
 }
 
 static ssize_t no_pull(gnutls_transport_ptr_t p, void *buf, size_t n)
@@ -202,18 +203,18 @@ static int setup(void **state)
 
 	(void)state;
 	assert_int_equal(gnutls_x509_privkey_init(&key), 0);
-	assert_int_equal(gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-	                                              GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1),
-	                                              0),
-	                 0);
+	assert_int_equal(
+	    gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
+	                                 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0),
+	    0);
 	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
 	assert_int_equal(gnutls_x509_crt_set_version(crt, 3), 0);
 	assert_int_equal(gnutls_x509_crt_set_serial(crt, "\x01", 1), 0);
 	assert_int_equal(gnutls_x509_crt_set_activation_time(crt, now - 3600), 0);
 	assert_int_equal(gnutls_x509_crt_set_expiration_time(crt, now + 86400), 0);
-	assert_int_equal(gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, SNI,
-	                                               strlen(SNI)),
-	                 0);
+	assert_int_equal(
+	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, SNI, strlen(SNI)),
+	    0);
 	assert_int_equal(gnutls_x509_crt_set_key(crt, key), 0);
 	assert_int_equal(gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0), 0);
 	assert_int_equal(gnutls_certificate_allocate_credentials(&cred), 0);
@@ -286,12 +287,12 @@ static void conn_open(struct conn *k, const char *prio, bool send_tp)
 	gnutls_handshake_set_read_function(k->s, s_read);
 	gnutls_handshake_set_secret_function(k->s, s_secret);
 	gnutls_alert_set_read_function(k->s, s_alert);
-	assert_int_equal(gnutls_session_ext_register(k->s, "QUIC Transport Parameters", 0x39,
-	                                             GNUTLS_EXT_TLS, tp_recv, tp_send, NULL, NULL,
-	                                             NULL,
-	                                             GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
-	                                                 GNUTLS_EXT_FLAG_EE),
-	                 0);
+	assert_int_equal(
+	    gnutls_session_ext_register(k->s, "QUIC Transport Parameters", 0x39, GNUTLS_EXT_TLS,
+	                                tp_recv, tp_send, NULL, NULL, NULL,
+	                                GNUTLS_EXT_FLAG_TLS | GNUTLS_EXT_FLAG_CLIENT_HELLO |
+	                                    GNUTLS_EXT_FLAG_EE),
+	    0);
 	gnutls_transport_set_ptr(k->s, k->s);
 	gnutls_transport_set_pull_function(k->s, no_pull);
 	gnutls_transport_set_push_function(k->s, no_push);
@@ -341,7 +342,8 @@ static int pump(struct conn *k, struct tls_event *last)
 				size_t take = k->qn[l] - off < 333 ? k->qn[l] - off : 333;
 				struct tls_event ev;
 
-				tls_client_quic_recv(k->c, (enum tls_level)l, k->q[l] + off, take, &ev);
+				tls_client_quic_recv(k->c, (enum tls_level)l, k->q[l] + off, take,
+				                     &ev);
 				off += take;
 				if (ev.kind == TLS_EV_CONNECTED)
 					connected = true;
