@@ -9,9 +9,12 @@ it reports does not depend on tshark's reassembly.
 
   quic_initial.py report PCAP            one block per connection
   quic_initial.py json PCAP              the same as JSON
-  quic_initial.py compare REF PCAP [--names a,b]
+  quic_initial.py compare REF PCAP [--names a,b] [--require row,row...]
                                          the shape rows of both, and a
-                                         nonzero exit if a row differs
+                                         nonzero exit if a required row
+                                         (all without --require) differs
+                                         or a client datagram is below
+                                         1200 bytes
 
 A connection is the client's Initials to UDP 443 sharing the first
 Initial's DCID (a server's Retry or new SCID makes chromium switch DCID:
@@ -270,9 +273,14 @@ def main():
     elif len(a) == 2 and a[0] == "json":
         print(json.dumps(load(a[1]), indent=1))
     elif len(a) >= 3 and a[0] == "compare":
-        names = ["ref", "test"]
-        if len(a) == 5 and a[3] == "--names":
-            names = a[4].split(",")
+        names, require = ["ref", "test"], None
+        opts = a[3:]
+        while opts:
+            if opts[0] == "--names":
+                names = opts[1].split(",")
+            elif opts[0] == "--require":
+                require = opts[1].split(",")
+            opts = opts[2:]
         sides = [[shape(r) for r in load(p)] for p in a[1:3]]
         if not all(sides):
             print("no Initials in %s" % " / ".join(n for n, s in zip(names, sides) if not s))
@@ -280,16 +288,13 @@ def main():
         bad = 0
         for k in sides[0][0]:
             vals = [sorted({json.dumps(s[k]) for s in side}) for side in sides]
+            # Sizes and counts that vary per connection are shown, not required.
             same = vals[0] == vals[1]
-            # Sizes and counts vary per connection: what must hold for them is below.
-            if k in ("udp_payload", "udp_payload_min", "hello_packets", "first_pn"):
-                same = True
-            if k == "ext_set" or k == "tp_values":
-                pass
-            bad += not same
-            print("%-24s %-3s %s: %s | %s: %s" % (
-                k, "ok" if same else "DIFF", names[0], " / ".join(vals[0]), names[1],
-                " / ".join(vals[1])))
+            need = require is None or k in require
+            bad += need and not same
+            print("%-24s %-4s %s: %s | %s: %s" % (
+                k, ("ok" if same else "DIFF") if need else ("same" if same else "(differs)"),
+                names[0], " / ".join(vals[0]), names[1], " / ".join(vals[1])))
         small = [s["udp_payload_min"] for s in sides[1] if s["udp_payload_min"] < 1200]
         if small:
             print("datagram below 1200 bytes: %s" % small)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# A yip QUIC Initial beside chromium's, captured in the same run against the
+# same local HTTP/3 server (tests/lib/quic_hello.sh: Debian's gtlsserver in
+# namespace s, the clients in c). chromium 156 is forced onto QUIC
+# (N_CHROMIUM fresh runs); yip's side is tests/tls/quic_dial.c, yip's TLS
+# client engine in QUIC mode under ngtcp2 (N_YIP handshakes, each of which
+# must complete: the server says so too).
+#
+# What must hold:
+# - tshark decrypts every yip Initial and shows SNI $HELLO_NAME and ALPN h3;
+# - tests/tls/quic_initial.py (its own CRYPTO reassembly and hello parser)
+#   finds the same shape on both sides: DCID and SCID lengths, token, the
+#   hello's cipher suites, extension set and count, groups, key shares,
+#   signature algorithms, versions, ALPN, ALPS, certificate compression, PSK
+#   modes, ECH GREASE shape, trust anchors, no session id, the set of
+#   transport parameter ids and their values, one GREASE TP, the
+#   version_information length, the hello over as many Initials, every
+#   client datagram of the same size and none below 1200 bytes;
+# - nDPI's ndpiReader calls every flow of both QUIC, and gives yip's flows
+#   no risk chromium's flows do not also get.
+# Printed, not required: packet numbers, frame kinds (chromium's CRYPTO
+# chaos), what nDPI makes of the SNI.
+#
+# The dialer is no yipd data path (a client of the engine), so: one driver.
+# drivers: one
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lib/tls_hello.sh"
+. "$ROOT/tests/lib/quic_hello.sh"
+trap 'rc=$?; set +e; hello_reap; (exit $rc); cleanup' EXIT
+
+for c in chromium tcpdump ndpiReader tshark gtlsserver; do
+	command -v "$c" >/dev/null || fail "$c not installed (scripts/deps.sh)"
+done
+DIAL=$ROOT/build/tests/yip-quic-dial
+[ -x "$DIAL" ] || fail "$DIAL not built (make; it needs libngtcp2-crypto-gnutls-dev)"
+INITIAL=$ROOT/tests/tls/quic_initial.py
+N_CHROMIUM=${N_CHROMIUM:-2}
+N_YIP=${N_YIP:-3}
+
+# ndpi PCAP: one line per flow: proto|sni|risk.
+ndpi() {
+	ndpiReader -q -i "$1" -v 2 2>&1 | python3 -c '
+import re, sys
+for l in sys.stdin:
+    if not re.match(r"\s+\d+\s+UDP ", l):
+        continue
+    b = re.findall(r"\[([^]]*)\]", l)
+    proto = [x[7:] for x in b if x.startswith("proto: ")]
+    sni = [x[14:] for x in b if x.startswith("Hostname/SNI: ")]
+    risk = [x[6:].strip() for x in b if x.startswith("Risk: ")]
+    print("%s|%s|%s" % (proto[0] if proto else "-", sni[0] if sni else "-",
+                        risk[0] if risk else "none"))
+'
+}
+
+quic_lab
+quic_capture_start "$TMP/chromium.pcap"
+for i in $(seq 1 "$N_CHROMIUM"); do
+	quic_chromium "$i" || log "chromium run $i exited $? (its Initials are what counts)"
+done
+quic_capture_stop
+quic_capture_start "$TMP/yip.pcap"
+for i in $(seq 1 "$N_YIP"); do
+	in_ns c timeout 10 "$DIAL" --sni "$HELLO_NAME" "$HELLO_SITE" 443 >"$TMP/dial-$i.log" 2>&1 ||
+		fail "yip-quic-dial run $i: $(cat "$TMP/dial-$i.log")"
+	grep -q '^connected alpn=h3 cipher=' "$TMP/dial-$i.log" || fail "run $i: $(cat "$TMP/dial-$i.log")"
+	log "yip run $i: $(cat "$TMP/dial-$i.log")"
+done
+quic_capture_stop
+
+# tshark decrypts yip's Initials: SNI and ALPN h3 in every hello.
+tshark -r "$TMP/yip.pcap" -Y 'tls.handshake.type == 1' -T fields \
+	-e tls.handshake.extensions_server_name -e tls.handshake.extensions_alpn_str \
+	>"$TMP/tshark.out" 2>/dev/null || fail "tshark could not read the capture"
+log "tshark on yip's hellos: $(sort "$TMP/tshark.out" | uniq -c | tr -s ' \t\n' ' ')"
+[ "$(grep -c . "$TMP/tshark.out")" -eq "$N_YIP" ] ||
+	fail "tshark decoded $(grep -c . "$TMP/tshark.out") yip hellos, not $N_YIP"
+if grep -qv "^$HELLO_NAME	h3\$" "$TMP/tshark.out"; then
+	fail "a yip hello without SNI $HELLO_NAME and ALPN h3: $(cat "$TMP/tshark.out")"
+fi
+
+# The shape, field by field.
+rows="dcid_len,scid_len,token_len,udp_payload,hello_packets,session_id_len,ciphers,ext_set"
+rows="$rows,ext_count,sni,alpn,alps,groups,key_share,sigalgs,versions,compress_certificate"
+rows="$rows,psk_modes,ech_shape,trust_anchors,tp_ids,tp_grease,tp_values,version_information_len"
+python3 "$INITIAL" compare "$TMP/chromium.pcap" "$TMP/yip.pcap" --names chromium,yip \
+	--require "$rows" >"$TMP/compare.out" || {
+	cat "$TMP/compare.out"
+	fail "yip's QUIC Initial differs from chromium's in a required row"
+}
+cat "$TMP/compare.out"
+[ "$(python3 "$INITIAL" json "$TMP/chromium.pcap" | grep -c '"client"')" -ge "$N_CHROMIUM" ] ||
+	fail "fewer than $N_CHROMIUM chromium connections captured"
+
+# nDPI: QUIC for every flow; yip's risks a subset of chromium's.
+ndpi "$TMP/chromium.pcap" >"$TMP/ndpi-chromium.out"
+ndpi "$TMP/yip.pcap" >"$TMP/ndpi-yip.out"
+log "nDPI chromium: $(sort "$TMP/ndpi-chromium.out" | uniq -c | tr -s ' \n' ' ')"
+log "nDPI yip: $(sort "$TMP/ndpi-yip.out" | uniq -c | tr -s ' \n' ' ')"
+[ "$(grep -c . "$TMP/ndpi-yip.out")" -ge "$N_YIP" ] || fail "nDPI saw fewer than $N_YIP yip flows"
+[ -s "$TMP/ndpi-chromium.out" ] || fail "nDPI saw no chromium flow"
+if grep -v '^[0-9]*/QUIC|' "$TMP/ndpi-chromium.out" "$TMP/ndpi-yip.out"; then
+	fail "a flow nDPI does not call QUIC"
+fi
+python3 - "$TMP/ndpi-chromium.out" "$TMP/ndpi-yip.out" <<'PY' || fail "nDPI gives yip's flows a risk chromium's do not get"
+import re, sys
+def risks(p):
+    out = set()
+    for l in open(p):
+        r = l.rstrip("\n").split("|")[2]
+        if r != "none":
+            out |= {x.strip() for x in re.split(r"\*\*", r) if x.strip()}
+    return out
+c, y = risks(sys.argv[1]), risks(sys.argv[2])
+print("risks chromium %s, yip %s" % (sorted(c) or "none", sorted(y) or "none"))
+sys.exit(0 if y <= c else 1)
+PY
+log "ok"
