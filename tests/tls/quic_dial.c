@@ -44,17 +44,29 @@
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "tls/tls.h"
 
 #define TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
 
+/* Room left in a first-flight datagram for the extra frame headers of the
+ * CRYPTO chaos (see chaos()). */
+#define CHAOS_ROOM 50
+
 struct dial {
 	ngtcp2_conn *conn;
 	struct tls_client *tls;
 	const char *fail;
 	bool done;
+	/* The client's Initial protection (for the chaos rewrite) and the
+	 * first DCID; heard: a packet came from the server. */
+	uint8_t tx_key[16], tx_iv[12], tx_hp[16];
+	uint8_t odcid[NGTCP2_MAX_CIDLEN];
+	size_t odcid_len;
+	bool heard, chaos;
+	unsigned rewritten;
 };
 
 static void rng(void *ctx, uint8_t *out, size_t n)
@@ -81,12 +93,14 @@ static bool suite_ctx(ngtcp2_crypto_ctx *ctx, uint16_t cipher)
 
 	switch (cipher) {
 	case 0x1301:
-		aead = GNUTLS_CIPHER_AES_128_GCM, hp = GNUTLS_CIPHER_AES_128_CBC, md = GNUTLS_DIG_SHA256;
+		aead = GNUTLS_CIPHER_AES_128_GCM, hp = GNUTLS_CIPHER_AES_128_CBC,
+		md = GNUTLS_DIG_SHA256;
 		ctx->max_encryption = 1ULL << 23; /* RFC 9001 6.6 */
 		ctx->max_decryption_failure = 1ULL << 52;
 		break;
 	case 0x1302:
-		aead = GNUTLS_CIPHER_AES_256_GCM, hp = GNUTLS_CIPHER_AES_256_CBC, md = GNUTLS_DIG_SHA384;
+		aead = GNUTLS_CIPHER_AES_256_GCM, hp = GNUTLS_CIPHER_AES_256_CBC,
+		md = GNUTLS_DIG_SHA384;
 		ctx->max_encryption = 1ULL << 23;
 		ctx->max_decryption_failure = 1ULL << 52;
 		break;
@@ -119,7 +133,7 @@ static const char *suite_name(uint16_t cipher)
 /* One direction's packet protection from its Initial secret. */
 static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], bool enc,
                         ngtcp2_crypto_aead_ctx *aead_ctx, uint8_t iv[12],
-                        ngtcp2_crypto_cipher_ctx *hp_ctx)
+                        ngtcp2_crypto_cipher_ctx *hp_ctx, struct dial *keep)
 {
 	uint8_t key[16], hp[16];
 	gnutls_cipher_hd_t h;
@@ -137,6 +151,11 @@ static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], 
 
 	if (ok)
 		hp_ctx->native_handle = h;
+	if (ok && keep) {
+		memcpy(keep->tx_key, key, sizeof(key));
+		memcpy(keep->tx_iv, iv, 12);
+		memcpy(keep->tx_hp, hp, sizeof(hp));
+	}
 	OPENSSL_cleanse(key, sizeof(key));
 	OPENSSL_cleanse(hp, sizeof(hp));
 	return ok;
@@ -166,8 +185,8 @@ static int client_initial(ngtcp2_conn *conn, void *user)
 	                                     (const uint8_t *)"client in", 9) == 0 &&
 	     ngtcp2_crypto_hkdf_expand_label(s_in, 32, &ctx.md, initial, 32,
 	                                     (const uint8_t *)"server in", 9) == 0 &&
-	     initial_dir(&ctx, s_in, false, &rx_aead, rx_iv, &rx_hp) &&
-	     initial_dir(&ctx, c_in, true, &tx_aead, tx_iv, &tx_hp) &&
+	     initial_dir(&ctx, s_in, false, &rx_aead, rx_iv, &rx_hp, NULL) &&
+	     initial_dir(&ctx, c_in, true, &tx_aead, tx_iv, &tx_hp, d) &&
 	     ngtcp2_conn_install_initial_key(conn, &rx_aead, rx_iv, &rx_hp, &tx_aead, tx_iv, &tx_hp,
 	                                     12) == 0;
 	OPENSSL_cleanse(initial, sizeof(initial));
@@ -177,6 +196,8 @@ static int client_initial(ngtcp2_conn *conn, void *user)
 		d->fail = "initial keys";
 		return NGTCP2_ERR_CALLBACK_FAILURE;
 	}
+	memcpy(d->odcid, dcid->data, dcid->datalen);
+	d->odcid_len = dcid->datalen;
 	ch = tls_client_quic_out(d->tls, &lvl, &n);
 	if (lvl != TLS_LEVEL_INITIAL || n == 0 ||
 	    ngtcp2_conn_submit_crypto_data(conn, NGTCP2_CRYPTO_LEVEL_INITIAL, ch, n) != 0)
@@ -191,8 +212,8 @@ static bool on_secret(void *ctx_, enum tls_level level, uint16_t cipher, const u
                       const uint8_t *tx, size_t len)
 {
 	struct dial *d = ctx_;
-	ngtcp2_crypto_level l =
-	    level == TLS_LEVEL_HANDSHAKE ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE : NGTCP2_CRYPTO_LEVEL_APPLICATION;
+	ngtcp2_crypto_level l = level == TLS_LEVEL_HANDSHAKE ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE
+	                                                     : NGTCP2_CRYPTO_LEVEL_APPLICATION;
 
 	if (level == TLS_LEVEL_HANDSHAKE) {
 		ngtcp2_crypto_ctx ctx = {0};
@@ -210,7 +231,8 @@ static bool on_secret(void *ctx_, enum tls_level level, uint16_t cipher, const u
 			return false;
 		}
 	}
-	return ngtcp2_crypto_derive_and_install_rx_key(d->conn, NULL, NULL, NULL, l, rx, len) == 0 &&
+	return ngtcp2_crypto_derive_and_install_rx_key(d->conn, NULL, NULL, NULL, l, rx, len) ==
+	           0 &&
 	       ngtcp2_crypto_derive_and_install_tx_key(d->conn, NULL, NULL, NULL, l, tx, len) == 0;
 }
 
@@ -239,12 +261,12 @@ static int recv_crypto(ngtcp2_conn *conn, ngtcp2_crypto_level level, uint64_t of
 	}
 	out = tls_client_quic_out(d->tls, &lvl, &n);
 	if (n > 0) {
-		if (ngtcp2_conn_submit_crypto_data(conn,
-		                                   lvl == TLS_LEVEL_INITIAL ? NGTCP2_CRYPTO_LEVEL_INITIAL
-		                                   : lvl == TLS_LEVEL_HANDSHAKE
-		                                       ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE
-		                                       : NGTCP2_CRYPTO_LEVEL_APPLICATION,
-		                                   out, n) != 0)
+		if (ngtcp2_conn_submit_crypto_data(
+		        conn,
+		        lvl == TLS_LEVEL_INITIAL     ? NGTCP2_CRYPTO_LEVEL_INITIAL
+		        : lvl == TLS_LEVEL_HANDSHAKE ? NGTCP2_CRYPTO_LEVEL_HANDSHAKE
+		                                     : NGTCP2_CRYPTO_LEVEL_APPLICATION,
+		        out, n) != 0)
 			return NGTCP2_ERR_CALLBACK_FAILURE;
 		tls_client_out_done(d->tls, n);
 	}
@@ -278,15 +300,267 @@ static int new_cid(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t ci
 	return 0;
 }
 
+/* ---- chromium's CRYPTO chaos in the first flight ---- */
+
+static size_t varint_get(const uint8_t *p, size_t n, uint64_t *v)
+{
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	k = (size_t)1 << (p[0] >> 6);
+	if (k > n)
+		return 0;
+	*v = p[0] & 0x3f;
+	for (size_t i = 1; i < k; i++)
+		*v = *v << 8 | p[i];
+	return k;
+}
+
+/* v in 2 bytes (v < 2^14): the form ngtcp2 and chromium use for offsets,
+ * lengths and the Length field here. */
+static void varint2(uint8_t *p, uint64_t v)
+{
+	p[0] = (uint8_t)(0x40 | v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static unsigned rnd(unsigned n)
+{
+	uint8_t b[2];
+
+	rng(NULL, b, 2);
+	return ((unsigned)b[0] << 8 | b[1]) % n;
+}
+
+static bool hp_mask(const uint8_t key[16], const uint8_t *sample, uint8_t mask[16])
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	int n = 0;
+	bool ok = x && EVP_EncryptInit_ex(x, EVP_aes_128_ecb(), NULL, key, NULL) == 1 &&
+	          EVP_CIPHER_CTX_set_padding(x, 0) == 1 &&
+	          EVP_EncryptUpdate(x, mask, &n, sample, 16) == 1 && n == 16;
+
+	EVP_CIPHER_CTX_free(x);
+	return ok;
+}
+
+static bool gcm(bool enc, const uint8_t key[16], const uint8_t nonce[12], const uint8_t *aad,
+                size_t aad_len, const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16])
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	int n = 0;
+	bool ok = x && EVP_CipherInit_ex(x, EVP_aes_128_gcm(), NULL, key, nonce, enc) == 1 &&
+	          EVP_CipherUpdate(x, NULL, &n, aad, (int)aad_len) == 1 &&
+	          EVP_CipherUpdate(x, out, &n, in, (int)len) == 1 &&
+	          (enc || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 16, tag) == 1) &&
+	          EVP_CipherFinal_ex(x, out + n, &n) == 1 &&
+	          (!enc || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, tag) == 1);
+
+	EVP_CIPHER_CTX_free(x);
+	return ok;
+}
+
+/* One piece of the new payload: a CRYPTO fragment, a PING, or PADDING. */
+struct piece {
+	uint8_t kind; /* 6 CRYPTO, 1 PING, 0 PADDING */
+	uint64_t off;
+	const uint8_t *data;
+	size_t len;
+};
+
+#define PIECES_MAX 40
+
+/*
+ * Rewrites the datagram pkt (len bytes, from ngtcp2) into out as chromium
+ * frames its first flight, if it is one client Initial of the first DCID
+ * with only CRYPTO, PING and PADDING frames: the same packet number and
+ * the same CRYPTO bytes, cut into 2 to 6 fragments per frame, in a random
+ * order with PINGs and PADDING runs between them, padded to target bytes.
+ * ngtcp2's own accounting (what that packet number carried) stays true.
+ * Its length, or 0 (send pkt as it is).
+ */
+static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out, size_t target)
+{
+	uint8_t hdr[64], plain[1500], mask[16], nonce[12], tag[16];
+	struct piece pc[PIECES_MAX];
+	size_t p = 5, pn_off, pn_len, body, n_pc = 0, hl, used = 0, len_at;
+	uint64_t tok, length, pn = 0;
+
+	if (len < 64 || (pkt[0] & 0xf0) != 0xc0 || memcmp(pkt + 1, "\0\0\0\1", 4) != 0 ||
+	    pkt[5] != d->odcid_len || len < 6 + d->odcid_len ||
+	    memcmp(pkt + 6, d->odcid, d->odcid_len) != 0 || target > 1452 || target < len)
+		return 0;
+	p = 6 + pkt[5];
+	p += 1 + pkt[p]; /* scid */
+	if (p >= len)
+		return 0;
+	{
+		size_t k = varint_get(pkt + p, len - p, &tok);
+
+		if (k == 0 || tok != 0)
+			return 0;
+		p += k;
+		len_at = p;
+		k = varint_get(pkt + p, len - p, &length);
+		if (k == 0 || p + k + length != len)
+			return 0; /* not one packet filling the datagram */
+		p += k;
+	}
+	pn_off = p;
+	if (pn_off + 4 + 16 > len || hp_mask(d->tx_hp, pkt + pn_off + 4, mask) == false)
+		return 0;
+	hl = pn_off;
+	memcpy(hdr, pkt, hl);
+	hdr[0] ^= mask[0] & 0x0f;
+	pn_len = (hdr[0] & 3) + 1;
+	for (size_t i = 0; i < pn_len; i++) {
+		hdr[hl + i] = pkt[pn_off + i] ^ mask[1 + i];
+		pn = pn << 8 | hdr[hl + i];
+	}
+	body = length - pn_len - 16;
+	memcpy(nonce, d->tx_iv, 12);
+	for (unsigned i = 0; i < 8; i++)
+		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
+	memcpy(tag, pkt + len - 16, 16);
+	if (!gcm(false, d->tx_key, nonce, hdr, hl + pn_len, pkt + pn_off + pn_len, body, plain,
+	         tag))
+		return 0;
+	/* Its frames: CRYPTO cut into fragments; PING and PADDING dropped
+	 * (new ones come). */
+	for (size_t i = 0; i < body;) {
+		uint64_t off, flen;
+		size_t k1, k2;
+
+		if (plain[i] == 0 || plain[i] == 1) {
+			i++;
+			continue;
+		}
+		if (plain[i] != 6)
+			return 0;
+		k1 = varint_get(plain + i + 1, body - i - 1, &off);
+		k2 = k1 ? varint_get(plain + i + 1 + k1, body - i - 1 - k1, &flen) : 0;
+		if (k2 == 0 || flen > body - i - 1 - k1 - k2 || off + flen >= (1u << 14))
+			return 0;
+		{
+			const uint8_t *data = plain + i + 1 + k1 + k2;
+			unsigned cuts = 2 + rnd(5);
+			size_t at = 0;
+
+			for (unsigned c = 0; c <= cuts && at < flen; c++) {
+				size_t take =
+				    c == cuts ? flen - at : 1 + rnd((unsigned)(flen - at));
+
+				if (n_pc == PIECES_MAX)
+					return 0;
+				pc[n_pc++] = (struct piece){6, off + at, data + at, take};
+				at += take;
+			}
+		}
+		i += 1 + k1 + k2 + (size_t)flen;
+	}
+	if (n_pc == 0)
+		return 0;
+	/* PINGs and PADDING runs as the room allows (the rest is PADDING at
+	 * the end). */
+	{
+		size_t room = target - (len_at + 2) - pn_len - 16;
+
+		for (size_t i = 0; i < n_pc; i++)
+			room -= room >= 5 + pc[i].len ? 5 + pc[i].len : room;
+		for (unsigned k = 1 + rnd(6); k > 0 && n_pc < PIECES_MAX && room >= 1; k--, room--)
+			pc[n_pc++] = (struct piece){1, 0, NULL, 1};
+		for (unsigned k = 1 + rnd(4); k > 0 && n_pc < PIECES_MAX && room >= 1; k--) {
+			size_t run = 1 + rnd(6);
+
+			run = run < room ? run : room;
+			pc[n_pc++] = (struct piece){0, 0, NULL, run};
+			room -= run;
+		}
+	}
+	/* A fresh order, the stream's first bytes not first. */
+	for (size_t i = n_pc - 1; i > 0; i--) {
+		size_t j = rnd((unsigned)i + 1);
+		struct piece t = pc[i];
+
+		pc[i] = pc[j];
+		pc[j] = t;
+	}
+	for (size_t i = 0; i < n_pc; i++)
+		if (pc[i].kind == 6) {
+			if (pc[i].off == 0 && i + 1 < n_pc) {
+				struct piece t = pc[i];
+
+				pc[i] = pc[n_pc - 1];
+				pc[n_pc - 1] = t;
+			}
+			break;
+		}
+	/* The new packet: the same header with a 2-byte Length (ngtcp2 writes
+	 * 4) for target bytes, the same packet number. */
+	{
+		static uint8_t np[1500];
+		size_t new_pn = len_at + 2, i;
+
+		body = target - new_pn - pn_len - 16;
+		for (i = 0; i < n_pc; i++) {
+			struct piece *x = &pc[i];
+			size_t need = x->kind == 6 ? 5 + x->len : x->len;
+
+			if (used + need > body)
+				return 0;
+			if (x->kind == 6) {
+				np[used++] = 6;
+				varint2(np + used, x->off);
+				varint2(np + used + 2, x->len);
+				used += 4;
+				memcpy(np + used, x->data, x->len);
+				used += x->len;
+			} else if (x->kind == 1) {
+				np[used++] = 1;
+			} else {
+				memset(np + used, 0, x->len);
+				used += x->len;
+			}
+		}
+		memset(np + used, 0, body - used); /* the rest PADDING */
+		memcpy(out, hdr, len_at);
+		varint2(out + len_at, pn_len + body + 16);
+		memcpy(out + new_pn, hdr + hl, pn_len);
+		if (!gcm(true, d->tx_key, nonce, out, new_pn + pn_len, np, body,
+		         out + new_pn + pn_len, tag))
+			return 0;
+		memcpy(out + new_pn + pn_len + body, tag, 16);
+		/* Header protection over the new sample. */
+		if (!hp_mask(d->tx_hp, out + new_pn + 4, mask))
+			return 0;
+		out[0] ^= mask[0] & 0x0f;
+		for (i = 0; i < pn_len; i++)
+			out[new_pn + i] ^= mask[1 + i];
+		d->rewritten++;
+		return target;
+	}
+}
+
 static bool flush(struct dial *d, int fd, uint8_t *buf, size_t cap)
 {
+	static uint8_t re[1500];
+
 	for (;;) {
 		ngtcp2_path_storage ps;
 		ngtcp2_pkt_info pi;
 		ngtcp2_ssize n;
+		/* Until the server answers, the first flight: room for the chaos. */
+		bool first = d->chaos && !d->heard;
+		size_t k;
 
 		ngtcp2_path_storage_zero(&ps);
-		n = ngtcp2_conn_write_pkt(d->conn, &ps.path, &pi, buf, cap, now_ns());
+		n = ngtcp2_conn_write_pkt(d->conn, &ps.path, &pi, buf,
+		                          first ? cap - CHAOS_ROOM : cap, now_ns());
+		if (n > 0 && first && (k = chaos(d, buf, (size_t)n, re, cap)) > 0) {
+			memcpy(buf, re, k);
+			n = (ngtcp2_ssize)k;
+		}
 		if (n < 0) {
 			fprintf(stderr, "yip-quic-dial: write: %s\n", ngtcp2_strerror((int)n));
 			return false;
@@ -310,7 +584,7 @@ int main(int argc, char **argv)
 	struct tls_quic_tp tpv;
 	uint8_t tp[256], buf[65536];
 	size_t tp_len;
-	struct dial d = {0};
+	struct dial d = {.chaos = true};
 	ngtcp2_callbacks cb = {0};
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
@@ -322,13 +596,17 @@ int main(int argc, char **argv)
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "--sni") == 0)
 			sni = argv[i + 1];
+		else if (strcmp(argv[i], "--chaos") == 0)
+			d.chaos = strcmp(argv[i + 1], "on") == 0;
 		else if (strcmp(argv[i], "--payload") == 0)
 			payload = (size_t)strtoul(argv[i + 1], NULL, 10);
 		else
 			break;
 	}
 	if (argc - i != 2 || payload < 1200 || payload > 1452) {
-		fprintf(stderr, "usage: yip-quic-dial [--sni NAME] [--payload N] HOST PORT\n");
+		fprintf(
+		    stderr,
+		    "usage: yip-quic-dial [--sni NAME] [--payload N] [--chaos on|off] HOST PORT\n");
 		return 2;
 	}
 	if (sni == NULL)
@@ -420,8 +698,8 @@ int main(int argc, char **argv)
 			size_t n;
 
 			(void)tls_client_quic_peer_tp(d.tls, &n);
-			printf("connected alpn=h3 cipher=%s peer_tp=%zu\n",
-			       suite_name(tls_client_cipher(d.tls)), n);
+			printf("connected alpn=h3 cipher=%s peer_tp=%zu chaos=%u\n",
+			       suite_name(tls_client_cipher(d.tls)), n, d.rewritten);
 			rc = 0;
 			break;
 		}
@@ -438,11 +716,14 @@ int main(int argc, char **argv)
 
 			if (n > 0) {
 				ngtcp2_pkt_info pi = {0};
-				int r = ngtcp2_conn_read_pkt(d.conn, &path, &pi, buf, (size_t)n, now_ns());
+
+				d.heard = true;
+				int r = ngtcp2_conn_read_pkt(d.conn, &path, &pi, buf, (size_t)n,
+				                             now_ns());
 
 				if (r != 0) {
-					fprintf(stderr, "yip-quic-dial: read: %s (%s)\n", ngtcp2_strerror(r),
-					        d.fail ? d.fail : "-");
+					fprintf(stderr, "yip-quic-dial: read: %s (%s)\n",
+					        ngtcp2_strerror(r), d.fail ? d.fail : "-");
 					break;
 				}
 			}
@@ -468,6 +749,8 @@ int main(int argc, char **argv)
 	}
 	ngtcp2_conn_del(d.conn);
 	tls_client_free(d.tls);
+	OPENSSL_cleanse(d.tx_key, sizeof(d.tx_key));
+	OPENSSL_cleanse(d.tx_hp, sizeof(d.tx_hp));
 	freeaddrinfo(ai);
 	close(fd);
 	return rc;
