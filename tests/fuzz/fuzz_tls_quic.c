@@ -39,8 +39,8 @@ static bool on_secret(void *ctx, enum tls_level level, uint16_t cipher, const ui
 }
 
 /* The transport parameters the fuzzer's client (and tls_quic_seeds.c) sends. */
-static const uint8_t client_tp[] = {0x01, 0x04, 0x80, 0x00, 0x75, 0x30, 0x0f, 0x00,
-                                    0x20, 0x04, 0x80, 0x01, 0x00, 0x00};
+static const uint8_t client_tp[] = {0x01, 0x04, 0x80, 0x00, 0x75, 0x30, 0x0f,
+                                    0x00, 0x20, 0x04, 0x80, 0x01, 0x00, 0x00};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

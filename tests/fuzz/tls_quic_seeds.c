@@ -20,8 +20,8 @@
 #include "tls/tls.h"
 #include "tls_rand.h"
 
-static const uint8_t client_tp[] = {0x01, 0x04, 0x80, 0x00, 0x75, 0x30, 0x0f, 0x00,
-                                    0x20, 0x04, 0x80, 0x01, 0x00, 0x00};
+static const uint8_t client_tp[] = {0x01, 0x04, 0x80, 0x00, 0x75, 0x30, 0x0f,
+                                    0x00, 0x20, 0x04, 0x80, 0x01, 0x00, 0x00};
 static const uint8_t server_tp[] = {0x00, 0x04, 0xde, 0xad, 0xbe, 0xef, 0x01, 0x02,
                                     0x67, 0x10, 0x0f, 0x03, 0x01, 0x02, 0x03};
 
@@ -154,7 +154,8 @@ int main(void)
 			struct tls_event ev;
 			size_t len = (size_t)flight[off + 1] << 8 | flight[off + 2];
 
-			tls_client_quic_recv(c, (enum tls_level)flight[off], flight + off + 3, len, &ev);
+			tls_client_quic_recv(c, (enum tls_level)flight[off], flight + off + 3, len,
+			                     &ev);
 			off += 3 + len;
 		}
 		p = tls_client_quic_out(c, &lvl, &n);
@@ -167,8 +168,8 @@ int main(void)
 		}
 		snprintf(path, sizeof(path), "tests/fuzz/corpus/tls_quic/suite-%u", i + 1);
 		f = fopen(path, "wb");
-		if (!f || fwrite(&lead, 1, 1, f) != 1 || fwrite(flight, 1, flight_n, f) != flight_n ||
-		    fclose(f) != 0) {
+		if (!f || fwrite(&lead, 1, 1, f) != 1 ||
+		    fwrite(flight, 1, flight_n, f) != flight_n || fclose(f) != 0) {
 			perror(path);
 			return 1;
 		}

@@ -545,6 +545,52 @@ static void tp_shape(void **state)
 	assert_true(tls_quic_tp_ok(NULL, 0));
 }
 
+/* tls_quic_tp_chromium: chromium's values, a fresh order each time, the
+ * GREASE parameter and version in form. */
+static void tp_chromium(void **state)
+{
+	uint8_t first[TLS_QUIC_TPS];
+	unsigned differ = 0;
+
+	(void)state;
+	for (int run = 0; run < 20; run++) {
+		struct tls_quic_tp tp;
+		uint8_t b[256];
+		size_t n, off = 0, vl;
+		uint64_t id, ids = 0;
+		const uint8_t *v;
+		unsigned count = 0;
+
+		tls_quic_tp_chromium(&tp, test_rand, NULL, NULL, 0);
+		assert_int_equal(tp.max_idle_timeout, 30000);
+		assert_int_equal(tp.max_udp_payload_size, 1472);
+		assert_int_equal(tp.initial_max_data, 15728640);
+		assert_int_equal(tp.initial_max_streams_uni, 103);
+		assert_int_equal(tp.max_datagram_frame_size, 65536);
+		assert_int_equal(tp.grease_version & 0x0f0f0f0f, 0x0a0a0a0a);
+		assert_true(tp.grease_id >= 27 && (tp.grease_id - 27) % 31 == 0 &&
+		            tp.grease_id < ((uint64_t)1 << 62));
+		assert_true(tp.grease_len <= TLS_QUIC_TP_GREASE_MAX);
+		n = tls_quic_tp_put(b, sizeof(b), &tp);
+		assert_true(n > 0 && tls_quic_tp_ok(b, n));
+		while (tls_quic_tp_next(b, n, &off, &id, &v, &vl) == 1) {
+			count++;
+			if (id < 64)
+				ids |= (uint64_t)1 << id;
+			else if (id != 0x3128)
+				assert_int_equal(b[off - vl - 1 - 8] >> 6,
+				                 3); /* GREASE id in 8 bytes */
+		}
+		assert_int_equal(count, TLS_QUIC_TPS);
+		assert_int_equal(ids, 0x1000283faULL); /* 01 03..09 0f 11 20 */
+		if (run == 0)
+			memcpy(first, tp.order, sizeof(first));
+		else
+			differ += memcmp(first, tp.order, sizeof(first)) != 0;
+	}
+	assert_true(differ >= 18);
+}
+
 /* A server that sends no transport parameters: missing_extension. */
 static void refused_no_tp(void **state)
 {
@@ -616,8 +662,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handshake_aes128), cmocka_unit_test(handshake_aes256),
 	    cmocka_unit_test(handshake_chacha), cmocka_unit_test(hello_shape),
-	    cmocka_unit_test(tp_shape),         cmocka_unit_test(refused_no_tp),
-	    cmocka_unit_test(refused_levels),   cmocka_unit_test(refused_configs),
+	    cmocka_unit_test(tp_shape),         cmocka_unit_test(tp_chromium),
+	    cmocka_unit_test(refused_no_tp),    cmocka_unit_test(refused_levels),
+	    cmocka_unit_test(refused_configs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
