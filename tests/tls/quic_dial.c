@@ -163,9 +163,9 @@ static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], 
 
 static int client_initial(ngtcp2_conn *conn, void *user)
 {
+	struct dial *d = ngtcp2_conn_get_tls_native_handle(conn);
 	static const uint8_t salt[] = {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
 	                               0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a};
-	struct dial *d = user;
 	const ngtcp2_cid *dcid = ngtcp2_conn_get_dcid(conn);
 	ngtcp2_crypto_ctx ctx = {0};
 	ngtcp2_crypto_aead_ctx rx_aead = {0}, tx_aead = {0};
@@ -176,6 +176,7 @@ static int client_initial(ngtcp2_conn *conn, void *user)
 	size_t n;
 	bool ok;
 
+	(void)user;
 	suite_ctx(&ctx, 0x1301);
 	ctx.max_encryption = ctx.max_decryption_failure = 0;
 	ngtcp2_conn_set_initial_crypto_ctx(conn, &ctx);
@@ -239,13 +240,14 @@ static bool on_secret(void *ctx_, enum tls_level level, uint16_t cipher, const u
 static int recv_crypto(ngtcp2_conn *conn, ngtcp2_crypto_level level, uint64_t offset,
                        const uint8_t *data, size_t len, void *user)
 {
-	struct dial *d = user;
+	struct dial *d = ngtcp2_conn_get_tls_native_handle(conn);
 	struct tls_event ev;
 	enum tls_level lvl;
 	const uint8_t *out;
 	size_t n;
 
 	(void)offset;
+	(void)user;
 	if (level == NGTCP2_CRYPTO_LEVEL_EARLY)
 		return NGTCP2_ERR_CRYPTO;
 	tls_client_quic_recv(d->tls,
@@ -687,6 +689,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "yip-quic-dial: ngtcp2_conn_client_new: %s\n", ngtcp2_strerror(rc));
 		return 1;
 	}
+	/* The TLS callbacks find the engine through the native handle, not
+	 * user_data (which a QUIC stack keeps for itself): nothing of
+	 * ngtcp2_crypto's that runs here reads it as a GnuTLS session once
+	 * the crypto context is set (see on_secret). */
+	ngtcp2_conn_set_tls_native_handle(d.conn, &d);
 	deadline = now_ns() + TIMEOUT_NS;
 	rc = 1;
 	while (flush(&d, fd, buf, payload)) {
