@@ -182,12 +182,12 @@ void tls_quic_tp_chromium(struct tls_quic_tp *tp, tls_rand_fn *rand, void *rand_
 	tp->grease_version = (v & 0xf0f0f0f0u) | 0x0a0a0a0au;
 	tp->grease_version_first = b[4] & 1;
 	/* A GREASE id 27 + 31 N below 2^62, an 8-byte varint; its value
-	 * 0..16 random bytes (chromium's seen: 8, 12, 13). */
+	 * 0..15 random bytes (chromium's, 11 seen: 1 to 15). */
 	rand(rand_ctx, b, 8);
 	for (unsigned i = 0; i < 8; i++)
 		n = n << 8 | b[i];
 	tp->grease_id = 27 + 31 * (n % ((((uint64_t)1 << 62) - 27) / 31));
-	tp->grease_len = rand_below(rand, rand_ctx, TLS_QUIC_TP_GREASE_MAX + 1);
+	tp->grease_len = rand_below(rand, rand_ctx, 16);
 	rand(rand_ctx, tp->grease, tp->grease_len);
 	for (unsigned i = 0; i < TLS_QUIC_TPS; i++)
 		tp->order[i] = (uint8_t)i;

@@ -17,10 +17,11 @@
 #   version_information length, the hello over as many Initials, every
 #   client datagram of the same size and none below 1200 bytes, and the
 #   CRYPTO data framed as chromium frames it (fragments out of order, PING
-#   and PADDING between them: yip-quic-dial's first-flight rewrite);
+#   and PADDING between them) and its packet-number lengths (1 byte, then
+#   2): yip-quic-dial's first-flight rewrite;
 # - nDPI's ndpiReader calls every flow of both QUIC, and gives yip's flows
 #   no risk chromium's flows do not also get.
-# Printed, not required: packet numbers (ngtcp2 starts at 0, chromium at
+# Printed, not required: the first packet number (ngtcp2 starts at 0, chromium at
 # 1), what nDPI makes of the SNI (4.2 cannot reassemble out-of-order CRYPTO,
 # so it names none for either side).
 #
@@ -89,7 +90,7 @@ fi
 rows="dcid_len,scid_len,token_len,udp_payload,hello_packets,session_id_len,ciphers,ext_set"
 rows="$rows,ext_count,sni,alpn,alps,groups,key_share,sigalgs,versions,compress_certificate"
 rows="$rows,psk_modes,ech_shape,trust_anchors,tp_ids,tp_grease,tp_values,version_information_len"
-rows="$rows,frame_kinds"
+rows="$rows,frame_kinds,pn_len"
 python3 "$INITIAL" compare "$TMP/chromium.pcap" "$TMP/yip.pcap" --names chromium,yip \
 	--require "$rows" >"$TMP/compare.out" || {
 	cat "$TMP/compare.out"

@@ -386,7 +386,7 @@ static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out
 {
 	uint8_t hdr[64], plain[1500], mask[16], nonce[12], tag[16];
 	struct piece pc[PIECES_MAX];
-	size_t p = 5, pn_off, pn_len, body, n_pc = 0, hl, used = 0, len_at;
+	size_t p = 5, pn_off, pn_len, npl, body, n_pc = 0, hl, used = 0, len_at;
 	uint64_t tok, length, pn = 0;
 
 	if (len < 64 || (pkt[0] & 0xf0) != 0xc0 || memcmp(pkt + 1, "\0\0\0\1", 4) != 0 ||
@@ -461,12 +461,15 @@ static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out
 		}
 		i += 1 + k1 + k2 + (size_t)flen;
 	}
-	if (n_pc == 0)
+	if (n_pc == 0 || pn > 127)
 		return 0;
+	/* chromium's first Initial carries its packet number in 1 byte, the
+	 * second in 2; the number itself stays ngtcp2's. */
+	npl = d->rewritten == 0 ? 1 : 2;
 	/* PINGs and PADDING runs as the room allows (the rest is PADDING at
 	 * the end). */
 	{
-		size_t room = target - (len_at + 2) - pn_len - 16;
+		size_t room = target - (len_at + 2) - npl - 16;
 
 		for (size_t i = 0; i < n_pc; i++)
 			room -= room >= 5 + pc[i].len ? 5 + pc[i].len : room;
@@ -504,7 +507,7 @@ static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out
 		static uint8_t np[1500];
 		size_t new_pn = len_at + 2, i;
 
-		body = target - new_pn - pn_len - 16;
+		body = target - new_pn - npl - 16;
 		for (i = 0; i < n_pc; i++) {
 			struct piece *x = &pc[i];
 			size_t need = x->kind == 6 ? 5 + x->len : x->len;
@@ -527,17 +530,19 @@ static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out
 		}
 		memset(np + used, 0, body - used); /* the rest PADDING */
 		memcpy(out, hdr, len_at);
-		varint2(out + len_at, pn_len + body + 16);
-		memcpy(out + new_pn, hdr + hl, pn_len);
-		if (!gcm(true, d->tx_key, nonce, out, new_pn + pn_len, np, body,
-		         out + new_pn + pn_len, tag))
+		varint2(out + len_at, npl + body + 16);
+		out[0] = (uint8_t)((hdr[0] & ~3u) | (npl - 1));
+		for (i = 0; i < npl; i++)
+			out[new_pn + i] = (uint8_t)(pn >> (8 * (npl - 1 - i)));
+		if (!gcm(true, d->tx_key, nonce, out, new_pn + npl, np, body, out + new_pn + npl,
+		         tag))
 			return 0;
-		memcpy(out + new_pn + pn_len + body, tag, 16);
+		memcpy(out + new_pn + npl + body, tag, 16);
 		/* Header protection over the new sample. */
 		if (!hp_mask(d->tx_hp, out + new_pn + 4, mask))
 			return 0;
 		out[0] ^= mask[0] & 0x0f;
-		for (i = 0; i < pn_len; i++)
+		for (i = 0; i < npl; i++)
 			out[new_pn + i] ^= mask[1 + i];
 		d->rewritten++;
 		return target;
