@@ -377,7 +377,7 @@ struct piece {
  * Rewrites the datagram pkt (len bytes, from ngtcp2) into out as chromium
  * frames its first flight, if it is one client Initial of the first DCID
  * with only CRYPTO, PING and PADDING frames: the same packet number and
- * the same CRYPTO bytes, cut into 2 to 6 fragments per frame, in a random
+ * the same CRYPTO bytes, cut into 4 to 9 fragments per frame, in a random
  * order with PINGs and PADDING runs between them, padded to target bytes.
  * ngtcp2's own accounting (what that packet number carried) stays true.
  * Its length, or 0 (send pkt as it is).
@@ -446,7 +446,7 @@ static size_t chaos(struct dial *d, const uint8_t *pkt, size_t len, uint8_t *out
 			return 0;
 		{
 			const uint8_t *data = plain + i + 1 + k1 + k2;
-			unsigned cuts = 2 + rnd(5);
+			unsigned cuts = 3 + rnd(6);
 			size_t at = 0;
 
 			for (unsigned c = 0; c <= cuts && at < flen; c++) {
