@@ -73,7 +73,11 @@ struct conn {
 	size_t client_tp_len;
 	bool got_client_tp;
 	int alert;
+	unsigned hellos; /* ClientHellos the client sent */
 };
+
+/* The last handshake_suite's count of hellos. */
+static unsigned last_hellos;
 
 static int level_of(gnutls_record_encryption_level_t l)
 {
@@ -324,6 +328,8 @@ static int pump(struct conn *k, struct tls_event *last)
 
 		moved = false;
 		if (n > 0) {
+			if (lvl == TLS_LEVEL_INITIAL && p[0] == TLS_HS_CLIENT_HELLO)
+				k->hellos++;
 			assert_int_equal(gnutls_handshake_write(k->s, gnutls_level(lvl), p, n), 0);
 			tls_client_out_done(k->c, n);
 			moved = true;
@@ -407,6 +413,7 @@ static void handshake_suite(const char *prio, uint16_t id, size_t hlen)
 	assert_int_equal(k.alert, -1);
 	assert_int_equal(tls_client_quic_alert(k.c), 0);
 	assert_int_equal(tls_client_stats(k.c)->records_out, 0);
+	last_hellos = k.hellos;
 	conn_close(&k);
 }
 
@@ -428,6 +435,20 @@ static void handshake_chacha(void **state)
 {
 	(void)state;
 	handshake_suite(PRIO "+CHACHA20-POLY1305", 0x1303, 32);
+}
+
+/* A server that wants P-256: a HelloRetryRequest, answered at the Initial
+ * level with a second hello (no ChangeCipherSpec), and the handshake
+ * completes. */
+static void retry_p256(void **state)
+{
+	(void)state;
+	handshake_suite("NORMAL:-VERS-ALL:+VERS-TLS1.3:%DISABLE_TLS13_COMPAT_MODE:-CIPHER-ALL:"
+	                "+AES-128-GCM:-GROUP-ALL:+GROUP-SECP256R1",
+	                0x1301, 32);
+	assert_int_equal(last_hellos, 2);
+	handshake_suite(PRIO "+AES-128-GCM", 0x1301, 32);
+	assert_int_equal(last_hellos, 1);
 }
 
 /* The QUIC hello, read back: chromium's shape (tests/tls/quic_chromium.md). */
@@ -661,10 +682,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handshake_aes128), cmocka_unit_test(handshake_aes256),
-	    cmocka_unit_test(handshake_chacha), cmocka_unit_test(hello_shape),
-	    cmocka_unit_test(tp_shape),         cmocka_unit_test(tp_chromium),
-	    cmocka_unit_test(refused_no_tp),    cmocka_unit_test(refused_levels),
-	    cmocka_unit_test(refused_configs),
+	    cmocka_unit_test(handshake_chacha), cmocka_unit_test(retry_p256),
+	    cmocka_unit_test(hello_shape),      cmocka_unit_test(tp_shape),
+	    cmocka_unit_test(tp_chromium),      cmocka_unit_test(refused_no_tp),
+	    cmocka_unit_test(refused_levels),   cmocka_unit_test(refused_configs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
