@@ -74,6 +74,14 @@ for i in $(seq 1 "$N_YIP"); do
 	log "yip run $i: $(cat "$TMP/dial-$i.log")"
 done
 quic_capture_stop
+# The same engine through src/quic's client (quic_tls_yip behind its TLS
+# seam) completes a handshake too; outside the capture: src/quic sends its
+# own packet sizes and does not rewrite the first flight.
+in_ns c timeout 10 "$DIAL" --conn on --sni "$HELLO_NAME" "$HELLO_SITE" 443 >"$TMP/dial-conn.log" 2>&1 ||
+	fail "yip-quic-dial --conn on: $(cat "$TMP/dial-conn.log")"
+grep -q '^connected alpn=h3 cipher=.* via=quic_conn$' "$TMP/dial-conn.log" ||
+	fail "src/quic with quic_tls_yip: $(cat "$TMP/dial-conn.log")"
+log "src/quic + quic_tls_yip: $(cat "$TMP/dial-conn.log")"
 
 # tshark decrypts yip's Initials: SNI and ALPN h3 in every hello.
 tshark -r "$TMP/yip.pcap" -Y 'tls.handshake.type == 1' -T fields \

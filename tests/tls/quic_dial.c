@@ -6,7 +6,11 @@
  * QUIC handshake (against Debian's gtlsserver), and the yip side of the
  * QUIC Initial comparisons (tests/netns/quic_classified.sh).
  *
- *   yip-quic-dial [--sni NAME] [--payload N] HOST PORT
+ *   yip-quic-dial [--sni NAME] [--payload N] [--chaos on|off] [--conn on] HOST PORT
+ *
+ * --conn on: the same handshake through src/quic's client (quic_conn_dial
+ * with quic_tls_yip: the engine behind src/quic's TLS seam, src/quic's
+ * own packet sizes, no first-flight rewrite); it prints via=quic_conn.
  *
  * Connection IDs are shaped as chromium's: an 8-byte random DCID and a
  * zero-length SCID; every datagram is padded... as ngtcp2 pads (at least
@@ -47,6 +51,9 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "addr/addr.h"
+#include "quic/conn.h"
+#include "quic/tls_yip.h"
 #include "tls/tls.h"
 
 #define TIMEOUT_NS (5ULL * 1000 * 1000 * 1000)
@@ -581,6 +588,75 @@ static bool flush(struct dial *d, int fd, uint8_t *buf, size_t cap)
 	}
 }
 
+/* The handshake through src/quic (quic_conn_dial, quic_tls_yip). */
+static int dial_conn(int fd, const struct sockaddr_storage *local, socklen_t local_len,
+                     const struct addrinfo *ai, const char *sni)
+{
+	struct quic_dial_config cfg = {.sni = sni, .tls = &quic_tls_yip};
+	union yip_sockaddr l, r;
+	struct quic_conn *c;
+	struct quic_conn_info info;
+	static uint8_t buf[65536];
+	char err[160];
+	uint64_t deadline = now_ns() + TIMEOUT_NS;
+	size_t n;
+	int rc = 1;
+
+	memset(&l, 0, sizeof(l));
+	memset(&r, 0, sizeof(r));
+	memcpy(&l, local, local_len < sizeof(l) ? local_len : sizeof(l));
+	memcpy(&r, ai->ai_addr, ai->ai_addrlen < sizeof(r) ? ai->ai_addrlen : sizeof(r));
+	c = quic_conn_dial(&cfg, &l, &r, now_ns(), err, sizeof(err));
+	if (c == NULL) {
+		fprintf(stderr, "yip-quic-dial: %s\n", err);
+		return 1;
+	}
+	for (;;) {
+		uint64_t t = now_ns(), exp;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int wait_ms;
+
+		while ((n = quic_conn_write(c, buf, QUIC_PKT_MAX, now_ns())) > 0)
+			if (send(fd, buf, n, 0) != (ssize_t)n) {
+				perror("yip-quic-dial: send");
+				goto out;
+			}
+		if (quic_conn_state(c) == QUIC_CONN_OPEN) {
+			quic_conn_info(c, &info);
+			printf("connected alpn=%s cipher=%s via=quic_conn\n",
+			       info.alpn ? info.alpn : "-", info.cipher);
+			rc = 0;
+			break;
+		}
+		if (quic_conn_state(c) == QUIC_CONN_DONE) {
+			fprintf(stderr, "yip-quic-dial: %s\n", quic_conn_why(c));
+			goto out;
+		}
+		if (t >= deadline) {
+			fprintf(stderr, "yip-quic-dial: no handshake in time\n");
+			goto out;
+		}
+		exp = quic_conn_expiry(c);
+		wait_ms = exp <= t ? 0 : (int)((exp - t) / 1000000 + 1);
+		if (wait_ms > (int)((deadline - t) / 1000000 + 1))
+			wait_ms = (int)((deadline - t) / 1000000 + 1);
+		if (poll(&p, 1, wait_ms) > 0) {
+			ssize_t k = recv(fd, buf, sizeof(buf), 0);
+
+			if (k > 0)
+				(void)quic_conn_read(c, buf, (size_t)k, NULL, now_ns());
+		} else {
+			(void)quic_conn_expire(c, now_ns());
+		}
+	}
+	quic_conn_close(c, now_ns());
+	while ((n = quic_conn_write(c, buf, QUIC_PKT_MAX, now_ns())) > 0)
+		(void)send(fd, buf, n, 0);
+out:
+	quic_conn_free(c);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *sni = NULL;
@@ -599,12 +675,15 @@ int main(int argc, char **argv)
 	ngtcp2_path path;
 	uint64_t deadline;
 	int fd, rc, i = 1;
+	bool via_conn = false;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "--sni") == 0)
 			sni = argv[i + 1];
 		else if (strcmp(argv[i], "--chaos") == 0)
 			d.chaos = strcmp(argv[i + 1], "on") == 0;
+		else if (strcmp(argv[i], "--conn") == 0)
+			via_conn = strcmp(argv[i + 1], "on") == 0;
 		else if (strcmp(argv[i], "--payload") == 0)
 			payload = (size_t)strtoul(argv[i + 1], NULL, 10);
 		else
@@ -627,6 +706,12 @@ int main(int argc, char **argv)
 	    getsockname(fd, (struct sockaddr *)&local, &local_len) != 0) {
 		perror("yip-quic-dial: socket");
 		return 1;
+	}
+	if (via_conn) {
+		rc = dial_conn(fd, &local, local_len, ai, sni);
+		freeaddrinfo(ai);
+		close(fd);
+		return rc;
 	}
 
 	/* chromium's transport parameters on the wire, the same values in ngtcp2. */
