@@ -61,7 +61,8 @@ static bool suite_ctx(ngtcp2_crypto_ctx *ctx, uint16_t cipher)
 		ctx->max_decryption_failure = 1ULL << 52;
 		break;
 	case 0x1302:
-		aead = GNUTLS_CIPHER_AES_256_GCM, hp = GNUTLS_CIPHER_AES_256_CBC, md = GNUTLS_DIG_SHA384;
+		aead = GNUTLS_CIPHER_AES_256_GCM, hp = GNUTLS_CIPHER_AES_256_CBC,
+		md = GNUTLS_DIG_SHA384;
 		ctx->max_encryption = 1ULL << 23;
 		ctx->max_decryption_failure = 1ULL << 52;
 		break;

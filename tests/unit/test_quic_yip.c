@@ -61,7 +61,8 @@ static void handshake(void **state)
 				assert_true(n >= 1200);
 				first = false;
 			}
-			(void)quic_server_read(s, pkt, n, &sv, &cl, now, &got, reply, sizeof(reply), &rl);
+			(void)quic_server_read(s, pkt, n, &sv, &cl, now, &got, reply, sizeof(reply),
+			                       &rl);
 			if (got != NULL)
 				sc = got;
 		}
