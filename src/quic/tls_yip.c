@@ -29,6 +29,7 @@
 
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,20 @@
 
 #include "tls/tls.h"
 
+/* The first flight's datagrams: chromium's size on IPv4, and the room
+ * ngtcp2 leaves for the extra frame headers of the chaos (shape). */
+#define FIRST_FLIGHT 1250
+#define CHAOS_ROOM   50
+
 struct yip_tls {
 	ngtcp2_conn *qc;
 	struct tls_client *c;
 	uint8_t tp[256];
+	/* The client's Initial protection and first DCID, for shape. */
+	uint8_t tx_key[16], tx_iv[12], tx_hp[16];
+	uint8_t odcid[NGTCP2_MAX_CIDLEN];
+	size_t odcid_len;
+	unsigned rewritten;
 };
 
 static void rng(void *ctx, uint8_t *out, size_t n)
@@ -84,7 +95,7 @@ static bool suite_ctx(ngtcp2_crypto_ctx *ctx, uint16_t cipher)
 /* One direction's Initial packet protection from its secret. */
 static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], bool enc,
                         ngtcp2_crypto_aead_ctx *aead_ctx, uint8_t iv[12],
-                        ngtcp2_crypto_cipher_ctx *hp_ctx)
+                        ngtcp2_crypto_cipher_ctx *hp_ctx, struct yip_tls *keep)
 {
 	uint8_t key[16], hp[16];
 	gnutls_cipher_hd_t h;
@@ -101,6 +112,11 @@ static bool initial_dir(const ngtcp2_crypto_ctx *ctx, const uint8_t secret[32], 
 
 	if (ok)
 		hp_ctx->native_handle = h;
+	if (ok && keep) {
+		memcpy(keep->tx_key, key, sizeof(key));
+		memcpy(keep->tx_iv, iv, 12);
+		memcpy(keep->tx_hp, hp, sizeof(hp));
+	}
 	sodium_memzero(key, sizeof(key));
 	sodium_memzero(hp, sizeof(hp));
 	return ok;
@@ -131,8 +147,8 @@ static int client_initial(ngtcp2_conn *qc, void *user)
 	                                     (const uint8_t *)"client in", 9) == 0 &&
 	     ngtcp2_crypto_hkdf_expand_label(s_in, 32, &ctx.md, initial, 32,
 	                                     (const uint8_t *)"server in", 9) == 0 &&
-	     initial_dir(&ctx, s_in, false, &rx_aead, rx_iv, &rx_hp) &&
-	     initial_dir(&ctx, c_in, true, &tx_aead, tx_iv, &tx_hp) &&
+	     initial_dir(&ctx, s_in, false, &rx_aead, rx_iv, &rx_hp, NULL) &&
+	     initial_dir(&ctx, c_in, true, &tx_aead, tx_iv, &tx_hp, y) &&
 	     ngtcp2_conn_install_initial_key(qc, &rx_aead, rx_iv, &rx_hp, &tx_aead, tx_iv, &tx_hp,
 	                                     12) == 0;
 	sodium_memzero(initial, sizeof(initial));
@@ -148,6 +164,8 @@ static int client_initial(ngtcp2_conn *qc, void *user)
 			gnutls_cipher_deinit(tx_hp.native_handle);
 		return NGTCP2_ERR_CALLBACK_FAILURE;
 	}
+	memcpy(y->odcid, dcid->data, dcid->datalen);
+	y->odcid_len = dcid->datalen;
 	ch = tls_client_quic_out(y->c, &lvl, &n);
 	if (lvl != TLS_LEVEL_INITIAL || n == 0 ||
 	    ngtcp2_conn_submit_crypto_data(qc, NGTCP2_CRYPTO_LEVEL_INITIAL, ch, n) != 0)
@@ -218,6 +236,263 @@ static int recv_crypto_data(ngtcp2_conn *qc, ngtcp2_crypto_level level, uint64_t
 	if (ev.kind == TLS_EV_CONNECTED)
 		ngtcp2_conn_handshake_completed(qc);
 	return 0;
+}
+
+/* ---- chromium's CRYPTO chaos in the first flight ---- */
+
+static size_t varint_get(const uint8_t *p, size_t n, uint64_t *v)
+{
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	k = (size_t)1 << (p[0] >> 6);
+	if (k > n)
+		return 0;
+	*v = p[0] & 0x3f;
+	for (size_t i = 1; i < k; i++)
+		*v = *v << 8 | p[i];
+	return k;
+}
+
+/* v in 2 bytes (v < 2^14): the form ngtcp2 and chromium use for offsets,
+ * lengths and the Length field here. */
+static void varint2(uint8_t *p, uint64_t v)
+{
+	p[0] = (uint8_t)(0x40 | v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static unsigned rnd(unsigned n)
+{
+	uint8_t b[2];
+
+	rng(NULL, b, 2);
+	return ((unsigned)b[0] << 8 | b[1]) % n;
+}
+
+static bool hp_mask(const uint8_t key[16], const uint8_t *sample, uint8_t mask[16])
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	int n = 0;
+	bool ok = x && EVP_EncryptInit_ex(x, EVP_aes_128_ecb(), NULL, key, NULL) == 1 &&
+	          EVP_CIPHER_CTX_set_padding(x, 0) == 1 &&
+	          EVP_EncryptUpdate(x, mask, &n, sample, 16) == 1 && n == 16;
+
+	EVP_CIPHER_CTX_free(x);
+	return ok;
+}
+
+static bool gcm(bool enc, const uint8_t key[16], const uint8_t nonce[12], const uint8_t *aad,
+                size_t aad_len, const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16])
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	int n = 0;
+	bool ok = x && EVP_CipherInit_ex(x, EVP_aes_128_gcm(), NULL, key, nonce, enc) == 1 &&
+	          EVP_CipherUpdate(x, NULL, &n, aad, (int)aad_len) == 1 &&
+	          EVP_CipherUpdate(x, out, &n, in, (int)len) == 1 &&
+	          (enc || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 16, tag) == 1) &&
+	          EVP_CipherFinal_ex(x, out + n, &n) == 1 &&
+	          (!enc || EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, 16, tag) == 1);
+
+	EVP_CIPHER_CTX_free(x);
+	return ok;
+}
+
+/* One piece of the new payload: a CRYPTO fragment, a PING, or PADDING. */
+struct piece {
+	uint8_t kind; /* 6 CRYPTO, 1 PING, 0 PADDING */
+	uint64_t off;
+	const uint8_t *data;
+	size_t len;
+};
+
+#define PIECES_MAX 40
+
+/*
+ * Rewrites the datagram pkt (len bytes, from ngtcp2) into out as chromium
+ * frames its first flight, if it is one client Initial of the first DCID
+ * with only CRYPTO, PING and PADDING frames: the same packet number and
+ * the same CRYPTO bytes, cut into 4 to 9 fragments per frame, in a random
+ * order with PINGs and PADDING runs between them, padded to target bytes.
+ * ngtcp2's own accounting (what that packet number carried) stays true.
+ * Its length, or 0 (send pkt as it is).
+ */
+static size_t chaos(struct yip_tls *d, const uint8_t *pkt, size_t len, uint8_t *out, size_t target)
+{
+	uint8_t hdr[64], plain[1500], mask[16], nonce[12], tag[16];
+	struct piece pc[PIECES_MAX];
+	size_t p = 5, pn_off, pn_len, npl, body, n_pc = 0, hl, used = 0, len_at;
+	uint64_t tok, length, pn = 0;
+
+	if (len < 64 || (pkt[0] & 0xf0) != 0xc0 || memcmp(pkt + 1, "\0\0\0\1", 4) != 0 ||
+	    pkt[5] != d->odcid_len || len < 6 + d->odcid_len ||
+	    memcmp(pkt + 6, d->odcid, d->odcid_len) != 0 || target > 1452 || target < len)
+		return 0;
+	p = 6 + pkt[5];
+	p += 1 + pkt[p]; /* scid */
+	if (p >= len)
+		return 0;
+	{
+		size_t k = varint_get(pkt + p, len - p, &tok);
+
+		if (k == 0 || tok != 0)
+			return 0;
+		p += k;
+		len_at = p;
+		k = varint_get(pkt + p, len - p, &length);
+		if (k == 0 || p + k + length != len)
+			return 0; /* not one packet filling the datagram */
+		p += k;
+	}
+	pn_off = p;
+	if (pn_off + 4 + 16 > len || hp_mask(d->tx_hp, pkt + pn_off + 4, mask) == false)
+		return 0;
+	hl = pn_off;
+	memcpy(hdr, pkt, hl);
+	hdr[0] ^= mask[0] & 0x0f;
+	pn_len = (hdr[0] & 3) + 1;
+	for (size_t i = 0; i < pn_len; i++) {
+		hdr[hl + i] = pkt[pn_off + i] ^ mask[1 + i];
+		pn = pn << 8 | hdr[hl + i];
+	}
+	body = length - pn_len - 16;
+	memcpy(nonce, d->tx_iv, 12);
+	for (unsigned i = 0; i < 8; i++)
+		nonce[11 - i] ^= (uint8_t)(pn >> (8 * i));
+	memcpy(tag, pkt + len - 16, 16);
+	if (!gcm(false, d->tx_key, nonce, hdr, hl + pn_len, pkt + pn_off + pn_len, body, plain,
+	         tag))
+		return 0;
+	/* Its frames: CRYPTO cut into fragments; PING and PADDING dropped
+	 * (new ones come). */
+	for (size_t i = 0; i < body;) {
+		uint64_t off, flen;
+		size_t k1, k2;
+
+		if (plain[i] == 0 || plain[i] == 1) {
+			i++;
+			continue;
+		}
+		if (plain[i] != 6)
+			return 0;
+		k1 = varint_get(plain + i + 1, body - i - 1, &off);
+		k2 = k1 ? varint_get(plain + i + 1 + k1, body - i - 1 - k1, &flen) : 0;
+		if (k2 == 0 || flen > body - i - 1 - k1 - k2 || off + flen >= (1u << 14))
+			return 0;
+		{
+			const uint8_t *data = plain + i + 1 + k1 + k2;
+			unsigned cuts = 3 + rnd(6);
+			size_t at = 0;
+
+			for (unsigned c = 0; c <= cuts && at < flen; c++) {
+				size_t take =
+				    c == cuts ? flen - at : 1 + rnd((unsigned)(flen - at));
+
+				if (n_pc == PIECES_MAX)
+					return 0;
+				pc[n_pc++] = (struct piece){6, off + at, data + at, take};
+				at += take;
+			}
+		}
+		i += 1 + k1 + k2 + (size_t)flen;
+	}
+	if (n_pc == 0 || pn > 127)
+		return 0;
+	/* chromium's first Initial carries its packet number in 1 byte, the
+	 * second in 2; the number itself stays ngtcp2's. */
+	npl = d->rewritten == 0 ? 1 : 2;
+	/* PINGs and PADDING runs as the room allows (the rest is PADDING at
+	 * the end). */
+	{
+		size_t room = target - (len_at + 2) - npl - 16;
+
+		for (size_t i = 0; i < n_pc; i++)
+			room -= room >= 5 + pc[i].len ? 5 + pc[i].len : room;
+		for (unsigned k = 1 + rnd(6); k > 0 && n_pc < PIECES_MAX && room >= 1; k--, room--)
+			pc[n_pc++] = (struct piece){1, 0, NULL, 1};
+		for (unsigned k = 1 + rnd(4); k > 0 && n_pc < PIECES_MAX && room >= 1; k--) {
+			size_t run = 1 + rnd(6);
+
+			run = run < room ? run : room;
+			pc[n_pc++] = (struct piece){0, 0, NULL, run};
+			room -= run;
+		}
+	}
+	/* A fresh order, the stream's first bytes not first. */
+	for (size_t i = n_pc - 1; i > 0; i--) {
+		size_t j = rnd((unsigned)i + 1);
+		struct piece t = pc[i];
+
+		pc[i] = pc[j];
+		pc[j] = t;
+	}
+	for (size_t i = 0; i < n_pc; i++)
+		if (pc[i].kind == 6) {
+			if (pc[i].off == 0 && i + 1 < n_pc) {
+				struct piece t = pc[i];
+
+				pc[i] = pc[n_pc - 1];
+				pc[n_pc - 1] = t;
+			}
+			break;
+		}
+	/* The new packet: the same header with a 2-byte Length (ngtcp2 writes
+	 * 4) for target bytes, the same packet number. */
+	{
+		static uint8_t np[1500];
+		size_t new_pn = len_at + 2, i;
+
+		body = target - new_pn - npl - 16;
+		for (i = 0; i < n_pc; i++) {
+			struct piece *x = &pc[i];
+			size_t need = x->kind == 6 ? 5 + x->len : x->len;
+
+			if (used + need > body)
+				return 0;
+			if (x->kind == 6) {
+				np[used++] = 6;
+				varint2(np + used, x->off);
+				varint2(np + used + 2, x->len);
+				used += 4;
+				memcpy(np + used, x->data, x->len);
+				used += x->len;
+			} else if (x->kind == 1) {
+				np[used++] = 1;
+			} else {
+				memset(np + used, 0, x->len);
+				used += x->len;
+			}
+		}
+		memset(np + used, 0, body - used); /* the rest PADDING */
+		memcpy(out, hdr, len_at);
+		varint2(out + len_at, npl + body + 16);
+		out[0] = (uint8_t)((hdr[0] & ~3u) | (npl - 1));
+		for (i = 0; i < npl; i++)
+			out[new_pn + i] = (uint8_t)(pn >> (8 * (npl - 1 - i)));
+		if (!gcm(true, d->tx_key, nonce, out, new_pn + npl, np, body, out + new_pn + npl,
+		         tag))
+			return 0;
+		memcpy(out + new_pn + npl + body, tag, 16);
+		/* Header protection over the new sample. */
+		if (!hp_mask(d->tx_hp, out + new_pn + 4, mask))
+			return 0;
+		out[0] ^= mask[0] & 0x0f;
+		for (i = 0; i < npl; i++)
+			out[new_pn + i] ^= mask[1 + i];
+		d->rewritten++;
+		return target;
+	}
+}
+
+static size_t yip_shape(void *tls, uint8_t *pkt, size_t len, size_t cap)
+{
+	static uint8_t out[1500];
+	size_t k = chaos(tls, pkt, len, out, cap < FIRST_FLIGHT ? cap : FIRST_FLIGHT);
+
+	if (k > 0)
+		memcpy(pkt, out, k);
+	return k;
 }
 
 static void yip_free(void *tls)
@@ -292,4 +567,6 @@ const struct quic_tls_ops quic_tls_yip = {
     .client_initial = client_initial,
     .recv_crypto_data = recv_crypto_data,
     .info = yip_info,
+    .first_cap = FIRST_FLIGHT - CHAOS_ROOM,
+    .shape = yip_shape,
 };
