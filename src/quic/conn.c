@@ -800,8 +800,10 @@ size_t quic_conn_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t n
 		if (n == 0)
 			return 0;
 		/* Control packets are paced; datagrams are not (the engine's own
-		 * flow paces them): docs/transports.md. */
-		ngtcp2_conn_update_pkt_tx_time(c->qc, now);
+		 * flow paces them): docs/transports.md. Nor is a shaped first
+		 * flight: its Initials leave back to back, as chromium's do. */
+		if (!shaped)
+			ngtcp2_conn_update_pkt_tx_time(c->qc, now);
 		c->st.pkts_out++;
 		c->st.bytes_out += (uint64_t)n;
 		return (size_t)n;

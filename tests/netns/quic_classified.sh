@@ -2,9 +2,13 @@
 # A yip QUIC Initial beside chromium's, captured in the same run against the
 # same local HTTP/3 server (tests/lib/quic_hello.sh: Debian's gtlsserver in
 # namespace s, the clients in c). chromium 156 is forced onto QUIC
-# (N_CHROMIUM fresh runs); yip's side is tests/tls/quic_dial.c, yip's TLS
+# (N_CHROMIUM fresh runs). yip's side twice: tests/tls/quic_dial.c, yip's TLS
 # client engine in QUIC mode under ngtcp2 (N_YIP handshakes, each of which
-# must complete: the server says so too).
+# must complete), and yipd itself, a node with N_YIP peers at
+# endpoint = quic://site:443 (tls_sni the site's name), each dialed through
+# src/quic with quic_tls_yip (the site is no yip node: each link's Noise
+# handshake then goes unanswered). Both yip captures must pass every check
+# below against chromium's.
 #
 # What must hold:
 # - tshark decrypts every yip Initial and shows SNI $HELLO_NAME and ALPN h3;
@@ -25,8 +29,7 @@
 # 1), what nDPI makes of the SNI (4.2 cannot reassemble out-of-order CRYPTO,
 # so it names none for either side).
 #
-# The dialer is no yipd data path (a client of the engine), so: one driver.
-# drivers: one
+# yipd's QUIC link is its data path: both drivers run it.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/tls_hello.sh"
 . "$ROOT/tests/lib/quic_hello.sh"
@@ -83,52 +86,83 @@ grep -q '^connected alpn=h3 cipher=.* via=quic_conn$' "$TMP/dial-conn.log" ||
 	fail "src/quic with quic_tls_yip: $(cat "$TMP/dial-conn.log")"
 log "src/quic + quic_tls_yip: $(cat "$TMP/dial-conn.log")"
 
-# tshark decrypts yip's Initials: SNI and ALPN h3 in every hello.
-tshark -r "$TMP/yip.pcap" -Y 'tls.handshake.type == 1' -T fields \
-	-e tls.handshake.extensions_server_name -e tls.handshake.extensions_alpn_str \
-	>"$TMP/tshark.out" 2>/dev/null || fail "tshark could not read the capture"
-log "tshark on yip's hellos: $(sort "$TMP/tshark.out" | uniq -c | tr -s ' \t\n' ' ')"
-[ "$(grep -c . "$TMP/tshark.out")" -eq "$N_YIP" ] ||
-	fail "tshark decoded $(grep -c . "$TMP/tshark.out") yip hellos, not $N_YIP"
-if grep -qv "^$HELLO_NAME	h3\$" "$TMP/tshark.out"; then
-	fail "a yip hello without SNI $HELLO_NAME and ALPN h3: $(cat "$TMP/tshark.out")"
-fi
+# yipd's own dials.
+"$YIPD" --genkey >"$TMP/yc.key"
+{
+	echo "local_private=$(sed -n 's/^private=//p' "$TMP/yc.key")"
+	echo "listen=$HELLO_CLIENT:51820"
+	echo "device=yip0"
+	echo "address=10.77.0.1/24"
+	echo "tls_sni=$HELLO_NAME"
+	for i in $(seq 1 "$N_YIP"); do
+		"$YIPD" --genkey >"$TMP/yp.key"
+		printf '[peer]\npublic_key=%s\nendpoint=quic://%s:443\nallowed_ips=10.77.1.%s/32\n' \
+			"$(sed -n 's/^public=//p' "$TMP/yp.key")" "$HELLO_SITE" "$i"
+	done
+} >"$TMP/c.conf"
+chmod 600 "$TMP/c.conf"
+quic_capture_start "$TMP/yipd.pcap"
+start_yipd c
+# Every peer's first dial (the first flight and the server's answer).
+poll 15 '[ "$(python3 "$INITIAL" json "$TMP/yipd.pcap" 2>/dev/null | grep -c "\"client\"")" -ge "$N_YIP" ]' 0.5 ||
+	true
+sleep 1
+kill "$(pid_of c)"
+wait "$(pid_of c)" 2>/dev/null || true
+quic_capture_stop
 
-# The shape, field by field.
-rows="dcid_len,scid_len,token_len,udp_payload,hello_packets,session_id_len,ciphers,ext_set"
-rows="$rows,ext_count,sni,alpn,alps,groups,key_share,sigalgs,versions,compress_certificate"
-rows="$rows,psk_modes,ech_shape,trust_anchors,tp_ids,tp_grease,tp_values,version_information_len"
-rows="$rows,frame_kinds,pn_len"
-python3 "$INITIAL" compare "$TMP/chromium.pcap" "$TMP/yip.pcap" --names chromium,yip \
-	--require "$rows" >"$TMP/compare.out" || {
-	cat "$TMP/compare.out"
-	fail "yip's QUIC Initial differs from chromium's in a required row"
+# check NAME: NAME.pcap's Initials against chromium's.
+check() {
+	# tshark decrypts yip's Initials: SNI and ALPN h3 in every hello.
+	tshark -r "$TMP/$1.pcap" -Y 'tls.handshake.type == 1' -T fields \
+		-e tls.handshake.extensions_server_name -e tls.handshake.extensions_alpn_str \
+		>"$TMP/tshark-$1.out" 2>/dev/null || fail "tshark could not read the capture"
+	log "tshark on $1's hellos: $(sort "$TMP/tshark-$1.out" | uniq -c | tr -s ' \t\n' ' ')"
+	[ "$(grep -c . "$TMP/tshark-$1.out")" -ge "$N_YIP" ] ||
+		fail "tshark decoded $(grep -c . "$TMP/tshark-$1.out") $1 hellos, fewer than $N_YIP"
+	if grep -qv "^$HELLO_NAME	h3\$" "$TMP/tshark-$1.out"; then
+		fail "a yip hello without SNI $HELLO_NAME and ALPN h3: $(cat "$TMP/tshark-$1.out")"
+	fi
+
+	# The shape, field by field.
+	rows="dcid_len,scid_len,token_len,udp_payload,hello_packets,session_id_len,ciphers,ext_set"
+	rows="$rows,ext_count,sni,alpn,alps,groups,key_share,sigalgs,versions,compress_certificate"
+	rows="$rows,psk_modes,ech_shape,trust_anchors,tp_ids,tp_grease,tp_values,version_information_len"
+	rows="$rows,frame_kinds,pn_len"
+	python3 "$INITIAL" compare "$TMP/chromium.pcap" "$TMP/$1.pcap" --names chromium,"$1" \
+		--require "$rows" >"$TMP/compare-$1.out" || {
+		cat "$TMP/compare-$1.out"
+		fail "yip's QUIC Initial differs from chromium's in a required row"
+	}
+	cat "$TMP/compare-$1.out"
+	[ "$(python3 "$INITIAL" json "$TMP/chromium.pcap" | grep -c '"client"')" -ge "$N_CHROMIUM" ] ||
+		fail "fewer than $N_CHROMIUM chromium connections captured"
+
+	# nDPI: QUIC for every flow; yip's risks a subset of chromium's.
+	ndpi "$TMP/chromium.pcap" >"$TMP/ndpi-chromium.out"
+	ndpi "$TMP/$1.pcap" >"$TMP/ndpi-$1.out"
+	log "nDPI chromium: $(sort "$TMP/ndpi-chromium.out" | uniq -c | tr -s ' \n' ' ')"
+	log "nDPI $1: $(sort "$TMP/ndpi-$1.out" | uniq -c | tr -s ' \n' ' ')"
+	[ "$(grep -c . "$TMP/ndpi-$1.out")" -ge "$N_YIP" ] || fail "nDPI saw fewer than $N_YIP yip flows"
+	[ -s "$TMP/ndpi-chromium.out" ] || fail "nDPI saw no chromium flow"
+	if grep -v '^[0-9]*/QUIC|' "$TMP/ndpi-chromium.out" "$TMP/ndpi-$1.out"; then
+		fail "a flow nDPI does not call QUIC"
+	fi
+	python3 - "$TMP/ndpi-chromium.out" "$TMP/ndpi-$1.out" <<-'PY' || fail "nDPI gives yip's flows a risk chromium's do not get"
+	import re, sys
+	def risks(p):
+	    out = set()
+	    for l in open(p):
+	        r = l.rstrip("\n").split("|")[2]
+	        if r != "none":
+	            out |= {x.strip() for x in re.split(r"\*\*", r) if x.strip()}
+	    return out
+	c, y = risks(sys.argv[1]), risks(sys.argv[2])
+	print("risks chromium %s, yip %s" % (sorted(c) or "none", sorted(y) or "none"))
+	sys.exit(0 if y <= c else 1)
+	PY
 }
-cat "$TMP/compare.out"
-[ "$(python3 "$INITIAL" json "$TMP/chromium.pcap" | grep -c '"client"')" -ge "$N_CHROMIUM" ] ||
-	fail "fewer than $N_CHROMIUM chromium connections captured"
 
-# nDPI: QUIC for every flow; yip's risks a subset of chromium's.
-ndpi "$TMP/chromium.pcap" >"$TMP/ndpi-chromium.out"
-ndpi "$TMP/yip.pcap" >"$TMP/ndpi-yip.out"
-log "nDPI chromium: $(sort "$TMP/ndpi-chromium.out" | uniq -c | tr -s ' \n' ' ')"
-log "nDPI yip: $(sort "$TMP/ndpi-yip.out" | uniq -c | tr -s ' \n' ' ')"
-[ "$(grep -c . "$TMP/ndpi-yip.out")" -ge "$N_YIP" ] || fail "nDPI saw fewer than $N_YIP yip flows"
-[ -s "$TMP/ndpi-chromium.out" ] || fail "nDPI saw no chromium flow"
-if grep -v '^[0-9]*/QUIC|' "$TMP/ndpi-chromium.out" "$TMP/ndpi-yip.out"; then
-	fail "a flow nDPI does not call QUIC"
-fi
-python3 - "$TMP/ndpi-chromium.out" "$TMP/ndpi-yip.out" <<'PY' || fail "nDPI gives yip's flows a risk chromium's do not get"
-import re, sys
-def risks(p):
-    out = set()
-    for l in open(p):
-        r = l.rstrip("\n").split("|")[2]
-        if r != "none":
-            out |= {x.strip() for x in re.split(r"\*\*", r) if x.strip()}
-    return out
-c, y = risks(sys.argv[1]), risks(sys.argv[2])
-print("risks chromium %s, yip %s" % (sorted(c) or "none", sorted(y) or "none"))
-sys.exit(0 if y <= c else 1)
-PY
+check yip
+check yipd
 log "ok"
