@@ -667,6 +667,21 @@ static void test_tls_endpoint(void **state)
 	assert_int_equal(ntohs(cfg.peers[0].endpoint.in4.sin_port), 8443);
 	yip_config_free(&cfg);
 	expect_ok(PRIV_LINE PEER_BOB "endpoint=TLS://192.0.2.7:443\n");
+	/* quic:// (docs/transports.md), with tls_sni and listen_quic. */
+	if (parse(PRIV_LINE "listen_quic=192.0.2.1:443\nquic_cc=bbr\n" PEER_BOB
+	                    "endpoint=quic://192.0.2.7:4433\ntls_sni=a.example\n",
+	          true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.peers[0].transport, YIP_TRANSPORT_QUIC);
+	assert_sockaddr(&cfg.peers[0].endpoint, "192.0.2.7:4433");
+	assert_string_equal(cfg.peers[0].tls_sni, "a.example");
+	assert_true(cfg.has_listen_quic);
+	assert_sockaddr(&cfg.listen_quic, "192.0.2.1:443");
+	assert_true(cfg.quic_cc_bbr);
+	yip_config_free(&cfg);
+	expect_error(PRIV_LINE "quic_cc=none\n", "t.conf:2: quic_cc 'none': expected bbr or cubic");
+	expect_error(PRIV_LINE "listen_quic=[::]\n",
+	             "t.conf:2: listen_quic: missing port in '[::]' (expected address:port)");
 
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://gw.example.net\n",
 	             "t.conf:4: endpoint: 'tls://gw.example.net' has no port (a URL needs one: "
@@ -682,10 +697,12 @@ static void test_tls_endpoint(void **state)
 	             "udp://HOST:PORT)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=https://192.0.2.7:443\n",
 	             "t.conf:4: endpoint: unknown scheme 'https://' in 'https://192.0.2.7:443' "
-	             "(known: udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	             "(known: udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare "
+	             "HOST:PORT for udp)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=://192.0.2.7:443\n",
 	             "t.conf:4: endpoint: unknown scheme '://' in '://192.0.2.7:443' (known: "
-	             "udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	             "udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT "
+	             "for udp)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://\n",
 	             "t.conf:4: endpoint: missing address in ''");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:0\n",
@@ -739,11 +756,11 @@ static void test_listen_tls(void **state)
 	expect_error(PRIV_LINE "listen_tls=[::]:443\nlisten_tls=[::]:8443\n",
 	             "t.conf:3: duplicate key 'listen_tls' (first set on line 2)");
 	expect_error(PRIV_LINE "tls_cert=/c\ntls_key=/k\n",
-	             "t.conf:2: tls_cert is the certificate listen_tls presents: without "
-	             "listen_tls nothing accepts TLS links");
+	             "t.conf:2: tls_cert is the certificate listen_tls and listen_quic present: "
+	             "without either nothing accepts TLS or QUIC links");
 	expect_error(PRIV_LINE "tls_key=/k\n",
-	             "t.conf:2: tls_key is the certificate listen_tls presents: without "
-	             "listen_tls nothing accepts TLS links");
+	             "t.conf:2: tls_key is the certificate listen_tls and listen_quic present: "
+	             "without either nothing accepts TLS or QUIC links");
 	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_cert=/c\n",
 	             "t.conf:3: tls_cert needs tls_key (the certificate's private key, PEM)");
 	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_key=/k\n",
@@ -814,15 +831,15 @@ static void test_tls_sni(void **state)
 	assert_string_equal(reason, "a host name has 1 to 253 characters");
 
 	expect_error(PRIV_LINE PEER_BOB "endpoint=192.0.2.7:443\ntls_sni=www.example.com\n",
-	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:5: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE PEER_BOB "tls_sni=www.example.com\n[peer]\npublic_key=" CAROL_PUB
 	                                "\n",
-	             "t.conf:4: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:4: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=udp://192.0.2.7:443\ntls_sni=a.example\n",
-	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:5: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE "tls_sni=a.example\ntls_sni=b.example\n",
 	             "t.conf:3: duplicate key 'tls_sni' (first set on line 2)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:443\ntls_sni=a.example\n"
@@ -897,8 +914,8 @@ static void test_rendezvous_tls(void **state)
 	             "t.conf:2: rendezvous: 'tls://192.0.2.9' has no port (a URL needs one: "
 	             "tls://HOST:PORT)");
 	expect_error(PRIV_LINE "rendezvous=quic://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n",
-	             "t.conf:2: rendezvous: unknown scheme 'quic://' in 'quic://192.0.2.9:443' "
-	             "(known: udp://HOST:PORT, tls://HOST:PORT, or a bare HOST:PORT for udp)");
+	             "t.conf:2: rendezvous: quic:// is for a [peer]'s endpoint only so far (use "
+	             "udp:// or tls:// for a rendezvous server)");
 	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\n",
 	             "t.conf:2: rendezvous has no rendezvous_key (the server's public key, from "
 	             "yip-rendezvous --genkey)");
