@@ -22,6 +22,9 @@ pkgs=(
 	# the reference ClientHello of the TLS fingerprint tests (tests/tls/): Debian's chromium
 	# (156 from the security suite), against openssl s_server, tshark to read captures
 	chromium openssl tshark
+	# the QUIC hello: GnuTLS's QUIC server session in tests/unit/test_tls_quic.c, and
+	# Debian's HTTP/3 server chromium's QUIC Initial is captured against (tests/tls/)
+	libgnutls28-dev ngtcp2-server
 )
 
 # Benchmark contenders and tools are listed one per line in deps-bench.list.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "quic/conn.h"
+#include "quic/tls_yip.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -337,9 +338,12 @@ static void on_epoll(void *ctx, uint32_t events)
 static void dial_now(struct loop_quic *t, int k, uint64_t now)
 {
 	struct loop_quic_dial *d = &t->dials[k];
+	/* The client's TLS is yip's own engine: chromium's QUIC hello
+	 * (quic/tls_yip.h). */
 	struct quic_dial_config dc = {.sni = d->sni[0] ? d->sni : NULL,
-	                              .cc = t->cc == LOOP_QUIC_CC_CUBIC ? QUIC_CC_CUBIC
-	                                                                : QUIC_CC_BBR};
+	                              .cc =
+	                                  t->cc == LOOP_QUIC_CC_CUBIC ? QUIC_CC_CUBIC : QUIC_CC_BBR,
+	                              .tls = &quic_tls_yip};
 	union yip_sockaddr local;
 	socklen_t alen = sizeof(local);
 	struct quic_conn *c = NULL;

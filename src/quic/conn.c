@@ -48,6 +48,7 @@ struct quic_conn {
 	enum quic_conn_state state;
 	bool opened_now;    /* the handshake completed in this call */
 	bool need_close;    /* a CONNECTION_CLOSE is to be written */
+	bool heard;         /* a client: a packet came from the server (tls_ops->shape) */
 	bool close_sent;    /* ... and was */
 	bool streams_ready; /* the handler has stream data to write */
 	uint64_t done_at;
@@ -685,6 +686,7 @@ unsigned quic_conn_read(struct quic_conn *c, const uint8_t *pkt, size_t len,
 	c->opened_now = false;
 	c->st.pkts_in++;
 	c->st.bytes_in += len;
+	c->heard = true;
 	rv = ngtcp2_conn_read_pkt(c->qc, &path, &pi, pkt, len, now);
 	if (rv != 0) {
 		switch (rv) {
@@ -760,9 +762,20 @@ size_t quic_conn_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t n
 			if (fin)
 				flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
 		}
+		/* A client's first flight, as its TLS shapes it (quic/tls.h). */
+		bool shaped = c->srv == NULL && !c->heard && c->tls_ops->shape != NULL &&
+		              c->tls_ops->first_cap < cap;
+
 		ndata = -1;
-		n = ngtcp2_conn_writev_stream(c->qc, NULL, &pi, pkt, cap, &ndata, flags, sid,
-		                              (const ngtcp2_vec *)vec, (size_t)nv, now);
+		n = ngtcp2_conn_writev_stream(c->qc, NULL, &pi, pkt,
+		                              shaped ? c->tls_ops->first_cap : cap, &ndata, flags,
+		                              sid, (const ngtcp2_vec *)vec, (size_t)nv, now);
+		if (n > 0 && shaped) {
+			size_t k = c->tls_ops->shape(c->tls, pkt, (size_t)n, cap);
+
+			if (k > 0)
+				n = (ngtcp2_ssize)k;
+		}
 		if (n < 0) {
 			if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
 				if (c->sh->block_stream != NULL)

@@ -36,6 +36,16 @@ struct quic_tls_ops {
 	ngtcp2_recv_crypto_data recv_crypto_data;
 	/* The cipher suite's name and the ALPN agreed (NULL: none), for yipctl. */
 	void (*info)(void *tls, const char **cipher, const char **alpn);
+	/*
+	 * Optional (NULL: none): the client's first flight reshaped, until the
+	 * server's first packet is read. ngtcp2 writes each such packet into
+	 * first_cap bytes (less than the caller's cap, for room), then shape
+	 * may rewrite it in place into at most cap bytes (the same packet
+	 * number and contents, framed otherwise): its new length, or 0 to send
+	 * it as written. quic_tls_yip frames chromium's way (quic/tls_yip.h).
+	 */
+	size_t first_cap;
+	size_t (*shape)(void *tls, uint8_t *pkt, size_t len, size_t cap);
 };
 
 /* GnuTLS (ngtcp2_crypto_gnutls): the default. */

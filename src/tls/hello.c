@@ -35,6 +35,17 @@
  *   - legacy_session_id: 32 random bytes (middlebox compatibility), random:
  *     32 random bytes.
  *
+ * The hello of a QUIC connection (quic) is chromium 156's QUIC hello as
+ * captured (tests/tls/quic_chromium.md): the same random, key shares, ECH
+ * GREASE and trust anchors, but no GREASE at all, no legacy_session_id, the
+ * three TLS 1.3 suites, 12 extensions in a fresh random order (trust_anchors,
+ * server_name, psk_key_exchange_modes, signature_algorithms without ML-DSA
+ * and with rsa_pkcs1_sha1 last, quic_transport_parameters,
+ * compress_certificate, supported_versions 1.3 alone, ECH GREASE,
+ * application_settings h3, supported_groups, ALPN h3, key_share). The
+ * transport parameters themselves are the caller's (tls_quic_tp_put for
+ * chromium's).
+ *
  * The X25519MLKEM768 share is an ML-KEM-768 encapsulation key in form (3 x
  * 256 coefficients of 12 bits, each below q = 3329, then a 32-byte seed
  * rho) followed by an X25519 public key of its own (chromium's hybrid half
@@ -101,9 +112,10 @@ static void hybrid_x25519(uint8_t pub[TLS_X25519_LEN], tls_rand_fn *rand, void *
 
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
                       const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
-                      uint8_t ech[TLS_ECH_GREASE_MAX])
+                      uint8_t ech[TLS_ECH_GREASE_MAX], bool quic)
 {
 	static const uint16_t ech_lens[4] = {144, 176, 208, 240};
+	unsigned n = quic ? TLS_CH_QUIC_EXTS : TLS_CH_EXTS;
 	uint8_t b;
 
 	memset(ch, 0, sizeof(*ch));
@@ -118,14 +130,18 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	ch->grease_version = grease_value(rand, rand_ctx);
 	ch->grease_sigalg = grease_value(rand, rand_ctx);
 	/* Fisher-Yates over the extensions between the two GREASE ones. */
-	memcpy(ch->order, tls_ch_exts, sizeof(ch->order));
-	for (unsigned i = TLS_CH_EXTS - 1; i > 0; i--) {
+	if (quic)
+		memcpy(ch->order, tls_ch_quic_exts, sizeof(tls_ch_quic_exts));
+	else
+		memcpy(ch->order, tls_ch_exts, sizeof(ch->order));
+	for (unsigned i = n - 1; i > 0; i--) {
 		unsigned j = rand_below(rand, rand_ctx, i + 1);
 		uint16_t t = ch->order[i];
 
 		ch->order[i] = ch->order[j];
 		ch->order[j] = t;
 	}
+	ch->quic = quic;
 	ch->sni = sni;
 	ch->sni_len = sni ? strlen(sni) : 0;
 	mlkem_key(mlkem, rand, rand_ctx);
@@ -138,4 +154,48 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	rand(rand_ctx, ech, 32 + ch->ech_payload_len);
 	ch->ech_enc = ech;
 	ch->ech_payload = ech + 32;
+}
+
+void tls_quic_tp_chromium(struct tls_quic_tp *tp, tls_rand_fn *rand, void *rand_ctx,
+                          const uint8_t *scid, size_t scid_len)
+{
+	uint8_t b[8];
+	uint64_t n = 0;
+	uint32_t v;
+
+	memset(tp, 0, sizeof(*tp));
+	tp->max_idle_timeout = 30000;
+	tp->max_udp_payload_size = 1472;
+	tp->initial_max_data = 15728640;
+	tp->initial_max_stream_data_bidi_local = 6291456;
+	tp->initial_max_stream_data_bidi_remote = 6291456;
+	tp->initial_max_stream_data_uni = 6291456;
+	tp->initial_max_streams_bidi = 100;
+	tp->initial_max_streams_uni = 103;
+	tp->max_datagram_frame_size = 65536;
+	tp->scid = scid;
+	tp->scid_len = scid_len;
+	memcpy(tp->google_options, "ORIG", 4);
+	/* A GREASE version: every byte 0x?a, the high nibbles random. */
+	rand(rand_ctx, b, 5);
+	v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	tp->grease_version = (v & 0xf0f0f0f0u) | 0x0a0a0a0au;
+	tp->grease_version_first = b[4] & 1;
+	/* A GREASE id 27 + 31 N below 2^62, an 8-byte varint; its value
+	 * 0..15 random bytes (chromium's, 11 seen: 1 to 15). */
+	rand(rand_ctx, b, 8);
+	for (unsigned i = 0; i < 8; i++)
+		n = n << 8 | b[i];
+	tp->grease_id = 27 + 31 * (n % ((((uint64_t)1 << 62) - 27) / 31));
+	tp->grease_len = rand_below(rand, rand_ctx, 16);
+	rand(rand_ctx, tp->grease, tp->grease_len);
+	for (unsigned i = 0; i < TLS_QUIC_TPS; i++)
+		tp->order[i] = (uint8_t)i;
+	for (unsigned i = TLS_QUIC_TPS - 1; i > 0; i--) {
+		unsigned j = rand_below(rand, rand_ctx, i + 1);
+		uint8_t t = tp->order[i];
+
+		tp->order[i] = tp->order[j];
+		tp->order[j] = t;
+	}
 }

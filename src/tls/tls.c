@@ -79,6 +79,17 @@ struct tls_client {
 	bool tx_closed;
 	struct tls_stats stats;
 
+	/* QUIC mode */
+	bool quic;
+	tls_secret_fn *secret;
+	void *secret_ctx;
+	enum tls_level rx_level, tx_level, out_level;
+	uint8_t alert;
+	uint8_t quic_tp[TLS_QUIC_TP_MAX];
+	size_t quic_tp_len, peer_tp_len;
+	bool has_peer_tp;
+	uint8_t peer_tp[TLS_QUIC_TP_MAX];
+
 	size_t ch_len, rec_n, hs_n, out_n;
 	uint8_t ch[TLS_CH_MAX];
 	uint8_t rec[TLS_REC_MAX];
@@ -89,9 +100,9 @@ struct tls_client {
 const char *tls_err_name(unsigned err)
 {
 	static const char *const names[TLS_ERRS] = {
-	    "none",     "decode",     "unexpected",  "version", "parameter",
-	    "mlkem",    "hrr",        "unsupported", "cert",    "signature",
-	    "finished", "record_mac", "overflow",    "alert",   "internal",
+	    "none",     "decode",      "unexpected", "version",   "parameter", "mlkem",
+	    "hrr",      "unsupported", "cert",       "signature", "finished",  "record_mac",
+	    "overflow", "alert",       "internal",   "quic_tp",
 	};
 
 	return err < TLS_ERRS ? names[err] : "?";
@@ -286,11 +297,23 @@ static bool out_put(struct tls_client *c, const uint8_t *p, size_t n)
 	return true;
 }
 
-/* Queues a handshake message or an alert, protected once there are keys. */
+/* Queues a handshake message or an alert, protected once there are keys.
+ * QUIC: a handshake message goes out bare at the current level, and an
+ * alert is only kept (the QUIC stack closes with it). */
 static bool out_record(struct tls_client *c, uint8_t type, const uint8_t *p, size_t n)
 {
 	size_t k;
 
+	if (c->quic) {
+		if (type == TLS_CT_ALERT) {
+			c->alert = p[1];
+			return true;
+		}
+		if (c->out_n > 0 && c->out_level != c->tx_level)
+			return false;
+		c->out_level = c->tx_level;
+		return out_put(c, p, n);
+	}
 	if (!c->tx.on) {
 		uint8_t h[TLS_REC_HDR];
 
@@ -328,6 +351,7 @@ static enum tls_event_kind fail(struct tls_client *c, struct tls_event *ev, enum
 	    [TLS_ERR_RECORD_MAC] = TLS_ALERT_BAD_RECORD_MAC,
 	    [TLS_ERR_OVERFLOW] = TLS_ALERT_RECORD_OVERFLOW,
 	    [TLS_ERR_INTERNAL] = TLS_ALERT_INTERNAL_ERROR,
+	    [TLS_ERR_QUIC_TP] = TLS_ALERT_MISSING_EXTENSION,
 	};
 
 	if (c->state != ST_FAILED) {
@@ -410,7 +434,8 @@ static bool ec_shared(struct tls_client *c, const uint8_t *pub, size_t len, uint
 /*
  * A HelloRetryRequest for P-256 or P-384 (offered in supported_groups, no
  * share sent): the second hello, the first's choices with that group's
- * share alone and the server's cookie, after Chrome's ChangeCipherSpec.
+ * share alone and the server's cookie, after Chrome's ChangeCipherSpec
+ * (none in QUIC).
  * The transcript starts with message_hash(first hello) (RFC 8446 4.4.1).
  * The EC key comes from libcrypto's RNG, not the caller's.
  */
@@ -451,6 +476,9 @@ static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, cons
 	if (c->ch_len == 0)
 		return TLS_ERR_PARAMETER; /* a cookie too long for the hello */
 	transcript_add(c, c->ch, c->ch_len);
+	if (c->quic) /* at the Initial level again, no ChangeCipherSpec */
+		return out_record(c, TLS_CT_HANDSHAKE, c->ch, c->ch_len) ? TLS_ERR_NONE
+		                                                         : TLS_ERR_INTERNAL;
 	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0303, (uint16_t)c->ch_len);
 	if (!out_put(c, ccs, sizeof(ccs)) || !out_put(c, rec, TLS_REC_HDR) ||
 	    !out_put(c, c->ch, c->ch_len))
@@ -471,7 +499,9 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 		return TLS_ERR_DECODE;
 	if (sh.version != 0x0304)
 		return TLS_ERR_VERSION;
-	if (sh.sid_len != TLS_SID_MAX || memcmp(sh.sid, c->ch + TLS_HS_HDR + 35, TLS_SID_MAX))
+	/* The session id echoed: 32 bytes over TCP, none in QUIC. */
+	if (sh.sid_len != c->ch[TLS_HS_HDR + 34] ||
+	    (sh.sid_len > 0 && memcmp(sh.sid, c->ch + TLS_HS_HDR + 35, sh.sid_len)))
 		return TLS_ERR_PARAMETER;
 	if (sh.hrr)
 		return on_retry(c, &sh, msg, n);
@@ -494,7 +524,11 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 	ok = extract(c, early, zero, zero, c->hlen) && derive_empty(c, salt, early) &&
 	     extract(c, c->hs_secret, salt, shared, shared_len) &&
 	     derive(c, c->c_hs, c->hs_secret, "c hs traffic") &&
-	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") && dir_set(c, &c->rx, c->s_hs, 0);
+	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") &&
+	     (c->quic ? c->secret(c->secret_ctx, TLS_LEVEL_HANDSHAKE, c->cipher, c->s_hs, c->c_hs,
+	                          c->hlen)
+	              : dir_set(c, &c->rx, c->s_hs, 0));
+	c->rx_level = TLS_LEVEL_HANDSHAKE;
 	OPENSSL_cleanse(shared, sizeof(shared));
 	OPENSSL_cleanse(early, sizeof(early));
 	OPENSSL_cleanse(salt, sizeof(salt));
@@ -516,9 +550,23 @@ static enum tls_err on_encrypted_extensions(struct tls_client *c, const uint8_t 
 	/* RFC 8446 4.2: an extension not offered aborts. ALPS answered would
 	 * want this client's own settings in an EncryptedExtensions of its
 	 * own, which it does not send yet. */
-	if (ee.unsolicited || ee.alps)
+	if (ee.unsolicited || ee.alps || (!c->quic && ee.quic_tp))
 		return TLS_ERR_UNSUPPORTED;
-	if (ee.alpn) {
+	if (c->quic) {
+		/* RFC 9001 8.1, 8.2: h3 chosen, and the server's parameters. */
+		if (!ee.alpn || ee.alpn_len != 2 || memcmp(ee.alpn, "h3", 2) != 0)
+			return TLS_ERR_PARAMETER;
+		if (!ee.quic_tp)
+			return TLS_ERR_QUIC_TP;
+		if (!tls_quic_tp_ok(ee.quic_tp, ee.quic_tp_len))
+			return TLS_ERR_DECODE;
+		if (ee.quic_tp_len > 0)
+			memcpy(c->peer_tp, ee.quic_tp, ee.quic_tp_len);
+		c->peer_tp_len = ee.quic_tp_len;
+		c->has_peer_tp = true;
+		memcpy(c->alpn, ee.alpn, ee.alpn_len);
+		c->alpn_len = ee.alpn_len;
+	} else if (ee.alpn) {
 		if (!(ee.alpn_len == 2 && memcmp(ee.alpn, "h2", 2) == 0) &&
 		    !(ee.alpn_len == 8 && memcmp(ee.alpn, "http/1.1", 8) == 0))
 			return TLS_ERR_PARAMETER;
@@ -647,10 +695,19 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 	/* Chrome's middlebox-compatibility ChangeCipherSpec, then Finished
 	 * under the handshake key, then the application keys. (After a
 	 * retry the ChangeCipherSpec went before the second hello.) */
-	ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
-	     dir_set(c, &c->tx, c->c_hs, 1) &&
-	     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
-	     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
+	if (c->quic) {
+		/* Finished at the Handshake level, then the 1-RTT secrets. */
+		c->tx_level = TLS_LEVEL_HANDSHAKE;
+		ok = ok && out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
+		     c->secret(c->secret_ctx, TLS_LEVEL_APP, c->cipher, s_ap, c_ap, c->hlen);
+		c->rx_level = TLS_LEVEL_APP;
+		c->tx_level = TLS_LEVEL_APP;
+	} else {
+		ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
+		     dir_set(c, &c->tx, c->c_hs, 1) &&
+		     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
+		     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
+	}
 	OPENSSL_cleanse(master, sizeof(master));
 	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c_ap, sizeof(c_ap));
@@ -675,6 +732,8 @@ static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const 
 	case TLS_HS_NEW_SESSION_TICKET:
 		return tls_nst_get(body, n) ? TLS_ERR_NONE : TLS_ERR_DECODE;
 	case TLS_HS_KEY_UPDATE:
+		if (c->quic) /* RFC 9001 6: QUIC has its own key update */
+			return TLS_ERR_UNEXPECTED;
 		if (!tls_ku_get(&requested, body, n))
 			return TLS_ERR_DECODE;
 		c->stats.key_updates_in++;
@@ -862,6 +921,10 @@ size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, stru
 		ev->kind = TLS_EV_CLOSED;
 		return len;
 	}
+	if (c->quic) {
+		fail(c, ev, TLS_ERR_UNEXPECTED);
+		return len;
+	}
 	if (c->rec_n < TLS_REC_HDR) {
 		take = TLS_REC_HDR - c->rec_n < len ? TLS_REC_HDR - c->rec_n : len;
 		memcpy(c->rec + c->rec_n, in, take);
@@ -896,7 +959,9 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 	uint8_t mlkem[TLS_MLKEMX_LEN], rec[TLS_REC_HDR];
 
 	if (cfg->rand == NULL || cfg->verify == NULL ||
-	    (cfg->sni && strlen(cfg->sni) >= sizeof(c->sni)))
+	    (cfg->sni && strlen(cfg->sni) >= sizeof(c->sni)) ||
+	    (cfg->quic && (cfg->secret == NULL || cfg->quic_tp_len > TLS_QUIC_TP_MAX ||
+	                   (cfg->quic_tp == NULL && cfg->quic_tp_len > 0))))
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -918,19 +983,31 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 	}
 	c->rand(c->rand_ctx, c->x25519_priv, TLS_X25519_LEN);
 	(void)yip_key_public(c->x25519_pub, c->x25519_priv);
+	c->quic = cfg->quic;
+	c->secret = cfg->secret;
+	c->secret_ctx = cfg->secret_ctx;
+	if (c->quic && cfg->quic_tp_len > 0)
+		memcpy(c->quic_tp, cfg->quic_tp, cfg->quic_tp_len);
+	c->quic_tp_len = cfg->quic_tp_len;
 	tls_hello_choose(&c->hello, c->rand, c->rand_ctx, c->has_sni ? c->sni : NULL, c->x25519_pub,
-	                 mlkem, c->ech);
+	                 mlkem, c->ech, c->quic);
+	c->hello.quic_tp = c->quic_tp;
+	c->hello.quic_tp_len = c->quic_tp_len;
 	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
 	c->hello.mlkem = NULL; /* a second hello sends another share */
 	if (c->ch_len == 0) {
 		tls_client_free(c);
 		return NULL;
 	}
+	c->state = ST_WAIT_SH;
+	if (c->quic) {
+		(void)out_put(c, c->ch, c->ch_len); /* at the Initial level */
+		return c;
+	}
 	/* The first record says TLS 1.0, as Chrome's does. */
 	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0301, (uint16_t)c->ch_len);
 	(void)out_put(c, rec, TLS_REC_HDR);
 	(void)out_put(c, c->ch, c->ch_len);
-	c->state = ST_WAIT_SH;
 	return c;
 }
 
@@ -964,7 +1041,8 @@ void tls_client_out_done(struct tls_client *c, size_t n)
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
                        size_t len, size_t pad)
 {
-	if (c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 || len + pad > TLS_REC_PLAIN)
+	if (c->quic || c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 ||
+	    len + pad > TLS_REC_PLAIN)
 		return 0;
 	return seal(c, out, cap, TLS_CT_APP, data, len, pad);
 }
@@ -973,7 +1051,7 @@ bool tls_client_key_update(struct tls_client *c, bool request)
 {
 	uint8_t ku[TLS_HS_HDR + 1];
 
-	if (c->state != ST_CONNECTED || c->tx_closed)
+	if (c->quic || c->state != ST_CONNECTED || c->tx_closed)
 		return false;
 	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
 	ku[TLS_HS_HDR] = request ? 1 : 0;
@@ -1018,6 +1096,50 @@ const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len)
 {
 	*len = c->ch_len;
 	return c->ch;
+}
+
+/* ---- QUIC mode ---- */
+
+void tls_client_quic_recv(struct tls_client *c, enum tls_level level, const uint8_t *in, size_t len,
+                          struct tls_event *ev)
+{
+	bool was_connected = c->state == ST_CONNECTED;
+	enum tls_err err;
+
+	memset(ev, 0, sizeof(*ev));
+	if (c->state == ST_FAILED) {
+		fail(c, ev, c->err);
+		return;
+	}
+	if (!c->quic || level != c->rx_level) {
+		fail(c, ev, TLS_ERR_UNEXPECTED);
+		return;
+	}
+	if (len == 0)
+		return;
+	err = on_handshake(c, in, len);
+	if (err != TLS_ERR_NONE)
+		fail(c, ev, err);
+	else if (!was_connected && c->state == ST_CONNECTED)
+		ev->kind = TLS_EV_CONNECTED;
+}
+
+const uint8_t *tls_client_quic_out(const struct tls_client *c, enum tls_level *level, size_t *len)
+{
+	*level = c->out_level;
+	*len = c->out_n;
+	return c->out;
+}
+
+const uint8_t *tls_client_quic_peer_tp(const struct tls_client *c, size_t *len)
+{
+	*len = c->peer_tp_len;
+	return c->has_peer_tp ? c->peer_tp : NULL;
+}
+
+uint8_t tls_client_quic_alert(const struct tls_client *c)
+{
+	return c->alert;
 }
 
 /* ---- verification policies ---- */

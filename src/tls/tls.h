@@ -69,12 +69,43 @@ bool tls_verify_pin(void *ctx, const struct tls_chain *chain, const char *sni);
 /* Accepts a chain that verifies to the X509_STORE at ctx with the leaf valid for sni. */
 bool tls_verify_store(void *ctx, const struct tls_chain *chain, const char *sni);
 
+/*
+ * QUIC (RFC 9001): the encryption levels handshake bytes travel at, and
+ * the traffic secrets the engine hands a QUIC stack as each level's become
+ * known (rx the server's, tx this client's, len bytes each: the suite's
+ * hash length), with the suite so it can pick its AEAD and header
+ * protection. The secrets are wiped when it returns; false from it fails
+ * the handshake (TLS_ERR_INTERNAL).
+ */
+enum tls_level {
+	TLS_LEVEL_INITIAL,
+	TLS_LEVEL_HANDSHAKE,
+	TLS_LEVEL_APP,
+};
+
+typedef bool tls_secret_fn(void *ctx, enum tls_level level, uint16_t cipher, const uint8_t *rx,
+                           const uint8_t *tx, size_t len);
+
 struct tls_client_config {
 	const char *sni; /* the server name sent, NULL for none */
 	tls_rand_fn *rand;
 	void *rand_ctx;
 	tls_verify_fn *verify;
 	void *verify_ctx;
+	/*
+	 * QUIC mode: no record layer, no ChangeCipherSpec, no
+	 * legacy_session_id, no early data; chromium's QUIC hello (hello.c)
+	 * carrying quic_tp (quic_tp_len bytes, at most TLS_QUIC_TP_MAX: this
+	 * client's transport parameters, e.g. tls_quic_tp_put's) with ALPN h3,
+	 * which the server must choose, and must answer with transport
+	 * parameters of its own (tls_client_quic_peer_tp). secret receives the
+	 * handshake and application secrets.
+	 */
+	bool quic;
+	const uint8_t *quic_tp;
+	size_t quic_tp_len;
+	tls_secret_fn *secret;
+	void *secret_ctx;
 };
 
 /* Why a connection failed (struct tls_event.err, tls_client_err). */
@@ -94,6 +125,7 @@ enum tls_err {
 	TLS_ERR_OVERFLOW,    /* a record or message over its limit */
 	TLS_ERR_ALERT,       /* the server sent a fatal alert */
 	TLS_ERR_INTERNAL,    /* libcrypto failed */
+	TLS_ERR_QUIC_TP,     /* QUIC: the server sent no transport parameters */
 	TLS_ERRS
 };
 
@@ -161,6 +193,29 @@ const struct tls_stats *tls_client_stats(const struct tls_client *c);
 /* The ClientHello handshake message sent (for tests and REALITY). */
 const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len);
 
+/* ---- QUIC mode (cfg->quic) ---- */
+
+/*
+ * Handshake bytes the server sent at level (the CRYPTO stream's next
+ * bytes, in order): all of them are taken; ev says what they completed
+ * (TLS_EV_CONNECTED once the server's Finished checks out; the client's
+ * Finished then waits in tls_client_quic_out). Bytes at a level the
+ * handshake is not at fail it (TLS_ERR_UNEXPECTED), as do a KeyUpdate
+ * (RFC 9001 6) and calls in TCP mode; tls_client_recv fails in QUIC mode.
+ */
+void tls_client_quic_recv(struct tls_client *c, enum tls_level level, const uint8_t *in, size_t len,
+                          struct tls_event *ev);
+/* Handshake bytes waiting to be sent, and their level (all of one level:
+ * send them, tls_client_out_done, before handing in more). */
+const uint8_t *tls_client_quic_out(const struct tls_client *c, enum tls_level *level, size_t *len);
+/* The server's transport parameters (the extension's body, parsed whole
+ * once: every parameter's length within it, none of ids 0..63 twice), or
+ * NULL before its EncryptedExtensions. */
+const uint8_t *tls_client_quic_peer_tp(const struct tls_client *c, size_t *len);
+/* The TLS alert a failed handshake would have sent (QUIC closes with
+ * CRYPTO_ERROR 0x100 + it), or 0. */
+uint8_t tls_client_quic_alert(const struct tls_client *c);
+
 /* ---- hello.c: the Chrome-shaped ClientHello ---- */
 
 /*
@@ -168,11 +223,21 @@ const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len);
  * order, random, session id, ECH GREASE) from rand, with sni and x25519
  * as the plain X25519 share, the X25519MLKEM768 share written to mlkem
  * (TLS_MLKEMX_LEN; its X25519 half a key of its own) and the ECH GREASE
- * bytes to ech (at least TLS_ECH_GREASE_MAX).
+ * bytes to ech (at least TLS_ECH_GREASE_MAX). quic: the QUIC hello's
+ * choices (its extensions permuted; its quic_tp the caller's to set).
  */
 #define TLS_ECH_GREASE_MAX (32 + 240)
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
                       const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
-                      uint8_t ech[TLS_ECH_GREASE_MAX]);
+                      uint8_t ech[TLS_ECH_GREASE_MAX], bool quic);
+
+/*
+ * chromium 156's QUIC transport parameters (tests/tls/quic_chromium.md):
+ * its values, the initial_source_connection_id scid (scid_len bytes; empty
+ * for chromium's zero-length SCID), a fresh order, GREASE version and GREASE
+ * parameter from rand; tls_quic_tp_put writes them.
+ */
+void tls_quic_tp_chromium(struct tls_quic_tp *tp, tls_rand_fn *rand, void *rand_ctx,
+                          const uint8_t *scid, size_t scid_len);
 
 #endif

@@ -165,26 +165,45 @@ const uint16_t tls_ch_exts[TLS_CH_EXTS] = {
     TLS_EXT_TRUST_ANCHORS,
 };
 
+const uint16_t tls_ch_quic_exts[TLS_CH_QUIC_EXTS] = {
+    TLS_EXT_SNI,       TLS_EXT_GROUPS,    TLS_EXT_ALPN,          TLS_EXT_SIGALGS,
+    TLS_EXT_KEY_SHARE, TLS_EXT_PSK_MODES, TLS_EXT_VERSIONS,      TLS_EXT_COMPRESS_CERT,
+    TLS_EXT_ALPS,      TLS_EXT_ECH,       TLS_EXT_TRUST_ANCHORS, TLS_EXT_QUIC_TP,
+};
+
+/* chromium's QUIC signature algorithms, in its order: no GREASE, no ML-DSA,
+ * rsa_pkcs1_sha1 last. */
+static const uint16_t ch_quic_sigalgs[] = {
+    0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601, 0x0201,
+};
+
 static const uint8_t ch_alpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+static const uint8_t ch_alpn_h3[] = {2, 'h', '3'};
 
-/* The place of id among the hello's extensions, or TLS_CH_EXTS. */
-static unsigned ch_ext_index(uint16_t id)
+/* The place of id among a hello's extensions (quic's or TCP's), or the list's length. */
+static unsigned ch_ext_index_of(bool quic, uint16_t id)
 {
-	unsigned i = 0;
+	const uint16_t *l = quic ? tls_ch_quic_exts : tls_ch_exts;
+	unsigned n = quic ? TLS_CH_QUIC_EXTS : TLS_CH_EXTS, i = 0;
 
-	while (i < TLS_CH_EXTS && tls_ch_exts[i] != id)
+	while (i < n && l[i] != id)
 		i++;
 	return i;
 }
 
-static bool ch_order_ok(const uint16_t *order)
+static unsigned ch_ext_index(uint16_t id)
 {
-	unsigned seen = 0;
+	return ch_ext_index_of(false, id);
+}
 
-	for (unsigned i = 0; i < TLS_CH_EXTS; i++) {
-		unsigned j = ch_ext_index(order[i]);
+static bool ch_order_ok(const uint16_t *order, bool quic)
+{
+	unsigned seen = 0, n = quic ? TLS_CH_QUIC_EXTS : TLS_CH_EXTS;
 
-		if (j == TLS_CH_EXTS || (seen & (1u << j)))
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = ch_ext_index_of(quic, order[i]);
+
+		if (j == n || (seen & (1u << j)))
 			return false;
 		seen |= 1u << j;
 	}
@@ -210,7 +229,8 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_GROUPS:
 		a = be_begin(c, 2);
-		be_put16(c, ch->grease_group);
+		if (!ch->quic)
+			be_put16(c, ch->grease_group);
 		be_put16(c, TLS_GROUP_MLKEM768X);
 		be_put16(c, TLS_GROUP_X25519);
 		be_put16(c, TLS_GROUP_P256);
@@ -223,7 +243,10 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_ALPN:
 		a = be_begin(c, 2);
-		cur_put(c, ch_alpn, sizeof(ch_alpn));
+		if (ch->quic)
+			cur_put(c, ch_alpn_h3, sizeof(ch_alpn_h3));
+		else
+			cur_put(c, ch_alpn, sizeof(ch_alpn));
 		be_end(c, a, 2);
 		break;
 	case TLS_EXT_STATUS_REQUEST:
@@ -233,9 +256,15 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_SIGALGS:
 		a = be_begin(c, 2);
-		be_put16(c, ch->grease_sigalg);
-		for (size_t i = 0; i < sizeof(ch_sigalgs) / sizeof(ch_sigalgs[0]); i++)
-			be_put16(c, ch_sigalgs[i]);
+		if (ch->quic) {
+			for (size_t i = 0; i < sizeof(ch_quic_sigalgs) / sizeof(ch_quic_sigalgs[0]);
+			     i++)
+				be_put16(c, ch_quic_sigalgs[i]);
+		} else {
+			be_put16(c, ch->grease_sigalg);
+			for (size_t i = 0; i < sizeof(ch_sigalgs) / sizeof(ch_sigalgs[0]); i++)
+				be_put16(c, ch_sigalgs[i]);
+		}
 		be_end(c, a, 2);
 		break;
 	case TLS_EXT_KEY_SHARE:
@@ -248,9 +277,11 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 			be_end(c, a, 2);
 			break;
 		}
-		be_put16(c, ch->grease_group);
-		be_put16(c, 1);
-		cur_put8(c, 0);
+		if (!ch->quic) {
+			be_put16(c, ch->grease_group);
+			be_put16(c, 1);
+			cur_put8(c, 0);
+		}
 		be_put16(c, TLS_GROUP_MLKEM768X);
 		be_put16(c, TLS_MLKEMX_LEN);
 		cur_put(c, ch->mlkem, TLS_MLKEMX_LEN);
@@ -265,9 +296,13 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_VERSIONS:
 		a = be_begin(c, 1);
-		be_put16(c, ch->grease_version);
-		be_put16(c, 0x0304);
-		be_put16(c, 0x0303);
+		if (ch->quic) {
+			be_put16(c, 0x0304);
+		} else {
+			be_put16(c, ch->grease_version);
+			be_put16(c, 0x0304);
+			be_put16(c, 0x0303);
+		}
 		be_end(c, a, 1);
 		break;
 	case TLS_EXT_COMPRESS_CERT:
@@ -277,7 +312,10 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		break;
 	case TLS_EXT_ALPS:
 		a = be_begin(c, 2);
-		cur_put(c, ch_alpn, 3); /* h2 */
+		if (ch->quic)
+			cur_put(c, ch_alpn_h3, sizeof(ch_alpn_h3));
+		else
+			cur_put(c, ch_alpn, 3); /* h2 */
 		be_end(c, a, 2);
 		break;
 	case TLS_EXT_ECH:
@@ -307,6 +345,10 @@ static void ch_ext_body(struct cur *c, uint16_t id, const struct tls_ch *ch)
 		cur_put(c, ch->cookie, ch->cookie_len);
 		be_end(c, a, 2);
 		break;
+	case TLS_EXT_QUIC_TP:
+		if (ch->quic_tp_len > 0)
+			cur_put(c, ch->quic_tp, ch->quic_tp_len);
+		break;
 	default: /* EMS, session_ticket, SCT: empty */
 		break;
 	}
@@ -322,12 +364,49 @@ static void ch_ext(struct cur *c, uint16_t id, const struct tls_ch *ch)
 	be_end(c, a, 2);
 }
 
+/* The QUIC hello: chromium's, with no GREASE and no session id. */
+static size_t ch_put_quic(uint8_t *out, size_t cap, const struct tls_ch *ch)
+{
+	struct cur c = cur_out(out, cap);
+	size_t body, exts, a;
+
+	if (!ch_order_ok(ch->order, true) || ch->sni_len > 255 || ch->ech_payload_len > 0xffff ||
+	    ch->quic_tp_len > TLS_QUIC_TP_MAX || (ch->quic_tp == NULL && ch->quic_tp_len > 0))
+		return 0;
+	cur_put8(&c, TLS_HS_CLIENT_HELLO);
+	body = c.n;
+	be_put24(&c, 0);
+	be_put16(&c, 0x0303);
+	cur_put(&c, ch->random, TLS_RANDOM_LEN);
+	cur_put8(&c, 0); /* no legacy_session_id (RFC 9001 8.4) */
+	a = be_begin(&c, 2);
+	for (size_t i = 0; i < 3; i++)
+		be_put16(&c, ch_ciphers[i]);
+	be_end(&c, a, 2);
+	cur_put8(&c, 1);
+	cur_put8(&c, 0); /* null compression */
+	exts = be_begin(&c, 2);
+	for (unsigned i = 0; i < TLS_CH_QUIC_EXTS; i++) {
+		if (ch->order[i] != TLS_EXT_SNI || ch->sni_len > 0)
+			ch_ext(&c, ch->order[i], ch);
+		if (ch->order[i] == TLS_EXT_KEY_SHARE && ch->cookie_len > 0)
+			ch_ext(&c, TLS_EXT_COOKIE, ch);
+	}
+	be_end(&c, exts, 2);
+	if (!c.ok)
+		return 0;
+	tls_hs_put(out, TLS_HS_CLIENT_HELLO, c.n - body - 3);
+	return c.n;
+}
+
 size_t tls_ch_put(uint8_t *out, size_t cap, const struct tls_ch *ch)
 {
 	struct cur c = cur_out(out, cap);
 	size_t body, exts, a;
 
-	if (!ch_order_ok(ch->order) || ch->sni_len > 255 || ch->ech_payload_len > 0xffff ||
+	if (ch->quic)
+		return ch_put_quic(out, cap, ch);
+	if (!ch_order_ok(ch->order, false) || ch->sni_len > 255 || ch->ech_payload_len > 0xffff ||
 	    !tls_grease(ch->grease_ext1) || !tls_grease(ch->grease_ext2) ||
 	    ch->grease_ext1 == ch->grease_ext2 || !tls_grease(ch->grease_sigalg))
 		return 0;
@@ -456,6 +535,11 @@ static void ch_ext_get(struct tls_ch_view *v, uint16_t id, struct cur *e)
 		}
 		cur_check(e, l.ok);
 		break;
+	case TLS_EXT_QUIC_TP:
+		v->quic_tp = e->in;
+		v->quic_tp_len = e->len;
+		(void)cur_take(e, e->len);
+		break;
 	case TLS_EXT_ECH:
 		if (cur_get8(e) == 0) {
 			(void)cur_take(e, 5);
@@ -503,6 +587,150 @@ bool tls_ch_get(struct tls_ch_view *v, const uint8_t *body, size_t len)
 		cur_check(&c, e.ok);
 	}
 	return c.ok;
+}
+
+/* ---- QUIC transport parameters ---- */
+
+/* A QUIC varint (RFC 9000 16) of v in its shortest form, or of 8 bytes (wide). */
+static void quic_varint(struct cur *c, uint64_t v, bool wide)
+{
+	uint8_t b[8];
+	unsigned n = wide || v >= (1u << 30) ? 8 : v >= (1u << 14) ? 4 : v >= 64 ? 2 : 1;
+
+	cur_check(c, v < ((uint64_t)1 << 62));
+	for (unsigned i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	b[0] |= (uint8_t)((n == 8 ? 3 : n == 4 ? 2 : n == 2 ? 1 : 0) << 6);
+	cur_put(c, b, n);
+}
+
+static unsigned varint_len(uint64_t v)
+{
+	return v >= (1u << 30) ? 8 : v >= (1u << 14) ? 4 : v >= 64 ? 2 : 1;
+}
+
+static void tp_int(struct cur *c, uint64_t id, uint64_t v)
+{
+	quic_varint(c, id, false);
+	quic_varint(c, varint_len(v), false);
+	quic_varint(c, v, false);
+}
+
+static void tp_bytes(struct cur *c, uint64_t id, const uint8_t *p, size_t n, bool wide)
+{
+	quic_varint(c, id, wide);
+	quic_varint(c, n, false);
+	if (n > 0)
+		cur_put(c, p, n);
+}
+
+size_t tls_quic_tp_put(uint8_t *out, size_t cap, const struct tls_quic_tp *tp)
+{
+	const uint64_t ints[9] = {
+	    tp->max_idle_timeout,
+	    tp->max_udp_payload_size,
+	    tp->initial_max_data,
+	    tp->initial_max_stream_data_bidi_local,
+	    tp->initial_max_stream_data_bidi_remote,
+	    tp->initial_max_stream_data_uni,
+	    tp->initial_max_streams_bidi,
+	    tp->initial_max_streams_uni,
+	    tp->max_datagram_frame_size,
+	};
+	static const uint8_t ids[9] = {0x01, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x20};
+	struct cur c = cur_out(out, cap);
+	unsigned seen = 0;
+
+	for (unsigned i = 0; i < TLS_QUIC_TPS; i++) {
+		if (tp->order[i] >= TLS_QUIC_TPS || (seen & (1u << tp->order[i])))
+			return 0;
+		seen |= 1u << tp->order[i];
+	}
+	if (tp->scid_len > 20 || tp->grease_len > TLS_QUIC_TP_GREASE_MAX || tp->grease_id < 27 ||
+	    (tp->grease_id - 27) % 31 != 0)
+		return 0;
+	for (unsigned i = 0; i < TLS_QUIC_TPS; i++) {
+		unsigned k = tp->order[i];
+		uint8_t vi[12];
+
+		if (k < 9) {
+			tp_int(&c, ids[k], ints[k]);
+		} else if (k == 9) {
+			tp_bytes(&c, 0x0f, tp->scid, tp->scid_len, false);
+		} else if (k == 10) {
+			tp_bytes(&c, 0x3128, tp->google_options, 4, false);
+		} else if (k == 11) {
+			/* chosen version 1; other versions 1 and the GREASE one */
+			uint32_t v[3] = {1, tp->grease_version_first ? tp->grease_version : 1,
+			                 tp->grease_version_first ? 1 : tp->grease_version};
+
+			for (unsigned j = 0; j < 3; j++)
+				for (unsigned b = 0; b < 4; b++)
+					vi[4 * j + b] = (uint8_t)(v[j] >> (24 - 8 * b));
+			tp_bytes(&c, 0x11, vi, sizeof(vi), false);
+		} else {
+			tp_bytes(&c, tp->grease_id, tp->grease, tp->grease_len, true);
+		}
+	}
+	return c.ok ? c.n : 0;
+}
+
+static uint64_t quic_get_varint(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 1);
+	uint64_t v;
+	unsigned n;
+
+	if (p == NULL)
+		return 0;
+	n = 1u << (p[0] >> 6);
+	v = p[0] & 0x3f;
+	if (n > 1) {
+		const uint8_t *q = cur_take(c, n - 1);
+
+		if (q == NULL)
+			return 0;
+		for (unsigned i = 0; i < n - 1; i++)
+			v = v << 8 | q[i];
+	}
+	return v;
+}
+
+int tls_quic_tp_next(const uint8_t *in, size_t len, size_t *off, uint64_t *id, const uint8_t **val,
+                     size_t *val_len)
+{
+	struct cur c;
+	uint64_t n;
+
+	if (*off >= len)
+		return 0;
+	c = cur_in(in + *off, len - *off);
+	*id = quic_get_varint(&c);
+	n = quic_get_varint(&c);
+	cur_check(&c, n <= len);
+	*val = c.ok ? cur_take(&c, (size_t)n) : NULL;
+	if (!c.ok || (*val == NULL && n > 0))
+		return -1;
+	*val_len = (size_t)n;
+	*off += c.n;
+	return 1;
+}
+
+bool tls_quic_tp_ok(const uint8_t *in, size_t len)
+{
+	uint64_t seen = 0, id;
+	const uint8_t *v;
+	size_t off = 0, n;
+	int r;
+
+	while ((r = tls_quic_tp_next(in, len, &off, &id, &v, &n)) == 1) {
+		if (id < 64) {
+			if (seen & ((uint64_t)1 << id))
+				return false;
+			seen |= (uint64_t)1 << id;
+		}
+	}
+	return r == 0;
 }
 
 /* ---- what the server sends ---- */
@@ -586,6 +814,12 @@ bool tls_ee_get(struct tls_ee *ee, const uint8_t *body, size_t len)
 		cur_check(&c, exts.ok && e.ok);
 		if (!c.ok)
 			break;
+		if (id == TLS_EXT_QUIC_TP) {
+			cur_check(&c, ee->quic_tp == NULL && e.len <= TLS_QUIC_TP_MAX);
+			ee->quic_tp = e.in != NULL ? e.in : body; /* present, maybe empty */
+			ee->quic_tp_len = e.len;
+			continue;
+		}
 		if (i == TLS_CH_EXTS) {
 			ee->unsolicited = true;
 			continue;

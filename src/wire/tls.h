@@ -77,6 +77,7 @@ enum {
 #define TLS_EXT_COOKIE         0x002c
 #define TLS_EXT_PSK_MODES      0x002d
 #define TLS_EXT_KEY_SHARE      0x0033
+#define TLS_EXT_QUIC_TP        0x0039 /* quic_transport_parameters (RFC 9001 8.2) */
 #define TLS_EXT_ALPS           0x44cd
 #define TLS_EXT_TRUST_ANCHORS  0xca34 /* trust anchor ids, an experimental codepoint */
 #define TLS_EXT_ECH            0xfe0d
@@ -119,6 +120,15 @@ void tls_hs_put(uint8_t out[TLS_HS_HDR], uint8_t type, size_t body_len);
 #define TLS_CH_EXTS 17
 extern const uint16_t tls_ch_exts[TLS_CH_EXTS];
 
+/* The extensions of chromium's QUIC hello (no GREASE ones: it sends none
+ * there), in no particular order (a hello permutes them all). */
+#define TLS_CH_QUIC_EXTS 12
+extern const uint16_t tls_ch_quic_exts[TLS_CH_QUIC_EXTS];
+
+/* The largest quic_transport_parameters body a hello carries or an
+ * EncryptedExtensions may hand out. */
+#define TLS_QUIC_TP_MAX 1024
+
 /*
  * What varies from one ClientHello to the next; tls_ch_put writes the rest
  * as Chrome does (src/tls/hello.c says where each value comes from). order
@@ -130,6 +140,13 @@ extern const uint16_t tls_ch_exts[TLS_CH_EXTS];
  * values lead cipher_suites, supported_groups (and key_share),
  * supported_versions and signature_algorithms, and are the first and last
  * extension (ext1 and ext2, which differ); each must be a GREASE value.
+ *
+ * quic: the hello of a QUIC connection, shaped as chromium's (src/tls/hello.c):
+ * order holds the TLS_CH_QUIC_EXTS ids instead (the rest of it unused), no
+ * GREASE anywhere (the grease_ values unused), an empty legacy_session_id
+ * (sid unused), the three TLS 1.3 suites, ALPN and ALPS h3, and quic_tp
+ * (quic_tp_len bytes, at most TLS_QUIC_TP_MAX) as the body of
+ * quic_transport_parameters.
  */
 struct tls_ch {
 	uint8_t random[TLS_RANDOM_LEN];
@@ -153,6 +170,9 @@ struct tls_ch {
 	size_t retry_share_len;
 	const uint8_t *cookie;
 	size_t cookie_len;
+	bool quic;
+	const uint8_t *quic_tp;
+	size_t quic_tp_len;
 };
 
 /* The largest hello tls_ch_put writes (an SNI of 255 bytes, the largest
@@ -190,10 +210,59 @@ struct tls_ch_view {
 	const uint8_t *x25519;  /* the X25519 share, or NULL */
 	const uint8_t *anchors; /* trust_anchors' id list (n_anchors ids), or NULL */
 	size_t anchors_len;
+	const uint8_t *quic_tp; /* quic_transport_parameters' body, or NULL */
+	size_t quic_tp_len;
 };
 
 /* Decodes a ClientHello body. */
 bool tls_ch_get(struct tls_ch_view *v, const uint8_t *body, size_t len);
+
+/* ---- QUIC transport parameters (RFC 9000 18) ---- */
+
+/*
+ * chromium 156's quic_transport_parameters (tests/tls/quic_chromium.md):
+ * the values of the eleven it always sends, the initial_source_connection_id
+ * (empty for chromium's zero-length SCID), google_connection_options' four
+ * bytes, version_information (chosen version 1, others 1 and a GREASE
+ * version, in the order grease_version_first says) and a GREASE parameter
+ * (id 27 + 31 N, encoded in 8 bytes; grease_len random bytes). order is a
+ * permutation of the TLS_QUIC_TPS parameters (indices 0..12: the
+ * eleven values in the field order below, then version_information, then
+ * GREASE).
+ */
+#define TLS_QUIC_TPS           13
+#define TLS_QUIC_TP_GREASE_MAX 16
+struct tls_quic_tp {
+	uint64_t max_idle_timeout, max_udp_payload_size, initial_max_data,
+	    initial_max_stream_data_bidi_local, initial_max_stream_data_bidi_remote,
+	    initial_max_stream_data_uni, initial_max_streams_bidi, initial_max_streams_uni,
+	    max_datagram_frame_size;
+	const uint8_t *scid; /* initial_source_connection_id, scid_len bytes (at most 20) */
+	size_t scid_len;
+	uint8_t google_options[4];
+	uint32_t grease_version;
+	bool grease_version_first;
+	uint64_t grease_id;
+	uint8_t grease[TLS_QUIC_TP_GREASE_MAX];
+	size_t grease_len;
+	uint8_t order[TLS_QUIC_TPS];
+};
+
+/* Writes tp; its length, or 0 if it does not fit, a value is past 2^62,
+ * order is no permutation or grease_id is no GREASE id. */
+size_t tls_quic_tp_put(uint8_t *out, size_t cap, const struct tls_quic_tp *tp);
+
+/*
+ * Walks a transport parameters body: the parameter at *off (its id and
+ * value) and *off moved past it; 1, or 0 at the end, -1 if it does not parse
+ * (a varint or value past the end).
+ */
+int tls_quic_tp_next(const uint8_t *in, size_t len, size_t *off, uint64_t *id, const uint8_t **val,
+                     size_t *val_len);
+
+/* Whether a transport parameters body parses whole, no id twice among the
+ * first 64 (RFC 9000 7.4: a repeated parameter is an error). */
+bool tls_quic_tp_ok(const uint8_t *in, size_t len);
 
 /* ---- what the server sends ---- */
 
@@ -221,13 +290,17 @@ bool tls_sh_get(struct tls_sh *sh, const uint8_t *body, size_t len);
 
 /*
  * EncryptedExtensions: the ALPN protocol the server chose (NULL if none);
- * alps, whether it answered application_settings; unsolicited, whether it
- * sent an extension the hello did not offer. One offered extension twice
- * refuses the message.
+ * alps, whether it answered application_settings; quic_tp, the body of
+ * quic_transport_parameters if it sent one (NULL if not; a TCP hello never
+ * offers it, so the engine refuses it there); unsolicited, whether it sent
+ * an extension neither hello offers. One extension twice refuses the
+ * message.
  */
 struct tls_ee {
 	const uint8_t *alpn;
 	size_t alpn_len;
+	const uint8_t *quic_tp;
+	size_t quic_tp_len;
 	bool alps, unsolicited;
 };
 
@@ -271,7 +344,9 @@ enum {
 	TLS_ALERT_DECRYPT_ERROR = 51,
 	TLS_ALERT_PROTOCOL_VERSION = 70,
 	TLS_ALERT_INTERNAL_ERROR = 80,
+	TLS_ALERT_MISSING_EXTENSION = 109,
 	TLS_ALERT_UNSUPPORTED_EXTENSION = 110,
+	TLS_ALERT_NO_APPLICATION_PROTOCOL = 120,
 };
 
 #endif

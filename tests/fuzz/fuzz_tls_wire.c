@@ -2,7 +2,10 @@
  * Every TLS decoder in src/wire (wire/tls.h) on arbitrary bytes. The first
  * byte picks the layout; the rest is the input. Whatever a decoder hands
  * back must lie inside the input (ASan catches reads past it), and a
- * ClientHello the encoder writes must decode to what was put in.
+ * ClientHello the encoder writes must decode to what was put in (the QUIC
+ * hello and its transport parameters too). 10: the transport parameters
+ * walker: every value inside, offsets only forward, and tls_quic_tp_ok
+ * true only when the walk ends cleanly.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	in = data + 1;
 	len = size - 1;
-	switch (data[0] % 10) {
+	switch (data[0] % 12) {
 	case 0:
 		if (tls_ch_get(&v, in, len)) {
 			CHECK(inside(v.sni, v.sni_len, in, len));
@@ -136,6 +139,76 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      (ch.sni_len == 0 || memcmp(v.sni, in, v.sni_len) == 0));
 		CHECK(v.ech_payload_len == ch.ech_payload_len);
 		CHECK(v.n_sigalgs == 12 && v.sigalgs[0] == 0x4a4a && v.n_anchors == 28);
+		break;
+	}
+	case 10: {
+		size_t off = 0, vl, count = 0;
+		uint64_t id;
+		const uint8_t *v_;
+		int r;
+
+		while ((r = tls_quic_tp_next(in, len, &off, &id, &v_, &vl)) == 1) {
+			CHECK(off <= len && inside(v_, vl, in, len));
+			count++;
+		}
+		CHECK(r == 0 || r == -1);
+		if (tls_quic_tp_ok(in, len))
+			CHECK(r == 0 && off == len);
+		if (r == -1)
+			CHECK(!tls_quic_tp_ok(in, len));
+		(void)count;
+		break;
+	}
+	case 11: {
+		/* A QUIC hello with chromium-shaped parameters from the input's bytes. */
+		static uint8_t key[TLS_MLKEMX_LEN], ech[32 + 240], out[TLS_CH_MAX], tpb[512];
+		struct tls_quic_tp tp;
+		struct tls_ch ch;
+		size_t tpn;
+
+		memset(&tp, 0, sizeof(tp));
+		for (unsigned i = 0; i < TLS_QUIC_TPS; i++)
+			tp.order[i] = (uint8_t)i;
+		for (unsigned i = 0; i < len && i < TLS_QUIC_TPS; i++) {
+			unsigned j = in[i] % TLS_QUIC_TPS;
+			uint8_t t = tp.order[i];
+
+			tp.order[i] = tp.order[j];
+			tp.order[j] = t;
+		}
+		tp.max_idle_timeout = len > 0 ? (uint64_t)in[0] << 24 : 30000;
+		tp.initial_max_data = (uint64_t)len << 40;
+		tp.grease_id = 27 + 31 * (uint64_t)len * 0x1234567;
+		tp.grease_len = len % (TLS_QUIC_TP_GREASE_MAX + 1);
+		tp.scid = in;
+		tp.scid_len = len > 20 ? 20 : len;
+		tpn = tls_quic_tp_put(tpb, sizeof(tpb), &tp);
+		CHECK(tpn > 0 && tls_quic_tp_ok(tpb, tpn));
+		memset(&ch, 0, sizeof(ch));
+		ch.quic = true;
+		memcpy(ch.order, tls_ch_quic_exts, sizeof(tls_ch_quic_exts));
+		for (unsigned i = 0; i < len && i < TLS_CH_QUIC_EXTS; i++) {
+			unsigned j = in[len - 1 - i] % TLS_CH_QUIC_EXTS;
+			uint16_t t = ch.order[i];
+
+			ch.order[i] = ch.order[j];
+			ch.order[j] = t;
+		}
+		ch.sni = (const char *)in;
+		ch.sni_len = len > 255 ? 255 : len;
+		ch.mlkem = key;
+		ch.x25519 = key;
+		ch.ech_enc = ech;
+		ch.ech_payload = ech + 32;
+		ch.ech_payload_len = 144 + (len % 4) * 32;
+		ch.quic_tp = tpb;
+		ch.quic_tp_len = tpn;
+		n = tls_ch_put(out, sizeof(out), &ch);
+		CHECK(n > TLS_HS_HDR);
+		CHECK(tls_ch_get(&v, out + TLS_HS_HDR, n - TLS_HS_HDR));
+		CHECK(v.n_exts == (ch.sni_len ? 12u : 11u) && v.n_ciphers == 3 && v.sid_len == 0);
+		CHECK(v.quic_tp_len == tpn && memcmp(v.quic_tp, tpb, tpn) == 0);
+		CHECK(v.n_sigalgs == 9 && v.n_groups == 4 && v.n_shares == 2 && v.n_versions == 1);
 		break;
 	}
 	}
