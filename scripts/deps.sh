@@ -10,6 +10,10 @@ pkgs=(
 	llvm-14
 	# libraries
 	libsodium-dev libssl-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev libseccomp-dev
+	# HTTP/3 for the QUIC listener's decoy (src/quic/h3.c)
+	libnghttp3-dev
+	# the QUIC interop peers of tests/netns/quic_probe.sh: gtlsclient, gtlsserver
+	ngtcp2-client ngtcp2-server
 	# tests and demo
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
 	# conntrack -F for the NAT lab (tests/lib/natlab.sh)
