@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# drivers: one (the decoy behind tests/lib/h3serve.c; no yipd data path yet)
+# The QUIC listener's HTTP/3 decoy (docs/quic-decoy.md) to an independent
+# HTTP/3 client: Debian's gtlsclient (ngtcp2's example client on GnuTLS) in
+# namespace v fetches from the decoy in namespace s over real QUIC, and
+#   - GET / gets 200 and the built-in site's page, byte for byte the page
+#     yip-rendezvous's TLS front serves over HTTP/1.1 (curl -k on the same
+#     host), with server: nginx, a date, content-type and content-length;
+#   - GET of an unknown path gets 404 and the front's 404 page, POST 405;
+#   - 40 requests on one connection (16 request streams at a time) are all
+#     answered; the decoy's counters say so and that nothing was refused.
+# The server here is tests/lib/h3serve.c (the decoy behind a minimal ngtcp2
+# server), not yipd's listen_quic.
+. "$(dirname "$0")/lib.sh"
+
+SERVE=$ROOT/build/tests/yip-h3serve
+RDV=${RDV:-$ROOT/build/yip-rendezvous}
+[ -x "$SERVE" ] || fail "$SERVE not built (run make; needs libngtcp2-crypto-gnutls-dev)"
+[ -x "$RDV" ] || fail "$RDV not built (run make)"
+for t in gtlsclient curl openssl; do
+	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
+done
+
+bridge_nodes v s
+SRV=198.18.0.2
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+	-subj "/CN=www.example.com" -keyout "$TMP/tls.key" -out "$TMP/tls.pem" 2>/dev/null ||
+	fail "openssl req failed"
+chmod 600 "$TMP/tls.key"
+
+log "the decoy on UDP $SRV:443; yip-rendezvous's TLS front (the built-in site) on TCP $SRV:443"
+ip netns exec "$(ns s)" "$SERVE" "$SRV" 443 "$TMP/tls.key" "$TMP/tls.pem" >"$TMP/serve.out" 2>"$TMP/serve.log" &
+SERVE_PID=$!
+PIDS+=("$SERVE_PID")
+(umask 077 && "$RDV" --genkey >"$TMP/server.key")
+mkdir -m 0700 "$TMP/ctl-s"
+chown nobody "$TMP/ctl-s"
+env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" --key "$TMP/server.key" \
+	--listen "$SRV:7000" --listen-tcp "$SRV:443" --tls-cert "$TMP/tls.pem" \
+	--tls-key "$TMP/tls.key" >"$TMP/rdv.log" 2>&1 &
+PIDS+=($!)
+poll 5 'grep -q "sandbox on" "$TMP/rdv.log"' || fail "yip-rendezvous did not start"
+poll 5 'in_ns s ss -Hlun | grep -q "$SRV:443"' || fail "the decoy does not listen"
+
+# h3get NAME URI [ARGS...]: gtlsclient's log in $TMP/NAME.txt, the body in $TMP/NAME/.
+h3get() {
+	local name=$1 uri=$2
+	shift 2
+	mkdir -p "$TMP/$name"
+	in_ns v timeout 20 gtlsclient --exit-on-all-streams-close --no-quic-dump --no-http-dump \
+		--download="$TMP/$name" "$@" "$SRV" 443 "$uri" >"$TMP/$name.txt" 2>&1 ||
+		fail "gtlsclient $uri: $(tail -n 5 "$TMP/$name.txt")"
+}
+# hdr NAME FIELD: the value of a response header field gtlsclient printed.
+hdr() { sed -n "s/^http: stream 0x0 \\[$2: \\(.*\\)\\]\$/\\1/p" "$TMP/$1.txt" | head -n 1; }
+
+log "GET / over HTTP/3: 200 and the front's page"
+h3get root "https://www.example.com/"
+grep -q "Negotiated ALPN is h3" "$TMP/root.txt" || fail "ALPN is not h3: $(grep ALPN "$TMP/root.txt")"
+[ "$(hdr root :status)" = 200 ] || fail "GET /: status '$(hdr root :status)'"
+[ "$(hdr root server)" = nginx ] || fail "GET /: server '$(hdr root server)'"
+[ "$(hdr root content-type)" = text/html ] || fail "GET /: content-type '$(hdr root content-type)'"
+date_v=$(hdr root date)
+[[ $date_v =~ ^[A-Z][a-z]{2},\ [0-9]{2}\ [A-Z][a-z]{2}\ [0-9]{4}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ GMT$ ]] ||
+	fail "GET /: date '$date_v'"
+in_ns v curl -sk -o "$TMP/front.html" "https://$SRV/" || fail "curl to the TLS front failed"
+[ -s "$TMP/front.html" ] || fail "the TLS front's page is empty"
+cmp -s "$TMP/front.html" "$TMP/root/index.html" ||
+	fail "the HTTP/3 page differs from the TLS front's: $(head -c 200 "$TMP/root/index.html")"
+[ "$(hdr root content-length)" = "$(stat -c %s "$TMP/root/index.html")" ] ||
+	fail "GET /: content-length $(hdr root content-length) for $(stat -c %s "$TMP/root/index.html") bytes"
+log "GET /: 200, $(stat -c %s "$TMP/root/index.html") bytes, the TLS front's page; date $date_v"
+
+log "GET /nope: 404 and the front's 404 page; POST: 405"
+h3get nope "https://www.example.com/nope"
+[ "$(hdr nope :status)" = 404 ] || fail "GET /nope: status '$(hdr nope :status)'"
+code=$(in_ns v curl -sk -o "$TMP/front.404" -w '%{http_code}' "https://$SRV/nope")
+[ "$code" = 404 ] || fail "the TLS front said $code to /nope"
+cmp -s "$TMP/front.404" "$TMP/nope/nope" || fail "the HTTP/3 404 page differs from the front's"
+h3get post "https://www.example.com/login" -m POST
+[ "$(hdr post :status)" = 405 ] || fail "POST: status '$(hdr post :status)'"
+
+log "40 requests on one connection"
+h3get many "https://www.example.com/" -n 40
+n200=$(grep -c '^http: stream 0x[0-9a-f]* \[:status: 200\]$' "$TMP/many.txt" || true)
+[ "$n200" = 40 ] || fail "40 requests on one connection: $n200 answered 200"
+
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+stats=$(cat "$TMP/serve.out")
+log "decoy counters: $stats"
+field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
+[ "$(field conns)" = 4 ] || fail "the decoy counted $(field conns) connections, not 4"
+[ "$(field requests)" = 43 ] && [ "$(field 200)" = 41 ] && [ "$(field 404)" = 1 ] &&
+	[ "$(field 405)" = 1 ] || fail "the decoy's answers: $stats"
+for c in refused_streams refused_headers refused_body malformed conn_errors; do
+	[ "$(field "$c")" = 0 ] || fail "$c: $(field "$c")"
+done
+log "ok"
