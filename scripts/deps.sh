@@ -10,8 +10,8 @@ pkgs=(
 	llvm-14
 	# libraries
 	libsodium-dev libssl-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev libseccomp-dev
-	# HTTP/3 for the QUIC listener's decoy (src/quic/h3.c)
-	libnghttp3-dev
+	# QUIC links (src/quic): ngtcp2 0.12 on GnuTLS, nghttp3 for the HTTP/3 decoy
+	libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
 	# the QUIC interop peers of tests/netns/quic_probe.sh: gtlsclient, gtlsserver
 	ngtcp2-client ngtcp2-server
 	# tests and demo
