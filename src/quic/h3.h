@@ -29,7 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define YIP_H3_STREAMS    16    /* request streams open at once */
+/* Request streams open at once, as nginx's http3_max_concurrent_streams: the
+ * QUIC server should advertise as many (initial_max_streams_bidi). */
+#define YIP_H3_STREAMS    128
 #define YIP_H3_REQUESTS   1000  /* requests a connection, as nginx's keepalive_requests */
 #define YIP_H3_FIELDS_MAX 8192  /* a header section, as QPACK decodes it */
 #define YIP_H3_BODY_MAX   65536 /* request body bytes a stream reads and drops */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# drivers: one (the decoy behind tests/lib/h3serve.c; no yipd data path yet)
+# drivers: one (yip's QUIC server and decoy in tests/lib/h3serve.c; no yipd data path yet)
 # The QUIC listener's HTTP/3 decoy (docs/quic-decoy.md) to an independent
 # HTTP/3 client: Debian's gtlsclient (ngtcp2's example client on GnuTLS) in
 # namespace v fetches from the decoy in namespace s over real QUIC, and
@@ -7,10 +7,11 @@
 #     yip-rendezvous's TLS front serves over HTTP/1.1 (curl -k on the same
 #     host), with server: nginx, a date, content-type and content-length;
 #   - GET of an unknown path gets 404 and the front's 404 page, POST 405;
-#   - 40 requests on one connection (16 request streams at a time) are all
+#   - 40 requests on one connection (up to 128 request streams at a time) are all
 #     answered; the decoy's counters say so and that nothing was refused.
-# The server here is tests/lib/h3serve.c (the decoy behind a minimal ngtcp2
-# server), not yipd's listen_quic.
+# The server here is tests/lib/h3serve.c: yip's QUIC server (src/quic/conn.c)
+# with the decoy (src/quic/decoy.c) on a UDP socket, not yet yipd's
+# listen_quic (which is to carry the same two).
 . "$(dirname "$0")/lib.sh"
 
 SERVE=$ROOT/build/tests/yip-h3serve
@@ -93,7 +94,7 @@ field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
 [ "$(field conns)" = 4 ] || fail "the decoy counted $(field conns) connections, not 4"
 [ "$(field requests)" = 43 ] && [ "$(field 200)" = 41 ] && [ "$(field 404)" = 1 ] &&
 	[ "$(field 405)" = 1 ] || fail "the decoy's answers: $stats"
-for c in refused_streams refused_headers refused_body malformed conn_errors; do
+for c in refused_streams refused_headers refused_body malformed conn_errors open_failed dgrams; do
 	[ "$(field "$c")" = 0 ] || fail "$c: $(field "$c")"
 done
 log "ok"
