@@ -1,59 +1,96 @@
 #!/usr/bin/env bash
-# drivers: one (yip's QUIC server and decoy in tests/lib/h3serve.c; no yipd data path yet)
 # The QUIC listener's HTTP/3 decoy (docs/quic-decoy.md) to an independent
-# HTTP/3 client: Debian's gtlsclient (ngtcp2's example client on GnuTLS) in
-# namespace v fetches from the decoy in namespace s over real QUIC, and
+# HTTP/3 client: Debian's gtlsclient (ngtcp2's example client on GnuTLS)
+# fetches from yip's QUIC listener over real QUIC, and
 #   - GET / gets 200 and the built-in site's page, byte for byte the page
-#     yip-rendezvous's TLS front serves over HTTP/1.1 (curl -k on the same
+#     yip-rendezvous's TLS front serves over HTTP/1.1 (curl -k to the same
 #     host), with server: nginx, a date, content-type and content-length;
 #   - GET of an unknown path gets 404 and the front's 404 page, POST 405;
-#   - 40 requests on one connection (up to 128 request streams at a time) are all
-#     answered; the decoy's counters say so and that nothing was refused.
-# The server here is tests/lib/h3serve.c: yip's QUIC server (src/quic/conn.c)
-# with the decoy (src/quic/decoy.c) on a UDP socket, not yet yipd's
-# listen_quic (which is to carry the same two).
+#   - 40 requests on one connection are all answered; the decoy's counters
+#     say so, and that nothing was refused.
+# Where yipd has listen_quic (mode yipd): b listens, a dials b over quic://
+# (UDP between them otherwise dropped), c probes; the probe's answers are
+# the same (status, header fields but date, body) before a connects and
+# while a pings b through the QUIC link, and every ping arrives. Until then
+# (mode harness) the server is tests/lib/h3serve.c: yip's QUIC server
+# (src/quic/conn.c) with the decoy (src/quic/decoy.c) on a UDP socket.
 . "$(dirname "$0")/lib.sh"
 
 SERVE=$ROOT/build/tests/yip-h3serve
 RDV=${RDV:-$ROOT/build/yip-rendezvous}
-[ -x "$SERVE" ] || fail "$SERVE not built (run make; needs libngtcp2-crypto-gnutls-dev)"
 [ -x "$RDV" ] || fail "$RDV not built (run make)"
 for t in gtlsclient curl openssl; do
 	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
 done
+if grep -aq listen_quic "$YIPD"; then MODE=yipd; else MODE=harness; fi
+log "mode $MODE"
 
-bridge_nodes v s
-SRV=198.18.0.2
+if [ "$MODE" = yipd ]; then
+	mesh a b c
+	SRV=198.18.0.2 PROBER=c HOST=b
+else
+	[ -x "$SERVE" ] || fail "$SERVE not built (run make)"
+	bridge_nodes c b
+	SRV=198.18.0.2 PROBER=c HOST=b
+fi
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 	-subj "/CN=www.example.com" -keyout "$TMP/tls.key" -out "$TMP/tls.pem" 2>/dev/null ||
 	fail "openssl req failed"
 chmod 600 "$TMP/tls.key"
 
-log "the decoy on UDP $SRV:443; yip-rendezvous's TLS front (the built-in site) on TCP $SRV:443"
-ip netns exec "$(ns s)" "$SERVE" "$SRV" 443 "$TMP/tls.key" "$TMP/tls.pem" >"$TMP/serve.out" 2>"$TMP/serve.log" &
-SERVE_PID=$!
-PIDS+=("$SERVE_PID")
+if [ "$MODE" = yipd ]; then
+	sed -i "s|^endpoint=198.18.0.2:51820|endpoint=quic://198.18.0.2:443|" "$TMP/a.conf"
+	sed -i "1a listen_quic=198.18.0.2:443\ntls_cert=$TMP/tls.pem\ntls_key=$TMP/tls.key" "$TMP/b.conf"
+	for n in a b; do
+		o=$([ "$n" = a ] && echo 198.18.0.2 || echo 198.18.0.1)
+		in_ns "$n" nft -f - <<NFT
+table inet yipblock {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ip saddr $o udp dport 51820 counter drop
+	}
+}
+NFT
+	done
+	start_yipd b
+	stop_server() { :; }
+else
+	ip netns exec "$(ns b)" "$SERVE" "$SRV" 443 "$TMP/tls.key" "$TMP/tls.pem" \
+		>"$TMP/serve.out" 2>"$TMP/serve.log" &
+	SERVE_PID=$!
+	PIDS+=("$SERVE_PID")
+	stop_server() {
+		kill "$SERVE_PID"
+		wait "$SERVE_PID" 2>/dev/null || true
+	}
+fi
+log "yip-rendezvous's TLS front (the built-in site) on TCP $SRV:443, beside the QUIC listener"
 (umask 077 && "$RDV" --genkey >"$TMP/server.key")
-mkdir -m 0700 "$TMP/ctl-s"
-chown nobody "$TMP/ctl-s"
-env "YIP_CTL_DIR=$TMP/ctl-s" ip netns exec "$(ns s)" "$RDV" --key "$TMP/server.key" \
+mkdir -m 0700 "$TMP/ctl-rdv"
+chown nobody "$TMP/ctl-rdv"
+env "YIP_CTL_DIR=$TMP/ctl-rdv" ip netns exec "$(ns $HOST)" "$RDV" --key "$TMP/server.key" \
 	--listen "$SRV:7000" --listen-tcp "$SRV:443" --tls-cert "$TMP/tls.pem" \
 	--tls-key "$TMP/tls.key" >"$TMP/rdv.log" 2>&1 &
 PIDS+=($!)
 poll 5 'grep -q "sandbox on" "$TMP/rdv.log"' || fail "yip-rendezvous did not start"
-poll 5 'in_ns s ss -Hlun | grep -q "$SRV:443"' || fail "the decoy does not listen"
+poll 5 'in_ns $HOST ss -Hlun | grep -q "$SRV:443"' || fail "nothing listens on UDP $SRV:443"
 
 # h3get NAME URI [ARGS...]: gtlsclient's log in $TMP/NAME.txt, the body in $TMP/NAME/.
 h3get() {
 	local name=$1 uri=$2
 	shift 2
 	mkdir -p "$TMP/$name"
-	in_ns v timeout 20 gtlsclient --exit-on-all-streams-close --no-quic-dump --no-http-dump \
-		--download="$TMP/$name" "$@" "$SRV" 443 "$uri" >"$TMP/$name.txt" 2>&1 ||
+	in_ns "$PROBER" timeout 20 gtlsclient --exit-on-all-streams-close --no-quic-dump \
+		--no-http-dump --download="$TMP/$name" "$@" "$SRV" 443 "$uri" >"$TMP/$name.txt" 2>&1 ||
 		fail "gtlsclient $uri: $(tail -n 5 "$TMP/$name.txt")"
 }
 # hdr NAME FIELD: the value of a response header field gtlsclient printed.
 hdr() { sed -n "s/^http: stream 0x0 \\[$2: \\(.*\\)\\]\$/\\1/p" "$TMP/$1.txt" | head -n 1; }
+# answer NAME: the response's header fields but date, and the body's hash.
+answer() {
+	sed -n 's/^http: stream 0x0 \[\([^]]*\)\]$/\1/p' "$TMP/$1.txt" | grep -v '^date: '
+	cat "$TMP/$1"/* | sha256sum
+}
 
 log "GET / over HTTP/3: 200 and the front's page"
 h3get root "https://www.example.com/"
@@ -64,7 +101,7 @@ grep -q "Negotiated ALPN is h3" "$TMP/root.txt" || fail "ALPN is not h3: $(grep 
 date_v=$(hdr root date)
 [[ $date_v =~ ^[A-Z][a-z]{2},\ [0-9]{2}\ [A-Z][a-z]{2}\ [0-9]{4}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ GMT$ ]] ||
 	fail "GET /: date '$date_v'"
-in_ns v curl -sk -o "$TMP/front.html" "https://$SRV/" || fail "curl to the TLS front failed"
+in_ns "$PROBER" curl -sk -o "$TMP/front.html" "https://$SRV/" || fail "curl to the TLS front failed"
 [ -s "$TMP/front.html" ] || fail "the TLS front's page is empty"
 cmp -s "$TMP/front.html" "$TMP/root/index.html" ||
 	fail "the HTTP/3 page differs from the TLS front's: $(head -c 200 "$TMP/root/index.html")"
@@ -75,7 +112,7 @@ log "GET /: 200, $(stat -c %s "$TMP/root/index.html") bytes, the TLS front's pag
 log "GET /nope: 404 and the front's 404 page; POST: 405"
 h3get nope "https://www.example.com/nope"
 [ "$(hdr nope :status)" = 404 ] || fail "GET /nope: status '$(hdr nope :status)'"
-code=$(in_ns v curl -sk -o "$TMP/front.404" -w '%{http_code}' "https://$SRV/nope")
+code=$(in_ns "$PROBER" curl -sk -o "$TMP/front.404" -w '%{http_code}' "https://$SRV/nope")
 [ "$code" = 404 ] || fail "the TLS front said $code to /nope"
 cmp -s "$TMP/front.404" "$TMP/nope/nope" || fail "the HTTP/3 404 page differs from the front's"
 h3get post "https://www.example.com/login" -m POST
@@ -86,15 +123,34 @@ h3get many "https://www.example.com/" -n 40
 n200=$(grep -c '^http: stream 0x[0-9a-f]* \[:status: 200\]$' "$TMP/many.txt" || true)
 [ "$n200" = 40 ] || fail "40 requests on one connection: $n200 answered 200"
 
-kill "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null || true
-stats=$(cat "$TMP/serve.out")
-log "decoy counters: $stats"
-field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
-[ "$(field conns)" = 4 ] || fail "the decoy counted $(field conns) connections, not 4"
-[ "$(field requests)" = 43 ] && [ "$(field 200)" = 41 ] && [ "$(field 404)" = 1 ] &&
-	[ "$(field 405)" = 1 ] || fail "the decoy's answers: $stats"
-for c in refused_streams refused_headers refused_body malformed conn_errors open_failed dgrams; do
-	[ "$(field "$c")" = 0 ] || fail "$c: $(field "$c")"
-done
+if [ "$MODE" = yipd ]; then
+	log "a dials b over quic://; the probe again while a pings b through it"
+	start_yipd a
+	wait_ping a 10.77.0.2 || fail "a cannot reach b over QUIC"
+	[ "$(peer_field a link.kind)" = quic ] || fail "a's link to b is '$(peer_field a link.kind)', not quic"
+	in_ns a ping -n -c 50 -i 0.1 10.77.0.2 >"$TMP/ping.txt" 2>&1 &
+	pinger=$!
+	PIDS+=("$pinger")
+	h3get root2 "https://www.example.com/"
+	h3get nope2 "https://www.example.com/nope"
+	wait "$pinger" || true
+	got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping.txt")
+	[ "${got:-0}" = 50 ] || fail "a -> b over QUIC during the probes: ${got:-0}/50 pings"
+	diff <(answer root) <(answer root2) >/dev/null || fail "GET / changed with a peer connected"
+	diff <(answer nope) <(answer nope2) >/dev/null || fail "GET /nope changed with a peer connected"
+	log "the same answers with a connected; 50/50 pings over QUIC meanwhile"
+	stats=$(yipctl_of b stats --json)
+	log "b's stats: $(python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d.get("datapath", {}).items() if "quic" in k or "h3" in k or "decoy" in k})' <<<"$stats")"
+else
+	stop_server
+	stats=$(cat "$TMP/serve.out")
+	log "decoy counters: $stats"
+	field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
+	[ "$(field conns)" = 4 ] || fail "the decoy counted $(field conns) connections, not 4"
+	[ "$(field requests)" = 43 ] && [ "$(field 200)" = 41 ] && [ "$(field 404)" = 1 ] &&
+		[ "$(field 405)" = 1 ] || fail "the decoy's answers: $stats"
+	for c in refused_streams refused_headers refused_body malformed conn_errors open_failed dgrams; do
+		[ "$(field "$c")" = 0 ] || fail "$c: $(field "$c")"
+	done
+fi
 log "ok"
