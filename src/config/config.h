@@ -34,7 +34,7 @@
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
 /* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, or tls://. */
-enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1 };
+enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1, YIP_TRANSPORT_QUIC = 2 };
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
 /* sandbox=: on (the default), log (violations are logged, not fatal), off. */
@@ -75,6 +75,9 @@ struct yip_config {
 	bool listen_port_given;          /* false: port 443, falling back to 8443 */
 	bool has_listen_tls;             /* listen_tls=: accept TLS links on this TCP address */
 	union yip_sockaddr listen_tls;
+	bool has_listen_quic; /* listen_quic=: accept QUIC links on this UDP address */
+	union yip_sockaddr listen_quic;
+	bool quic_cc_cubic;  /* quic_cc=cubic: CUBIC inside QUIC links (default bbr) */
 	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
 	char *tls_key_path;
 	char *tls_sni; /* the SNI every tls:// dial sends unless its [peer] says; NULL: not set */
