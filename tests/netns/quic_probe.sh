@@ -6,44 +6,32 @@
 #     yip-rendezvous's TLS front serves over HTTP/1.1 (curl -k to the same
 #     host), with server: nginx, a date, content-type and content-length;
 #   - GET of an unknown path gets 404 and the front's 404 page, POST 405;
-#   - 40 requests on one connection are all answered; the decoy's counters
-#     say so, and that nothing was refused.
-# Where yipd has listen_quic (mode yipd): b listens, a dials b over quic://
-# (UDP between them otherwise dropped), c probes; the probe's answers are
-# the same (status, header fields but date, body) before a connects and
-# while a pings b through the QUIC link, and every ping arrives. Until then
-# (mode harness) the server is tests/lib/h3serve.c: yip's QUIC server
-# (src/quic/conn.c) with the decoy (src/quic/decoy.c) on a UDP socket.
+#   - 40 requests on one connection are all answered;
+#   - b's listen_quic serves the probes while a dials b over quic:// (UDP
+#     between them otherwise dropped): the answers are the same (status,
+#     header fields but date, body) before a connects and while a pings b
+#     through the QUIC link, and every ping arrives;
+#   - b's counters: every request answered, nothing refused or malformed.
 . "$(dirname "$0")/lib.sh"
 
-SERVE=$ROOT/build/tests/yip-h3serve
 RDV=${RDV:-$ROOT/build/yip-rendezvous}
 [ -x "$RDV" ] || fail "$RDV not built (run make)"
 for t in gtlsclient curl openssl; do
 	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
 done
-if grep -aq listen_quic "$YIPD"; then MODE=yipd; else MODE=harness; fi
-log "mode $MODE"
 
-if [ "$MODE" = yipd ]; then
-	mesh a b c
-	SRV=198.18.0.2 PROBER=c HOST=b
-else
-	[ -x "$SERVE" ] || fail "$SERVE not built (run make)"
-	bridge_nodes c b
-	SRV=198.18.0.2 PROBER=c HOST=b
-fi
+mesh a b c
+SRV=198.18.0.2 PROBER=c HOST=b
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 	-subj "/CN=www.example.com" -keyout "$TMP/tls.key" -out "$TMP/tls.pem" 2>/dev/null ||
 	fail "openssl req failed"
 chmod 600 "$TMP/tls.key"
 
-if [ "$MODE" = yipd ]; then
-	sed -i "s|^endpoint=198.18.0.2:51820|endpoint=quic://198.18.0.2:443|" "$TMP/a.conf"
-	sed -i "1a listen_quic=198.18.0.2:443\ntls_cert=$TMP/tls.pem\ntls_key=$TMP/tls.key" "$TMP/b.conf"
-	for n in a b; do
-		o=$([ "$n" = a ] && echo 198.18.0.2 || echo 198.18.0.1)
-		in_ns "$n" nft -f - <<NFT
+sed -i "s|^endpoint=198.18.0.2:51820|endpoint=quic://198.18.0.2:443|" "$TMP/a.conf"
+sed -i "1a listen_quic=198.18.0.2:443\ntls_cert=$TMP/tls.pem\ntls_key=$TMP/tls.key" "$TMP/b.conf"
+for n in a b; do
+	o=$([ "$n" = a ] && echo 198.18.0.2 || echo 198.18.0.1)
+	in_ns "$n" nft -f - <<NFT
 table inet yipblock {
 	chain input {
 		type filter hook input priority 0; policy accept;
@@ -51,19 +39,9 @@ table inet yipblock {
 	}
 }
 NFT
-	done
-	start_yipd b
-	stop_server() { :; }
-else
-	ip netns exec "$(ns b)" "$SERVE" "$SRV" 443 "$TMP/tls.key" "$TMP/tls.pem" \
-		>"$TMP/serve.out" 2>"$TMP/serve.log" &
-	SERVE_PID=$!
-	PIDS+=("$SERVE_PID")
-	stop_server() {
-		kill "$SERVE_PID"
-		wait "$SERVE_PID" 2>/dev/null || true
-	}
-fi
+done
+start_yipd b
+
 log "yip-rendezvous's TLS front (the built-in site) on TCP $SRV:443, beside the QUIC listener"
 (umask 077 && "$RDV" --genkey >"$TMP/server.key")
 mkdir -m 0700 "$TMP/ctl-rdv"
@@ -123,34 +101,27 @@ h3get many "https://www.example.com/" -n 40
 n200=$(grep -c '^http: stream 0x[0-9a-f]* \[:status: 200\]$' "$TMP/many.txt" || true)
 [ "$n200" = 40 ] || fail "40 requests on one connection: $n200 answered 200"
 
-if [ "$MODE" = yipd ]; then
-	log "a dials b over quic://; the probe again while a pings b through it"
-	start_yipd a
-	wait_ping a 10.77.0.2 || fail "a cannot reach b over QUIC"
-	[ "$(peer_field a link.kind)" = quic ] || fail "a's link to b is '$(peer_field a link.kind)', not quic"
-	in_ns a ping -n -c 50 -i 0.1 10.77.0.2 >"$TMP/ping.txt" 2>&1 &
-	pinger=$!
-	PIDS+=("$pinger")
-	h3get root2 "https://www.example.com/"
-	h3get nope2 "https://www.example.com/nope"
-	wait "$pinger" || true
-	got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping.txt")
-	[ "${got:-0}" = 50 ] || fail "a -> b over QUIC during the probes: ${got:-0}/50 pings"
-	diff <(answer root) <(answer root2) >/dev/null || fail "GET / changed with a peer connected"
-	diff <(answer nope) <(answer nope2) >/dev/null || fail "GET /nope changed with a peer connected"
-	log "the same answers with a connected; 50/50 pings over QUIC meanwhile"
-	stats=$(yipctl_of b stats --json)
-	log "b's stats: $(python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d.get("datapath", {}).items() if "quic" in k or "h3" in k or "decoy" in k})' <<<"$stats")"
-else
-	stop_server
-	stats=$(cat "$TMP/serve.out")
-	log "decoy counters: $stats"
-	field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$stats"; }
-	[ "$(field conns)" = 4 ] || fail "the decoy counted $(field conns) connections, not 4"
-	[ "$(field requests)" = 43 ] && [ "$(field 200)" = 41 ] && [ "$(field 404)" = 1 ] &&
-		[ "$(field 405)" = 1 ] || fail "the decoy's answers: $stats"
-	for c in refused_streams refused_headers refused_body malformed conn_errors open_failed dgrams; do
-		[ "$(field "$c")" = 0 ] || fail "$c: $(field "$c")"
-	done
-fi
+log "a dials b over quic://; the probe again while a pings b through it"
+start_yipd a
+wait_ping a 10.77.0.2 || fail "a cannot reach b over QUIC"
+[ "$(peer_field a link.kind)" = quic ] || fail "a's link to b is '$(peer_field a link.kind)', not quic"
+in_ns a ping -n -c 50 -i 0.1 10.77.0.2 >"$TMP/ping.txt" 2>&1 &
+pinger=$!
+PIDS+=("$pinger")
+h3get root2 "https://www.example.com/"
+h3get nope2 "https://www.example.com/nope"
+wait "$pinger" || true
+got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$TMP/ping.txt")
+[ "${got:-0}" = 50 ] || fail "a -> b over QUIC during the probes: ${got:-0}/50 pings"
+diff <(answer root) <(answer root2) >/dev/null || fail "GET / changed with a peer connected"
+diff <(answer nope) <(answer nope2) >/dev/null || fail "GET /nope changed with a peer connected"
+log "the same answers with a connected; 50/50 pings over QUIC meanwhile"
+
+dp=$(datapath b)
+log "b: $(grep -o 'quic_decoy_[a-z]* [0-9]*' <<<"$dp" | tr '\n' ' ')"
+field() { sed -n "s/.*\\b$1 \\([0-9]*\\).*/\\1/p" <<<"$dp"; }
+[ "$(field quic_decoy_requests)" = 45 ] || fail "b answered $(field quic_decoy_requests) requests, not 45"
+for c in refused malformed errors; do
+	[ "$(field "quic_decoy_$c")" = 0 ] || fail "quic_decoy_$c: $(field "quic_decoy_$c")"
+done
 log "ok"
