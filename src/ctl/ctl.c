@@ -728,7 +728,11 @@ static bool add_datapath(cJSON *o, const struct yip_ctl_datapath *d)
 	       add_u64(j, "tls_opened", d->tls_opened) && add_u64(j, "tls_failed", d->tls_failed) &&
 	       add_u64(j, "tls_refused_full", d->tls_refused_full) &&
 	       add_u64(j, "tls_refused_busy", d->tls_refused_busy) &&
-	       add_u64(j, "tls_bad_frames", d->tls_bad_frames);
+	       add_u64(j, "tls_bad_frames", d->tls_bad_frames) &&
+	       add_u64(j, "quic_decoy_requests", d->quic_decoy_requests) &&
+	       add_u64(j, "quic_decoy_refused", d->quic_decoy_refused) &&
+	       add_u64(j, "quic_decoy_malformed", d->quic_decoy_malformed) &&
+	       add_u64(j, "quic_decoy_errors", d->quic_decoy_errors);
 }
 
 static cJSON *json_stats(const struct yip_ctl_snapshot *s)

@@ -145,6 +145,10 @@ struct yip_ctl_datapath {
 	uint64_t tls_links, tls_dialed, tls_accepted, tls_opened, tls_failed, tls_refused_full,
 	    tls_refused_busy;
 	uint64_t tls_bad_frames;
+	/* The QUIC listener's HTTP/3 decoy (docs/quic-decoy.md): requests answered,
+	 * streams refused (too many, headers or body too big), streams reset as
+	 * malformed, connections it ended. */
+	uint64_t quic_decoy_requests, quic_decoy_refused, quic_decoy_malformed, quic_decoy_errors;
 };
 
 struct yip_ctl_snapshot {

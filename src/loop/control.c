@@ -45,6 +45,7 @@ static void link_describe(const struct yip_loop *l, uint32_t id, struct yip_ctl_
 static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 {
 	const struct loop_tls_stats *ts = &l->tls.stats;
+	const struct yip_h3_stats *hs = &l->quic.decoy.stats;
 
 	if (yip_ctl_snapshot_take(snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
 		return -1;
@@ -77,6 +78,10 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	    .tls_refused_full = ts->refused_full,
 	    .tls_refused_busy = ts->refused_busy,
 	    .tls_bad_frames = ts->bad_frames,
+	    .quic_decoy_requests = hs->requests,
+	    .quic_decoy_refused = hs->refused_streams + hs->refused_headers + hs->refused_body,
+	    .quic_decoy_malformed = hs->malformed,
+	    .quic_decoy_errors = hs->conn_errors + l->quic.decoy.open_failed,
 	};
 	return 0;
 }

@@ -196,9 +196,20 @@ static void opened(struct loop_quic *t, int slot, uint64_t now)
 {
 	struct loop_quic_conn *cc = t->conn[slot];
 	size_t mtu = quic_conn_dgram_max(cc->c);
-	int64_t id = yip_link_add(t->links, t->link_from, &quic_ops, cc, (uint32_t)mtu, 0);
+	int64_t id;
 	char addr[YIP_ADDRSTRLEN];
 
+	if (mtu == 0 && cc->dial < 0) {
+		/* A client that takes no DATAGRAM frames is no yip node: its
+		 * connection stays the server's, the decoy's alone, and holds no
+		 * slot or link. */
+		quic_conn_set_recv(cc->c, on_dgram, NULL);
+		free(cc);
+		t->conn[slot] = NULL;
+		t->stats.decoy_only++;
+		return;
+	}
+	id = yip_link_add(t->links, t->link_from, &quic_ops, cc, (uint32_t)mtu, 0);
 	yip_sockaddr_format(quic_conn_peer(cc->c), addr, sizeof(addr));
 	if (id < 0) {
 		log_warn("quic: no link free for %s", addr);
@@ -236,6 +247,21 @@ static void on_gone(void *arg, struct quic_conn *c)
 		slot_end(t, slot, yip_now_mono(), NULL);
 }
 
+/* Sends all an accepted connection has to send: through its slot if it has one. */
+static void server_drain(struct loop_quic *t, struct quic_conn *c, uint64_t now)
+{
+	int slot = slot_of(t, c);
+	size_t w;
+
+	if (slot >= 0) {
+		drain(t->conn[slot], now);
+		return;
+	}
+	while ((w = quic_conn_write(c, t->pkt, sizeof(t->pkt), now)) > 0)
+		sendto(t->listen_fd, t->pkt, w, MSG_DONTWAIT, &quic_conn_peer(c)->sa,
+		       yip_sockaddr_len(quic_conn_peer(c)));
+}
+
 static void on_listen(struct loop_quic *t)
 {
 	uint64_t now = yip_now_mono();
@@ -254,6 +280,7 @@ static void on_listen(struct loop_quic *t)
 		if (n < 0)
 			return;
 		t->n_rxq = 0;
+		t->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
 		bits = quic_server_read(t->srv, t->pkt, (size_t)n, &t->listen, &from, now, &c,
 		                        reply, sizeof(reply), &rlen);
 		if (rlen > 0)
@@ -269,20 +296,13 @@ static void on_listen(struct loop_quic *t)
 				quic_conn_close(c, now);
 			else
 				opened(t, slot, now);
+			slot = slot_of(t, c); /* none, if opened found no yip node */
 		}
 		if (slot >= 0)
 			deliver(t->conn[slot], now);
 		t->n_rxq = 0;
 		/* Handshake packets, ACKs: the connection answers at once. */
-		if (slot >= 0)
-			drain(t->conn[slot], now);
-		else {
-			size_t w;
-
-			while ((w = quic_conn_write(c, t->pkt, sizeof(t->pkt), now)) > 0)
-				sendto(t->listen_fd, t->pkt, w, MSG_DONTWAIT,
-				       &quic_conn_peer(c)->sa, yip_sockaddr_len(quic_conn_peer(c)));
-		}
+		server_drain(t, c, now);
 	}
 }
 
@@ -452,6 +472,10 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 		    .gone = on_gone,
 		    .gone_arg = t,
 		    .recv = on_dgram,
+		    /* Whoever connects meets an HTTP/3 server on the streams; yip's
+		     * traffic is DATAGRAM frames, which the decoy never sees. */
+		    .streams = &quic_decoy_handler,
+		    .streams_arg = &t->decoy,
 		};
 		const union yip_sockaddr *a = &cfg->listen_quic;
 		uint8_t *cert = NULL, *key = NULL;
@@ -576,10 +600,13 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 	}
 	if (t->srv != NULL) {
 		/* A closed accepted connection: its slot goes before the server frees it. */
+		t->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
 		quic_server_expire(t->srv, now);
-		for (int i = 0; i < LOOP_QUIC_CONNS; i++)
-			if (t->conn[i] != NULL && t->conn[i]->dial < 0)
-				drain(t->conn[i], now);
+		/* Every connection of the server, with a link or not (a handshake's
+		 * retransmissions, the decoy's answers to a client that is no yip node). */
+		for (struct quic_conn *c = quic_server_next(t->srv, NULL); c != NULL;
+		     c = quic_server_next(t->srv, c))
+			server_drain(t, c, now);
 		if ((e = quic_server_expiry(t->srv)) < next)
 			next = e;
 	}

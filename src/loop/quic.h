@@ -27,6 +27,7 @@
 #include "link/link.h"
 #include "peer/peer.h"
 #include "poll/poll.h"
+#include "quic/decoy.h"
 
 #define LOOP_QUIC_CONNS 256 /* QUIC links at once, both ways */
 #define LOOP_QUIC_DIALS YIP_MAX_PEERS
@@ -58,6 +59,7 @@ struct loop_quic_dial {
 
 struct loop_quic_stats {
 	uint64_t dialed, accepted, opened, closed, failed;
+	uint64_t decoy_only; /* accepted connections that took no DATAGRAM: the decoy's alone */
 	uint64_t dgrams_in, dgrams_out, blocked, too_big, rx_overflow, send_errors;
 };
 
@@ -74,6 +76,8 @@ struct loop_quic {
 	size_t n_dials;
 	enum quic_cc_choice { LOOP_QUIC_CC_BBR, LOOP_QUIC_CC_CUBIC } cc;
 	struct loop_quic_stats stats;
+	/* The HTTP/3 decoy on every accepted connection (docs/quic-decoy.md). */
+	struct quic_decoy decoy;
 	/* Datagrams a read handed over, for the engine once ngtcp2 has returned. */
 	struct {
 		size_t len;

@@ -257,60 +257,16 @@ static bool decoy_open(struct rdv_front *f, struct fconn *fc)
 
 /* ---- the built-in site -------------------------------------------------------------- */
 
-static const char site_page[] = "<!DOCTYPE html>\n"
-                                "<html lang=\"en\">\n"
-                                "<head><meta charset=\"utf-8\"><title>Home</title></head>\n"
-                                "<body>\n"
-                                "<h1>Home</h1>\n"
-                                "<p>Nothing to see here yet.</p>\n"
-                                "</body>\n"
-                                "</html>\n";
-
-static const char site_404[] = "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
-                               "<center><h1>404 Not Found</h1></center>\r\n"
-                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
-static const char site_400[] = "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n"
-                               "<center><h1>400 Bad Request</h1></center>\r\n"
-                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
-static const char site_405[] = "<html>\r\n<head><title>405 Not Allowed</title></head>\r\n<body>\r\n"
-                               "<center><h1>405 Not Allowed</h1></center>\r\n"
-                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
-
-/* An HTTP date (RFC 9110 IMF-fixdate) of Unix time t, without the C library's time zones. */
-static void http_date(char out[32], uint64_t t)
-{
-	static const char *const wday[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};
-	static const char *const mon[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-	                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-	uint64_t days = t / 86400, secs = t % 86400;
-	/* Days to a civil date (the proleptic Gregorian calendar, era by era). */
-	uint64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
-	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-	uint64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-	uint64_t y = yoe + era * 400 + (m <= 2);
-
-	snprintf(out, 32, "%s, %02u %s %04u %02u:%02u:%02u GMT", wday[days % 7], (unsigned)d,
-	         mon[m - 1], (unsigned)y, (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60),
-	         (unsigned)(secs % 60));
-}
-
 /* Writes one response; false if the queue refused it. */
 static bool site_respond(struct rdv_front *f, struct fconn *fc, int code, bool head, bool keep)
 {
-	const char *reason = code == 200   ? "OK"
-	                     : code == 404 ? "Not Found"
-	                     : code == 405 ? "Not Allowed"
-	                                   : "Bad Request";
-	const char *body = code == 200   ? site_page
-	                   : code == 404 ? site_404
-	                   : code == 405 ? site_405
-	                                 : site_400;
-	size_t blen = strlen(body);
-	char date[32];
+	const char *reason = wire_http_site_reason(code);
+	size_t blen;
+	const char *body = wire_http_site_body(code, &blen);
+	char date[WIRE_HTTP_DATE_LEN + 1];
 	int n;
 
-	http_date(date, yip_now_wall() / YIP_NS_PER_S);
+	wire_http_date(date, yip_now_wall() / YIP_NS_PER_S);
 	n = snprintf((char *)f->io, sizeof(f->io),
 	             "HTTP/1.1 %d %s\r\nServer: nginx\r\nDate: %s\r\nContent-Type: text/html\r\n"
 	             "Content-Length: %zu\r\nConnection: %s\r\n%s\r\n",
@@ -344,7 +300,7 @@ static void site_serve(struct rdv_front *f, struct fconn *fc)
 			fc_close(f, fc);
 			return;
 		}
-		code = req.method == WIRE_HTTP_OTHER ? 405 : req.page ? 200 : 404;
+		code = wire_http_site_code(req.method, req.page);
 		if (code == 405)
 			req.keep = false;
 		fc->off += req.head_len;

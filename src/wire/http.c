@@ -4,6 +4,7 @@
  */
 #include "wire/http.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -119,12 +120,78 @@ enum wire_http_verdict wire_http_request(const uint8_t *p, size_t len, struct wi
 	r->method = mlen == 3 && memcmp(p, "GET", 3) == 0    ? WIRE_HTTP_GET
 	            : mlen == 4 && memcmp(p, "HEAD", 4) == 0 ? WIRE_HTTP_HEAD
 	                                                     : WIRE_HTTP_OTHER;
-	r->page =
-	    (tlen == 1 && sp1[1] == '/') || (tlen == 11 && memcmp(sp1 + 1, "/index.html", 11) == 0);
+	r->page = wire_http_site_page(sp1 + 1, tlen);
 	r->keep = v11 ? !header_has(p, head, "connection", "close")
 	              : header_has(p, head, "connection", "keep-alive");
 	if (header_find(p, head, "transfer-encoding", &v, &vlen) ||
 	    (header_find(p, head, "content-length", &v, &vlen) && !(vlen == 1 && v[0] == '0')))
 		r->keep = false;
 	return WIRE_HTTP_OK;
+}
+
+/* ---- the built-in site -------------------------------------------------------------- */
+
+static const char site_page[] = "<!DOCTYPE html>\n"
+                                "<html lang=\"en\">\n"
+                                "<head><meta charset=\"utf-8\"><title>Home</title></head>\n"
+                                "<body>\n"
+                                "<h1>Home</h1>\n"
+                                "<p>Nothing to see here yet.</p>\n"
+                                "</body>\n"
+                                "</html>\n";
+
+static const char site_404[] = "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+                               "<center><h1>404 Not Found</h1></center>\r\n"
+                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+static const char site_400[] = "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n"
+                               "<center><h1>400 Bad Request</h1></center>\r\n"
+                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+static const char site_405[] = "<html>\r\n<head><title>405 Not Allowed</title></head>\r\n<body>\r\n"
+                               "<center><h1>405 Not Allowed</h1></center>\r\n"
+                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+
+bool wire_http_site_page(const uint8_t *t, size_t len)
+{
+	return (len == 1 && t[0] == '/') || (len == 11 && memcmp(t, "/index.html", 11) == 0);
+}
+
+int wire_http_site_code(enum wire_http_method m, bool page)
+{
+	return m == WIRE_HTTP_OTHER ? 405 : page ? 200 : 404;
+}
+
+const char *wire_http_site_body(int code, size_t *len)
+{
+	const char *b = code == 200   ? site_page
+	                : code == 404 ? site_404
+	                : code == 405 ? site_405
+	                              : site_400;
+	*len = strlen(b);
+	return b;
+}
+
+const char *wire_http_site_reason(int code)
+{
+	return code == 200   ? "OK"
+	       : code == 404 ? "Not Found"
+	       : code == 405 ? "Not Allowed"
+	                     : "Bad Request";
+}
+
+void wire_http_date(char out[WIRE_HTTP_DATE_LEN + 1], uint64_t t)
+{
+	static const char *const wday[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};
+	static const char *const mon[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+	                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	uint64_t days = t / 86400, secs = t % 86400;
+	/* Days to a civil date (the proleptic Gregorian calendar, era by era). */
+	uint64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	uint64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+	uint64_t y = yoe + era * 400 + (m <= 2);
+
+	snprintf(out, WIRE_HTTP_DATE_LEN + 1, "%s, %02u %s %04u %02u:%02u:%02u GMT", wday[days % 7],
+	         (unsigned)d, mon[m - 1], (unsigned)(y % 10000), (unsigned)(secs / 3600),
+	         (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
 }

@@ -38,4 +38,22 @@ struct wire_http_req {
 /* The head at the start of p (len bytes); *r is set with WIRE_HTTP_OK. */
 enum wire_http_verdict wire_http_request(const uint8_t *p, size_t len, struct wire_http_req *r);
 
+/*
+ * The built-in site, one for every front that serves it (the TLS front over
+ * HTTP/1.1, the QUIC decoy over HTTP/3): an nginx-like server with one page.
+ * A request target (t, len bytes) is its page if it is "/" or "/index.html";
+ * a GET or HEAD of the page is 200, of anything else 404, any other method
+ * 405; a request that cannot be read is 400.
+ */
+bool wire_http_site_page(const uint8_t *t, size_t len);
+int wire_http_site_code(enum wire_http_method m, bool page);
+/* The body of the answer with that status (the page, or nginx's error page)
+ * and its length; the reason phrase. Both static. */
+const char *wire_http_site_body(int code, size_t *len);
+const char *wire_http_site_reason(int code);
+
+/* An HTTP date (RFC 9110 IMF-fixdate) of Unix time t, in UTC. */
+#define WIRE_HTTP_DATE_LEN 29
+void wire_http_date(char out[WIRE_HTTP_DATE_LEN + 1], uint64_t t);
+
 #endif
