@@ -394,7 +394,9 @@ static int parse_workers(struct parser *p, char *value)
 
 static const char *transport_name(uint8_t transport)
 {
-	return transport == YIP_TRANSPORT_TLS ? "tls" : "udp";
+	return transport == YIP_TRANSPORT_TLS    ? "tls"
+	       : transport == YIP_TRANSPORT_QUIC ? "quic"
+	                                         : "udp";
 }
 
 /* Whether HOST:PORT text has its port, read as yip_endpoint_parse reads it. */
@@ -413,7 +415,7 @@ static bool has_port(const char *s)
 
 /*
  * The scheme of an endpoint= or rendezvous= value: "tls://HOST:PORT",
- * "udp://HOST:PORT" (the same as a bare HOST:PORT), or none. Sets
+ * "quic://HOST:PORT", "udp://HOST:PORT" (the same as a bare HOST:PORT), or none. Sets
  * *transport and *rest, the HOST:PORT after the scheme. A URL has no
  * default port.
  */
@@ -430,10 +432,12 @@ static int parse_scheme(struct parser *p, const char *what, const char *value, u
 	len = (size_t)(sep - value);
 	if (len == 3 && strncasecmp(value, "tls", 3) == 0)
 		*transport = YIP_TRANSPORT_TLS;
+	else if (len == 4 && strncasecmp(value, "quic", 4) == 0)
+		*transport = YIP_TRANSPORT_QUIC;
 	else if (len != 3 || strncasecmp(value, "udp", 3) != 0)
 		return fail(p,
 		            "%s: unknown scheme '%.*s://' in '%s' (known: udp://HOST:PORT, "
-		            "tls://HOST:PORT, or a bare HOST:PORT for udp)",
+		            "tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT for udp)",
 		            what, (int)(len < 32 ? len : 32), value, value);
 	*rest = sep + 3;
 	if ((*rest)[0] != '\0' && !has_port(*rest))
@@ -443,13 +447,14 @@ static int parse_scheme(struct parser *p, const char *what, const char *value, u
 }
 
 /*
- * The family a tls:// or UDP address is resolved to. A UDP one must be
- * reachable from the socket bound to listen; a TLS link dials on a TCP
- * socket of its own, of any family.
+ * The family a tls://, quic:// or UDP address is resolved to. A UDP one
+ * must be reachable from the socket bound to listen; a TLS link dials on a
+ * TCP socket of its own, a QUIC link on a UDP socket of its own, of any
+ * family.
  */
 static int dial_family(const struct parser *p, uint8_t transport)
 {
-	return transport == YIP_TRANSPORT_TLS ? AF_UNSPEC : yip_listen_family(&p->cfg->listen);
+	return transport != YIP_TRANSPORT_UDP ? AF_UNSPEC : yip_listen_family(&p->cfg->listen);
 }
 
 static int parse_rendezvous(struct parser *p, char *value)
@@ -466,10 +471,11 @@ static int parse_rendezvous(struct parser *p, char *value)
 		            "rendezvous= its rendezvous_key= on the next line)",
 		            cfg->rendezvous[cfg->n_rendezvous - 1].line);
 	if (cfg->n_rendezvous >= YIP_MAX_RENDEZVOUS_LINES)
-		return fail(p,
-		            "too many rendezvous lines (at most %d: %d servers, each over udp and "
-		            "tls)",
-		            YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
+		return fail(
+		    p,
+		    "too many rendezvous lines (at most %d: %d servers, each over udp, quic "
+		    "and tls)",
+		    YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
 	if (parse_scheme(p, "rendezvous", value, &transport, &rest) < 0)
 		return -1;
 	r = &cfg->rendezvous[cfg->n_rendezvous];
@@ -510,14 +516,14 @@ static int check_rendezvous_key(struct parser *p, const struct yip_rendezvous_co
 			return fail(
 			    p,
 			    "rendezvous_key: the rendezvous on line %u is the same server over "
-			    "%s too (name a server at most once over udp and once over tls)",
+			    "%s too (name a server at most once over each of udp, quic and tls)",
 			    o->line, transport_name(r->transport));
 		known = true;
 	}
 	if (!known && servers >= YIP_MAX_RENDEZVOUS)
 		return fail(p,
 		            "too many rendezvous servers (at most %d distinct rendezvous_key; a "
-		            "server over udp and tls counts once)",
+		            "server over udp, quic and tls counts once)",
 		            YIP_MAX_RENDEZVOUS);
 	return 0;
 }

@@ -151,8 +151,10 @@ static void io_dial_server(void *ctx, size_t k, size_t line)
 {
 	struct yip_loop *l = ctx;
 
-	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) != 0)
-		log_warn("rendezvous server %zu: cannot dial it over TLS", k);
+	/* The line says the link: tls:// here, quic:// in loop/quic.c. */
+	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) == 0)
+		return;
+	log_warn("rendezvous server %zu: cannot dial it as rendezvous line %zu says", k, line + 1);
 }
 
 static void io_undial_server(void *ctx, size_t k)
