@@ -492,6 +492,7 @@ static void ask(struct yip_server *s, uint64_t now, int line, const char *reason
 	if (line == s->quic_line) {
 		s->quic_asked = true;
 		s->quic_at = now;
+		s->quic_ok_at = 0;
 	} else {
 		s->tls_asked = true;
 	}
@@ -525,10 +526,15 @@ static uint64_t fallback(struct yip_server *s, uint64_t now)
 	}
 	if (s->tls_line < 0)
 		return UINT64_MAX;
-	/* On QUIC: unanswered since the dial, or since the session it gave was lost. */
-	since = sp->hs_unanswered > s->quic_at ? sp->hs_unanswered : s->quic_at;
-	if (sp->hs_unanswered == 0 || now - since < QUIC_FALLBACK)
-		return sp->hs_unanswered ? since + QUIC_FALLBACK : UINT64_MAX;
+	/* On QUIC: unanswered since the dial, or since it last answered (its
+	 * link may never come up: then no Init goes at all). */
+	if (session_usable(sp, now) && off_udp(s)) {
+		s->quic_ok_at = now;
+		return UINT64_MAX; /* checked again at every timer run */
+	}
+	since = s->quic_ok_at > s->quic_at ? s->quic_ok_at : s->quic_at;
+	if (now - since < QUIC_FALLBACK)
+		return since + QUIC_FALLBACK;
 	if (dev->io.undial_server != NULL)
 		dev->io.undial_server(dev->io.ctx, server_index(dev, s));
 	ask(s, now, s->tls_line, "quic to the server unanswered for 5 s");
@@ -564,7 +570,7 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 		session_clear(dev, &sp->cur);
 		handshake_start(sp, now);
 		s->register_at = now + RECONNECT;
-		return s->register_at;
+		return min64(s->register_at, fb);
 	}
 	if (!session_usable(sp, now)) {
 		if (s->state == YIP_SERVER_REGISTERED) {
@@ -578,8 +584,9 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 			s->register_at = now + RECONNECT;
 		}
 		/* While a handshake is under way its own timers retry it; this
-		 * deadline must never lie in the past, or the loop would spin. */
-		return s->register_at > now ? s->register_at : now + RECONNECT;
+		 * deadline must never lie in the past, or the loop would spin.
+		 * The fallback's is kept too: it is due while no session is. */
+		return min64(s->register_at > now ? s->register_at : now + RECONNECT, fb);
 	}
 	if (s->unanswered >= REGISTER_TRIES) {
 		server_name(s, name, sizeof(name));
@@ -590,7 +597,7 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 		session_clear(dev, &sp->cur);
 		handshake_start(sp, now);
 		s->register_at = now + RECONNECT;
-		return s->register_at;
+		return min64(s->register_at, fb);
 	}
 	if (now >= s->register_at)
 		send_register(s, now);

@@ -373,10 +373,11 @@ struct yip_server {
 	bool udp;
 	int quic_line;
 	int tls_line;
-	bool quic_asked;    /* the daemon was asked to dial it over QUIC ... */
-	uint64_t quic_at;   /* ... then */
-	bool tls_asked;     /* the daemon was asked to dial it over TLS */
-	const char *reason; /* why the link it uses now is the one it uses */
+	bool quic_asked;     /* the daemon was asked to dial it over QUIC ... */
+	uint64_t quic_at;    /* ... then */
+	uint64_t quic_ok_at; /* when a session over it last was up, 0: never */
+	bool tls_asked;      /* the daemon was asked to dial it over TLS */
+	const char *reason;  /* why the link it uses now is the one it uses */
 };
 
 /* Handshake budgets (docs/protocol.md, "Cookies"). */
