@@ -71,6 +71,8 @@ static void usage(FILE *f)
 	        "  --tls-key FILE       ... and its private key (PEM); both needed\n"
 	        "  --decoy HOST:PORT    a plain HTTP server for visitors that are not nodes\n"
 	        "                       (default: a built-in static site)\n"
+	        "  --listen-quic ADDR:PORT  nodes over QUIC on this UDP address (e.g.\n"
+	        "                       0.0.0.0:443); --tls-cert/--tls-key, else self-signed\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -270,6 +272,12 @@ static int serve(const struct rdv_conf *c)
 	size_t len;
 	int rc;
 
+	if (c->has_quic) {
+		/* Parsed and checked already; the listener comes with src/quic. */
+		fprintf(stderr,
+		        "yip-rendezvous: listen_quic: this build has no QUIC listener yet\n");
+		return EXIT_USAGE;
+	}
 	/* YIP_SANDBOX overrides the setting, as for yipd. */
 	if (env != NULL && *env != '\0' && yip_config_sandbox_mode(env, &mode) != 0) {
 		log_warn("ignoring YIP_SANDBOX=%s (want on, log or off)", env);
@@ -473,6 +481,7 @@ int main(int argc, char **argv)
 	    {"tls-cert", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_CERT},
 	    {"tls-key", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_KEY},
 	    {"decoy", required_argument, NULL, OPT_SETTING + RDV_CONF_DECOY},
+	    {"listen-quic", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN_QUIC},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;
