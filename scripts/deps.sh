@@ -10,6 +10,8 @@ pkgs=(
 	llvm-14
 	# libraries
 	libsodium-dev libssl-dev libmnl-dev libcmocka-dev libcjson-dev libisal-dev liburing-dev libseccomp-dev
+	# QUIC links (src/quic): ngtcp2 0.12 on GnuTLS, nghttp3 for the HTTP/3 decoy
+	libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libnghttp3-dev
 	# tests and demo
 	iproute2 iputils-ping nftables iperf3 tcpdump python3 procps coreutils
 	# conntrack -F for the NAT lab (tests/lib/natlab.sh)
