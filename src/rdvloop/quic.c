@@ -307,7 +307,8 @@ const struct yip_rdv_quic *rdv_quic_status(struct rdv_quic *q)
 	q->st.accepted = s->accepted;
 	q->st.refused = s->drop_full + s->drop_handshakes + s->drop_per_source;
 	q->st.failed = s->failed;
-	q->st.timeouts = s->expired;
+	/* The server's expired counts both timeouts; idle ones are counted apart. */
+	q->st.timeouts = s->expired > q->st.idle ? s->expired - q->st.idle : 0;
 	q->st.not_quic = s->drop_short + s->drop_unknown + s->drop_small + s->drop_not_initial +
 	                 s->drop_version + q->truncated;
 	return &q->st;
