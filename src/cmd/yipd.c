@@ -13,6 +13,7 @@
 #include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "peer/peer.h"
+#include "quic/conn.h"
 #include "sandbox/sandbox.h"
 #include "tun/tun.h"
 #include "udp/udp.h"
@@ -156,6 +157,13 @@ static unsigned auto_mtu(const struct yip_config *cfg)
 		to = i < cfg->n_peers ? &cfg->peers[i].endpoint
 		                      : &cfg->rendezvous[i - cfg->n_peers].addr;
 		room = udp_path_payload(to);
+		/* A quic:// path: QUIC packets of at most QUIC_PKT_MAX, each
+		 * carrying one datagram behind QUIC's own header (docs/protocol.md). */
+		if (i < cfg->n_peers && cfg->peers[i].transport == YIP_TRANSPORT_QUIC)
+			room =
+			    (room < QUIC_PKT_MAX ? room : QUIC_PKT_MAX) > QUIC_DGRAM_OVERHEAD
+			        ? (room < QUIC_PKT_MAX ? room : QUIC_PKT_MAX) - QUIC_DGRAM_OVERHEAD
+			        : 0;
 		if (room > overhead && (best == 0 || room - overhead < best))
 			best = room - overhead;
 	}
@@ -306,7 +314,8 @@ static bool has_names(const struct yip_config *cfg)
 static bool dials_tls(const struct yip_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_peers; i++)
-		if (cfg->peers[i].transport == YIP_TRANSPORT_TLS)
+		if (cfg->peers[i].transport == YIP_TRANSPORT_TLS ||
+		    cfg->peers[i].transport == YIP_TRANSPORT_QUIC)
 			return true;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
 		if (cfg->rendezvous[i].transport == YIP_TRANSPORT_TLS)

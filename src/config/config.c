@@ -34,6 +34,8 @@ enum key_id {
 	KEY_LOCAL_PUBLIC,
 	KEY_LISTEN,
 	KEY_LISTEN_TLS,
+	KEY_LISTEN_QUIC,
+	KEY_QUIC_CC,
 	KEY_TLS_CERT,
 	KEY_TLS_KEY,
 	KEY_TLS_SNI,
@@ -214,6 +216,30 @@ static int parse_listen_tls(struct parser *p, char *value)
 	    0)
 		return fail(p, "listen_tls: %s", reason);
 	p->cfg->has_listen_tls = true;
+	return 0;
+}
+
+/* A UDP address to accept QUIC links on: as listen_tls, a port required. */
+static int parse_listen_quic(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+
+	if (yip_endpoint_parse(value, 0, false, &p->cfg->listen_quic, NULL, reason,
+	                       sizeof(reason)) < 0)
+		return fail(p, "listen_quic: %s", reason);
+	p->cfg->has_listen_quic = true;
+	return 0;
+}
+
+/* The congestion control inside QUIC links (ngtcp2 has no "none"). */
+static int parse_quic_cc(struct parser *p, char *value)
+{
+	if (strcmp(value, "bbr") == 0)
+		p->cfg->quic_cc_cubic = false;
+	else if (strcmp(value, "cubic") == 0)
+		p->cfg->quic_cc_cubic = true;
+	else
+		return fail(p, "quic_cc '%s': expected bbr or cubic", value);
 	return 0;
 }
 
@@ -848,6 +874,8 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_LOCAL_PUBLIC] = {"local_public", SCOPE_INTERFACE, false, parse_local_public},
     [KEY_LISTEN] = {"listen", SCOPE_INTERFACE, false, parse_listen},
     [KEY_LISTEN_TLS] = {"listen_tls", SCOPE_INTERFACE, false, parse_listen_tls},
+    [KEY_LISTEN_QUIC] = {"listen_quic", SCOPE_INTERFACE, false, parse_listen_quic},
+    [KEY_QUIC_CC] = {"quic_cc", SCOPE_INTERFACE, false, parse_quic_cc},
     [KEY_TLS_CERT] = {"tls_cert", SCOPE_INTERFACE, false, parse_tls_cert},
     [KEY_TLS_KEY] = {"tls_key", SCOPE_INTERFACE, false, parse_tls_key},
     [KEY_TLS_SNI] = {"tls_sni", SCOPE_INTERFACE, false, parse_tls_sni},
@@ -936,10 +964,11 @@ static int close_peer(struct parser *p)
 		return 0;
 	if (p->seen[KEY_PUBLIC_KEY] == 0)
 		return fail_at(p, current_peer(p)->line, "[peer] block has no public_key");
-	if (p->seen[KEY_PEER_TLS_SNI] != 0 && current_peer(p)->transport != YIP_TRANSPORT_TLS)
+	if (p->seen[KEY_PEER_TLS_SNI] != 0 && current_peer(p)->transport != YIP_TRANSPORT_TLS &&
+	    current_peer(p)->transport != YIP_TRANSPORT_QUIC)
 		return fail_at(p, p->seen[KEY_PEER_TLS_SNI],
-		               "tls_sni in a [peer] is for its TLS link: it needs "
-		               "endpoint=tls://HOST:PORT in the same block");
+		               "tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+		               "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	return 0;
 }
 
@@ -1173,10 +1202,10 @@ static int check_tls(struct parser *p)
 {
 	unsigned cert = p->seen[KEY_TLS_CERT], key = p->seen[KEY_TLS_KEY];
 
-	if (!p->cfg->has_listen_tls && (cert != 0 || key != 0))
+	if (!p->cfg->has_listen_tls && !p->cfg->has_listen_quic && (cert != 0 || key != 0))
 		return fail_at(p, cert != 0 ? cert : key,
-		               "%s is the certificate listen_tls presents: without listen_tls "
-		               "nothing accepts TLS links",
+		               "%s is the certificate listen_tls and listen_quic present: without "
+		               "either nothing accepts TLS or QUIC links",
 		               cert != 0 ? "tls_cert" : "tls_key");
 	if (cert != 0 && key == 0)
 		return fail_at(p, cert,

@@ -74,12 +74,13 @@ enum yip_link_kind {
 	YIP_LINK_UDP = 0, /* a UDP socket: the main one, or an extra one (many-ports probing) */
 	YIP_LINK_MEMORY,  /* a harness's link in memory (unit tests, benchmarks) */
 	YIP_LINK_TLS,     /* a TLS connection over TCP (src/loop/tls.c) */
+	YIP_LINK_QUIC,    /* a QUIC connection's DATAGRAM frames (src/loop/quic.c) */
 	YIP_LINK_KINDS
 };
 
 static inline const char *yip_link_kind_name(unsigned kind)
 {
-	static const char *const names[YIP_LINK_KINDS] = {"udp", "memory", "tls"};
+	static const char *const names[YIP_LINK_KINDS] = {"udp", "memory", "tls", "quic"};
 
 	return kind < YIP_LINK_KINDS ? names[kind] : "?";
 }

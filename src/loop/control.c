@@ -19,6 +19,7 @@ static void link_describe(const struct yip_loop *l, uint32_t id, struct yip_ctl_
 {
 	const struct yip_link *lk = yip_link_get(&l->links, id);
 	struct loop_tls_link_info ti;
+	struct loop_quic_link_info qi;
 
 	*out = (struct yip_ctl_link){0};
 	if (lk == NULL)
@@ -31,6 +32,13 @@ static void link_describe(const struct yip_loop *l, uint32_t id, struct yip_ctl_
 		                             .sni = ti.sni,
 		                             .alpn = ti.alpn,
 		                             .accepted = ti.accepted};
+	if (lk->ops->kind == YIP_LINK_QUIC && loop_quic_link_info(&l->quic, id, &qi))
+		*out = (struct yip_ctl_link){.kind = out->kind,
+		                             .version = qi.version,
+		                             .cipher = qi.cipher,
+		                             .sni = qi.sni,
+		                             .alpn = qi.alpn,
+		                             .accepted = qi.accepted};
 }
 
 /* A snapshot of the engine with the loop's own counters. */

@@ -15,6 +15,7 @@
 #include "loop/members.h"
 #include "loop/resolve.h"
 #include "loop/tls.h"
+#include "loop/quic.h"
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
@@ -74,8 +75,9 @@ struct yip_loop {
 	/* The engine's links (link/link.h): the main UDP socket (l->tx) as
 	 * YIP_LINK_MAIN, then the extra sockets. */
 	struct yip_links links;
-	struct yip_link link_slot[1 + SOCKS_MAX + LOOP_TLS_CONNS];
+	struct yip_link link_slot[1 + SOCKS_MAX + LOOP_TLS_CONNS + LOOP_QUIC_CONNS];
 	struct loop_tls tls;       /* TLS links (tls.h): ids from 1 + SOCKS_MAX on */
+	struct loop_quic quic;     /* QUIC links (quic.h): ids after the TLS links' */
 	struct socks socks;        /* extra sockets for many-ports probing */
 	uint8_t *sockbuf;          /* YIP_MAX_DGRAM: one datagram from an extra socket */
 	struct resolver *resolver; /* NULL: no host names to resolve again */

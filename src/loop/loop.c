@@ -248,6 +248,14 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 			snprintf(err, errlen, "tls: %s", strerror(errno));
 		return -1;
 	}
+	if (c->config != NULL &&
+	    (loop_quic_setup(&l->quic, c->config, c->host_name, &l->links,
+	                     1 + SOCKS_MAX + LOOP_TLS_CONNS, err, errlen) != 0 ||
+	     loop_quic_watch(&l->quic, &l->poll) != 0)) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "quic: %s", strerror(errno));
+		return -1;
+	}
 	yip_ctl_config_init(&l->ctl_cfg, c->device_name ? c->device_name : "", c->port);
 	return 0;
 }
@@ -264,6 +272,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->members.dirfd = -1;
 	l->poll.epfd = l->sigfd = -1;
 	l->tls.epfd = l->tls.listen_fd = -1;
+	l->quic.epfd = l->quic.listen_fd = -1;
 	l->tun_fd = c->tun_fd;
 	l->udp_fd = c->udp_fd;
 	l->udp_family = c->udp_family;
@@ -300,6 +309,7 @@ void yip_loop_free(struct yip_loop *l)
 	loop_members_free(&l->members);
 	socks_free(&l->socks);
 	loop_tls_free(&l->tls);
+	loop_quic_free(&l->quic);
 	yip_poll_close(&l->poll);
 	if (l->sigfd >= 0)
 		close(l->sigfd);
@@ -336,6 +346,7 @@ void yip_loop_attach(struct yip_loop *l, struct yip_device *dev)
 {
 	l->dev = dev;
 	loop_tls_attach(&l->tls, dev);
+	loop_quic_attach(&l->quic, dev);
 }
 
 int yip_loop_sandbox(struct yip_loop *l)
@@ -462,6 +473,7 @@ void yip_loop_flush(struct yip_loop *l)
 		offload_gro_flush(&l->gro);
 	tx_flush(l);
 	loop_tls_flush(&l->tls);
+	loop_quic_flush(&l->quic);
 }
 
 /* ---- Reading from the TUN ---- */
@@ -575,6 +587,9 @@ int yip_loop_timeout(struct yip_loop *l)
 
 	loop_members_tick(&l->members, l->dev, now);
 	tls_next = loop_tls_tick(&l->tls, now);
+	if (tls_next != 0 && tls_next < next)
+		next = tls_next;
+	tls_next = loop_quic_tick(&l->quic, now);
 	if (tls_next != 0 && tls_next < next)
 		next = tls_next;
 	codel_tune(l, now);

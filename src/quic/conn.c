@@ -22,11 +22,6 @@
  * ones it issued (ngtcp2 asks for at most NGTCP2_MAX_SCID_POOL_SIZE) and
  * the client's original destination CID. */
 #define CIDS_MAX 9
-/* The DATAGRAM packet's overhead on a path (docs/protocol.md): short
- * header byte, an 8-byte destination CID (the server's; the client's is
- * empty), packet number (at most 4), AEAD tag (16), DATAGRAM frame type
- * and a 2-byte length. */
-#define DGRAM_OVERHEAD (1 + QUIC_SCID_LEN + 4 + 16 + 1 + 2)
 /* Every handshake ends within this (ngtcp2's handshake_timeout). */
 #define HANDSHAKE_TIMEOUT (10ULL * 1000 * 1000 * 1000)
 /* A finished server connection whose CONNECTION_CLOSE was not written is
@@ -848,7 +843,7 @@ size_t quic_conn_send_datagram(struct quic_conn *c, const uint8_t *d, size_t len
 size_t quic_conn_dgram_max(const struct quic_conn *c)
 {
 	const ngtcp2_transport_params *rp;
-	size_t m = QUIC_PKT_MAX - DGRAM_OVERHEAD;
+	size_t m = QUIC_PKT_MAX - QUIC_DGRAM_OVERHEAD;
 
 	if (c->state != QUIC_CONN_OPEN)
 		return 0;
@@ -859,8 +854,8 @@ size_t quic_conn_dgram_max(const struct quic_conn *c)
 	if (rp->max_datagram_frame_size < m + 3)
 		m = rp->max_datagram_frame_size > 3 ? (size_t)rp->max_datagram_frame_size - 3 : 0;
 	if (rp->max_udp_payload_size < QUIC_PKT_MAX) {
-		size_t lim = rp->max_udp_payload_size > DGRAM_OVERHEAD
-		                 ? (size_t)rp->max_udp_payload_size - DGRAM_OVERHEAD
+		size_t lim = rp->max_udp_payload_size > QUIC_DGRAM_OVERHEAD
+		                 ? (size_t)rp->max_udp_payload_size - QUIC_DGRAM_OVERHEAD
 		                 : 0;
 		if (lim < m)
 			m = lim;

@@ -42,6 +42,12 @@
 #define QUIC_INITIAL_MIN 1200
 /* The server's connection IDs, and the client's first destination CID. */
 #define QUIC_SCID_LEN 8
+/* A DATAGRAM packet's overhead (docs/protocol.md): the short header's
+ * first byte, an 8-byte destination CID (the server's; the client's is
+ * empty, counted as the larger), a packet number of at most 4 bytes, the
+ * AEAD tag (16), the DATAGRAM frame's type (1) and a 2-byte length. The
+ * largest datagram a packet carries is QUIC_PKT_MAX less this: 1420. */
+#define QUIC_DGRAM_OVERHEAD (1 + QUIC_SCID_LEN + 4 + 16 + 1 + 2)
 /* Idle timeout both ends advertise (max_idle_timeout), ns. */
 #define QUIC_IDLE_TIMEOUT (30ULL * 1000 * 1000 * 1000)
 

@@ -741,11 +741,11 @@ static void test_listen_tls(void **state)
 	expect_error(PRIV_LINE "listen_tls=[::]:443\nlisten_tls=[::]:8443\n",
 	             "t.conf:3: duplicate key 'listen_tls' (first set on line 2)");
 	expect_error(PRIV_LINE "tls_cert=/c\ntls_key=/k\n",
-	             "t.conf:2: tls_cert is the certificate listen_tls presents: without "
-	             "listen_tls nothing accepts TLS links");
+	             "t.conf:2: tls_cert is the certificate listen_tls and listen_quic present: "
+	             "without either nothing accepts TLS or QUIC links");
 	expect_error(PRIV_LINE "tls_key=/k\n",
-	             "t.conf:2: tls_key is the certificate listen_tls presents: without "
-	             "listen_tls nothing accepts TLS links");
+	             "t.conf:2: tls_key is the certificate listen_tls and listen_quic present: "
+	             "without either nothing accepts TLS or QUIC links");
 	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_cert=/c\n",
 	             "t.conf:3: tls_cert needs tls_key (the certificate's private key, PEM)");
 	expect_error(PRIV_LINE "listen_tls=[::]:443\ntls_key=/k\n",
@@ -816,15 +816,15 @@ static void test_tls_sni(void **state)
 	assert_string_equal(reason, "a host name has 1 to 253 characters");
 
 	expect_error(PRIV_LINE PEER_BOB "endpoint=192.0.2.7:443\ntls_sni=www.example.com\n",
-	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:5: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE PEER_BOB "tls_sni=www.example.com\n[peer]\npublic_key=" CAROL_PUB
 	                                "\n",
-	             "t.conf:4: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:4: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=udp://192.0.2.7:443\ntls_sni=a.example\n",
-	             "t.conf:5: tls_sni in a [peer] is for its TLS link: it needs "
-	             "endpoint=tls://HOST:PORT in the same block");
+	             "t.conf:5: tls_sni in a [peer] is for its TLS or QUIC link: it needs "
+	             "endpoint=tls://HOST:PORT or quic://HOST:PORT in the same block");
 	expect_error(PRIV_LINE "tls_sni=a.example\ntls_sni=b.example\n",
 	             "t.conf:3: duplicate key 'tls_sni' (first set on line 2)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:443\ntls_sni=a.example\n"

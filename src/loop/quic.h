@@ -1,0 +1,104 @@
+/*
+ * yipd's QUIC links (docs/transports.md): yip datagrams in DATAGRAM frames
+ * (RFC 9221) of QUIC v1 connections (quic/conn.h), one link (link/link.h,
+ * YIP_LINK_QUIC) per connection. Connections are dialed to the peers whose
+ * endpoint is quic://, each from a connected UDP socket of its own on an
+ * ephemeral port, and accepted on listen_quic (one UDP socket, the
+ * server's demultiplexing by connection ID). A link is not reliable (QUIC
+ * datagrams are not retransmitted): FEC and ARQ stay on. An accepted link
+ * on which nothing authenticates within 15 s of its handshake is closed. A
+ * datagram the connection cannot send now (congestion control) is dropped
+ * and counted, never waited for.
+ *
+ * The sockets are watched in an epoll set of their own, one fd of the
+ * loop's registry (src/poll), so both I/O drivers serve them alike; QUIC's
+ * timers are the loop's timeout (loop_quic_tick).
+ */
+#ifndef YIP_LOOP_QUIC_H
+#define YIP_LOOP_QUIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr/addr.h"
+#include "config/config.h"
+#include "crypto/crypto.h"
+#include "link/link.h"
+#include "peer/peer.h"
+#include "poll/poll.h"
+
+#define LOOP_QUIC_CONNS 256 /* QUIC links at once, both ways */
+#define LOOP_QUIC_DIALS YIP_MAX_PEERS
+#define LOOP_QUIC_RXQ   8 /* datagrams one packet may hand the engine */
+
+struct yip_device;
+struct quic_conn;
+struct quic_server;
+struct loop_quic;
+
+struct loop_quic_conn {
+	struct loop_quic *t;
+	struct quic_conn *c;
+	int fd;       /* a dialed connection's socket; -1: accepted (the listener's) */
+	int64_t link; /* its id once open, else -1 */
+	int dial;     /* the dial it is for, or -1: accepted */
+	uint64_t started, opened_at;
+	bool proven;
+};
+
+struct loop_quic_dial {
+	uint8_t key[YIP_KEY_LEN];
+	union yip_sockaddr addr;
+	char sni[254];
+	int conn; /* its slot, or -1 */
+	uint64_t next_at, backoff, failures;
+	char why[160];
+};
+
+struct loop_quic_stats {
+	uint64_t dialed, accepted, opened, closed, failed;
+	uint64_t dgrams_in, dgrams_out, blocked, too_big, rx_overflow, send_errors;
+};
+
+struct loop_quic {
+	struct yip_device *dev;
+	struct yip_links *links;
+	uint32_t link_from;
+	int epfd;
+	int listen_fd; /* -1: no listen_quic */
+	union yip_sockaddr listen;
+	struct quic_server *srv;
+	struct loop_quic_conn *conn[LOOP_QUIC_CONNS];
+	struct loop_quic_dial *dials;
+	size_t n_dials;
+	enum quic_cc_choice { LOOP_QUIC_CC_BBR, LOOP_QUIC_CC_CUBIC } cc;
+	struct loop_quic_stats stats;
+	/* Datagrams a read handed over, for the engine once ngtcp2 has returned. */
+	struct {
+		size_t len;
+		uint8_t d[YIP_MAX_DGRAM];
+	} rxq[LOOP_QUIC_RXQ];
+	unsigned n_rxq;
+	uint8_t dgram[YIP_MAX_DGRAM];
+	uint8_t pkt[2048];
+};
+
+int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const char *host_name,
+                    struct yip_links *links, uint32_t link_from, char *err, size_t errlen);
+int loop_quic_watch(struct loop_quic *t, struct yip_poll *p);
+void loop_quic_attach(struct loop_quic *t, struct yip_device *dev);
+void loop_quic_free(struct loop_quic *t);
+/* Runs QUIC's timers, dials what is due, ends what timed out; the next deadline (0: none). */
+uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now);
+/* Writes every connection's pending packets (ACKs, handshake, close). */
+void loop_quic_flush(struct loop_quic *t);
+
+struct loop_quic_link_info {
+	const char *version, *cipher, *sni, *alpn;
+	bool accepted;
+	union yip_sockaddr peer;
+};
+bool loop_quic_link_info(const struct loop_quic *t, uint32_t link, struct loop_quic_link_info *out);
+
+#endif
