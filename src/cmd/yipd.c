@@ -318,7 +318,7 @@ static bool dials_tls(const struct yip_config *cfg)
 		    cfg->peers[i].transport == YIP_TRANSPORT_QUIC)
 			return true;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
-		if (cfg->rendezvous[i].transport == YIP_TRANSPORT_TLS)
+		if (cfg->rendezvous[i].transport != YIP_TRANSPORT_UDP)
 			return true;
 	return false;
 }

@@ -151,8 +151,9 @@ static void io_dial_server(void *ctx, size_t k, size_t line)
 {
 	struct yip_loop *l = ctx;
 
-	/* The line says the link: tls:// here, quic:// in loop/quic.c. */
-	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) == 0)
+	/* The line says the link: tls:// or quic://. */
+	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) == 0 ||
+	    loop_quic_dial_server(&l->quic, yip_now_mono(), k, line) == 0)
 		return;
 	log_warn("rendezvous server %zu: cannot dial it as rendezvous line %zu says", k, line + 1);
 }
@@ -162,6 +163,7 @@ static void io_undial_server(void *ctx, size_t k)
 	struct yip_loop *l = ctx;
 
 	loop_tls_undial_server(&l->tls, k);
+	loop_quic_undial_server(&l->quic, k);
 }
 
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)
