@@ -216,7 +216,8 @@ static int setup(struct yip_loop *l, const struct yip_loop_config *c, char *err,
 	l->sigfd = daemon_signalfd();
 	l->segbuf = malloc(YIP_MAX_MTU + 64);
 	l->sockbuf = malloc(YIP_MAX_DGRAM);
-	l->links = (struct yip_links){l->link_slot, 1 + SOCKS_MAX + LOOP_TLS_CONNS};
+	l->links =
+	    (struct yip_links){l->link_slot, 1 + SOCKS_MAX + LOOP_TLS_CONNS + LOOP_QUIC_CONNS};
 	yip_link_set(&l->links, YIP_LINK_MAIN, &main_ops, l, YIP_MAX_DGRAM, YIP_LINK_BATCH);
 	if (polled != 0 || l->sigfd < 0 || l->segbuf == NULL || l->sockbuf == NULL ||
 	    socks_init(&l->socks, l->poll.epfd, c->udp_family, &l->links, YIP_MAX_DGRAM) != 0 ||
