@@ -213,7 +213,8 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 	s->token = c->token;
 	s->relay_id = c->relay_id;
 	s->alt_port = c->alt_port;
-	/* Over TLS the server sees a stream, not our UDP mapping: nothing to learn. */
+	/* Over TLS or QUIC the server sees a connection, not our UDP mapping:
+	 * nothing to learn. */
 	if (off_udp(s)) {
 		s->has_reflexive = s->has_reflexive_alt = false;
 	} else {
@@ -231,7 +232,10 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 		server_name(s, name, sizeof(name));
 		yip_sockaddr_format(&c->addr, me, sizeof(me));
 		log_info("rendezvous %s: registered, %s%s%s", name,
-		         s->has_reflexive ? "seen as " : "", s->has_reflexive ? me : "over TLS",
+		         s->has_reflexive ? "seen as " : "",
+		         s->has_reflexive ? me
+		         : s->tls_asked   ? "over TLS"
+		                          : "over QUIC",
 		         s->relay ? ", relay on" : "");
 		/* Peers still without a way: ask now. */
 		for (size_t i = 0; i < dev->n_peers; i++)
