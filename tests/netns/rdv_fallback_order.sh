@@ -5,9 +5,9 @@
 # port, quic:// and tls://, the same key) on a network that drops all of
 # their UDP, QUIC included: UDP goes unanswered for 2.5 s, then QUIC for
 # 5 s, and only then may the node dial TLS. Checked: no TCP to the TLS
-# front leaves a in its first 6 s; a and b then register over TLS and ping
-# each other through the relay; a's server says "tls" and why (QUIC went
-# unanswered).
+# front leaves a in its first 6 s; a did try QUIC (its Initials to UDP 443
+# were dropped); a and b then register over TLS and ping each other
+# through the relay; a's server says "tls" and why (QUIC went unanswered).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
 
@@ -19,7 +19,8 @@ ny_build natlab_public b 203.0.113.22
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 	-subj "/CN=www.example.com" -addext "subjectAltName=DNS:www.example.com" \
 	-keyout "$TMP/front.key" -out "$TMP/front.crt" 2>/dev/null || fail "openssl req failed"
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --tls-cert "$TMP/front.crt" --tls-key "$TMP/front.key"
+ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --tls-cert "$TMP/front.crt" --tls-key "$TMP/front.key" \
+	--listen-quic "$S:443"
 ny_node a 10.77.0.1
 ny_node b 10.77.0.2
 for n in a b; do
@@ -65,5 +66,6 @@ why=$(_ny_json rendezvous.0.link_reason <<<"$out")
 [ "$why" = "quic to the server unanswered for 5 s" ] || fail "a's link_reason is '$why'"
 read -r quic udp syn <<<"$(counters a)"
 [ "${syn:-0}" -gt 0 ] || fail "a is on TLS but no SYN to 443 was counted"
+[ "${quic:-0}" -gt 0 ] || fail "a never tried QUIC (no UDP to port 443 was dropped)"
 log "a reached b in $met s over TLS ($why); a: $(yipctl_of a show | grep 'rendezvous:' | sed 's/^ *//')"
 log "ok"
