@@ -10,7 +10,9 @@
 # relay inside the two QUIC connections. Checked: ping both ways, a 4 MiB
 # transfer a -> b byte for byte (sha256), a's server link is quic with its
 # reason, the server counts two yip connections and relayed datagrams, and
-# the routers did drop the nodes' UDP to port 7000.
+# the routers did drop the nodes' UDP to port 7000. And c, a public node
+# on UDP whose datagrams to a's site are dropped, pings a through the relay
+# (UDP to QUIC and back).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
 
@@ -21,11 +23,23 @@ ny_build natlab_site sitea symmetric 203.0.113.21 10.0.1.1/24
 ny_build natlab_site siteb symmetric 203.0.113.22 10.0.2.1/24
 ny_build natlab_host sitea a
 ny_build natlab_host siteb b
+ny_build natlab_public c 203.0.113.23
 ny_rdv_start rdv "$S:7000" --listen-quic "$S:443"
 ny_node a 10.77.0.1
 ny_node b 10.77.0.2
-ny_conf --line "rendezvous=quic://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" a rdv b
+ny_node c 10.77.0.3
+ny_conf --line "rendezvous=quic://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" a rdv b c
 ny_conf --line "rendezvous=quic://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" b rdv a
+ny_conf c rdv a
+# c is on UDP (a public host) and cannot reach a's site directly: only the relay joins them.
+in_ns c nft -f - <<NFT
+table ip nodirect {
+	chain output {
+		type filter hook output priority 0; policy accept;
+		ip daddr 203.0.113.21 meta l4proto udp counter drop
+	}
+}
+NFT
 for r in sitea siteb; do
 	in_ns "$r" nft -f - <<NFT
 table ip noudp {
@@ -45,6 +59,7 @@ done
 T0=$EPOCHREALTIME
 start_yipd a
 start_yipd b
+start_yipd c
 poll_since "$T0" 15 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' 0.2 ||
 	fail "a cannot reach b within 15 s: a: $(yipctl_of a show | grep rendezvous)"
 met=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
@@ -71,5 +86,11 @@ for r in sitea siteb; do
 	d=$(in_ns "$r" nft list chain ip noudp forward | sed -n 's/.*dport.*counter packets \([0-9]*\).*/\1/p')
 	[ "${d:-0}" -gt 0 ] || fail "$r never dropped UDP to the server's port 7000"
 done
+# c (UDP) and a (QUIC) through the relay.
+wait_ping c 10.77.0.1
+ping_ok a 10.77.0.3 5 -i 0.1 >/dev/null
+[ "$(json_get c show rendezvous.0.link.kind)" = udp ] || fail "c's server is not on udp"
+[ "$(ny_kind c a)" = relayed ] || fail "c's path to a is '$(ny_peer c a path)', not relayed"
+log "c (UDP) and a (QUIC) ping each other through the relay: c: $(ny_peer c a path)"
 log "server: $conns yip QUIC connections, $relayed datagrams relayed; $(rdv rdv status | grep -A3 'QUIC:' | tr -s ' ' | tr '\n' ' ')"
 log "ok"
