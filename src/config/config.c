@@ -235,9 +235,9 @@ static int parse_listen_quic(struct parser *p, char *value)
 static int parse_quic_cc(struct parser *p, char *value)
 {
 	if (strcmp(value, "bbr") == 0)
-		p->cfg->quic_cc_cubic = false;
+		p->cfg->quic_cc_bbr = true;
 	else if (strcmp(value, "cubic") == 0)
-		p->cfg->quic_cc_cubic = true;
+		p->cfg->quic_cc_bbr = false;
 	else
 		return fail(p, "quic_cc '%s': expected bbr or cubic", value);
 	return 0;

@@ -77,7 +77,7 @@ struct yip_config {
 	union yip_sockaddr listen_tls;
 	bool has_listen_quic; /* listen_quic=: accept QUIC links on this UDP address */
 	union yip_sockaddr listen_quic;
-	bool quic_cc_cubic;  /* quic_cc=cubic: CUBIC inside QUIC links (default bbr) */
+	bool quic_cc_bbr;    /* quic_cc=bbr: BBR inside QUIC links (default cubic) */
 	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
 	char *tls_key_path;
 	char *tls_sni; /* the SNI every tls:// dial sends unless its [peer] says; NULL: not set */

@@ -415,7 +415,7 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 {
 	*t =
 	    (struct loop_quic){.links = links, .link_from = link_from, .listen_fd = -1, .epfd = -1};
-	t->cc = cfg->quic_cc_cubic ? LOOP_QUIC_CC_CUBIC : LOOP_QUIC_CC_BBR;
+	t->cc = cfg->quic_cc_bbr ? LOOP_QUIC_CC_BBR : LOOP_QUIC_CC_CUBIC;
 	for (size_t i = 0; i < cfg->n_peers; i++) {
 		const struct yip_peer_config *pc = &cfg->peers[i];
 		struct loop_quic_dial *d;
@@ -552,6 +552,22 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 
 		if (cc == NULL)
 			continue;
+		if (cc->link >= 0 && now >= cc->logged_at + 5 * YIP_NS_PER_S) {
+			struct quic_conn_stats qs;
+
+			cc->logged_at = now;
+			quic_conn_stats(cc->c, &qs);
+			log_debug(
+			    "quic: link %lld: pkts in %llu out %llu, datagrams in %llu out %llu "
+			    "blocked %llu lost %llu, dropped %llu, rtt %.2f ms, cwnd %llu, in "
+			    "flight %llu",
+			    (long long)cc->link, (unsigned long long)qs.pkts_in,
+			    (unsigned long long)qs.pkts_out, (unsigned long long)qs.dgrams_in,
+			    (unsigned long long)qs.dgrams_out, (unsigned long long)qs.dgram_blocked,
+			    (unsigned long long)qs.dgram_lost, (unsigned long long)qs.dropped,
+			    (double)qs.rtt_ns / 1e6, (unsigned long long)qs.cwnd,
+			    (unsigned long long)qs.bytes_in_flight);
+		}
 		if (cc->dial >= 0 && quic_conn_expiry(cc->c) <= now) {
 			quic_conn_expire(cc->c, now);
 			drain(cc, now);

@@ -43,7 +43,7 @@ struct loop_quic_conn {
 	int fd;       /* a dialed connection's socket; -1: accepted (the listener's) */
 	int64_t link; /* its id once open, else -1 */
 	int dial;     /* the dial it is for, or -1: accepted */
-	uint64_t started, opened_at;
+	uint64_t started, opened_at, logged_at;
 	bool proven;
 };
 

@@ -667,6 +667,21 @@ static void test_tls_endpoint(void **state)
 	assert_int_equal(ntohs(cfg.peers[0].endpoint.in4.sin_port), 8443);
 	yip_config_free(&cfg);
 	expect_ok(PRIV_LINE PEER_BOB "endpoint=TLS://192.0.2.7:443\n");
+	/* quic:// (docs/transports.md), with tls_sni and listen_quic. */
+	if (parse(PRIV_LINE "listen_quic=192.0.2.1:443\nquic_cc=bbr\n" PEER_BOB
+	                    "endpoint=quic://192.0.2.7:4433\ntls_sni=a.example\n",
+	          true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.peers[0].transport, YIP_TRANSPORT_QUIC);
+	assert_sockaddr(&cfg.peers[0].endpoint, "192.0.2.7:4433");
+	assert_string_equal(cfg.peers[0].tls_sni, "a.example");
+	assert_true(cfg.has_listen_quic);
+	assert_sockaddr(&cfg.listen_quic, "192.0.2.1:443");
+	assert_true(cfg.quic_cc_bbr);
+	yip_config_free(&cfg);
+	expect_error(PRIV_LINE "quic_cc=none\n", "t.conf:2: quic_cc 'none': expected bbr or cubic");
+	expect_error(PRIV_LINE "listen_quic=[::]\n",
+	             "t.conf:2: listen_quic: missing port in '[::]' (expected address:port)");
 
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://gw.example.net\n",
 	             "t.conf:4: endpoint: 'tls://gw.example.net' has no port (a URL needs one: "
