@@ -71,6 +71,8 @@ static void usage(FILE *f)
 	        "  --tls-key FILE       ... and its private key (PEM); both needed\n"
 	        "  --decoy HOST:PORT    a plain HTTP server for visitors that are not nodes\n"
 	        "                       (default: a built-in static site)\n"
+	        "  --listen-quic ADDR:PORT  nodes over QUIC on this UDP address (e.g.\n"
+	        "                       0.0.0.0:443); --tls-cert/--tls-key, else self-signed\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
 	        "\n"
@@ -139,6 +141,8 @@ static int read_text(const char *path, bool secret, char **out, size_t *out_len,
 
 static void drop_text(char *text, size_t len)
 {
+	if (text == NULL)
+		return;
 	sodium_memzero(text, len);
 	free(text);
 }
@@ -261,6 +265,9 @@ static int serve(const struct rdv_conf *c)
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
 	struct rdv_front_config front;
+	struct rdv_quic_config quic = {.fd = -1};
+	char *cert = NULL, *key = NULL;
+	size_t cert_len = 0, key_len = 0;
 	struct rdv_members members;
 	struct gate gate = {.conf = c};
 	struct sandbox sb;
@@ -326,9 +333,31 @@ static int serve(const struct rdv_conf *c)
 		}
 		lc.front = &front;
 	}
+	if (c->has_quic) {
+		/* The certificate and key are read now: the sandbox opens no files. */
+		if (c->tls_cert[0] != '\0' &&
+		    (read_text(c->tls_cert, false, &cert, &cert_len, err, sizeof(err)) != 0 ||
+		     read_text(c->tls_key, false, &key, &key_len, err, sizeof(err)) != 0)) {
+			fprintf(stderr, "yip-rendezvous: QUIC listener: %s\n", err);
+			drop_text(cert, cert_len);
+			sodium_memzero(&engine, sizeof(engine));
+			free(gate.revs);
+			return EXIT_USAGE;
+		}
+		quic = (struct rdv_quic_config){.fd = -1,
+		                                .listen = c->listen_quic,
+		                                .cert_pem = (const uint8_t *)cert,
+		                                .cert_len = cert_len,
+		                                .key_pem = (const uint8_t *)key,
+		                                .key_len = key_len};
+		lc.quic = &quic;
+	}
 	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0 ||
-	    (c->has_tcp && (front.fd = rdv_front_listen(&c->listen_tcp, err, sizeof(err))) < 0)) {
+	    (c->has_tcp && (front.fd = rdv_front_listen(&c->listen_tcp, err, sizeof(err))) < 0) ||
+	    (c->has_quic && (quic.fd = rdv_quic_listen(&c->listen_quic, err, sizeof(err))) < 0)) {
 		log_err("%s", err);
+		drop_text(cert, cert_len);
+		drop_text(key, key_len);
 		for (unsigned s = 0; s < RDV_SOCKS; s++)
 			if (lc.fd[s] >= 0)
 				close(lc.fd[s]);
@@ -338,6 +367,8 @@ static int serve(const struct rdv_conf *c)
 		return EXIT_RUNTIME;
 	}
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
+	drop_text(cert, cert_len);
+	drop_text(key, key_len);
 	sodium_memzero(&engine, sizeof(engine));
 	free(gate.revs);
 	free(gate.retired);
@@ -473,6 +504,7 @@ int main(int argc, char **argv)
 	    {"tls-cert", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_CERT},
 	    {"tls-key", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_KEY},
 	    {"decoy", required_argument, NULL, OPT_SETTING + RDV_CONF_DECOY},
+	    {"listen-quic", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN_QUIC},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;

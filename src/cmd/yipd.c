@@ -157,9 +157,12 @@ static unsigned auto_mtu(const struct yip_config *cfg)
 		to = i < cfg->n_peers ? &cfg->peers[i].endpoint
 		                      : &cfg->rendezvous[i - cfg->n_peers].addr;
 		room = udp_path_payload(to);
-		/* A quic:// path: QUIC packets of at most QUIC_PKT_MAX, each
+		/* A quic:// path (to a peer, or to a server whose relay may carry
+		 * the peers' datagrams): QUIC packets of at most QUIC_PKT_MAX, each
 		 * carrying one datagram behind QUIC's own header (docs/protocol.md). */
-		if (i < cfg->n_peers && cfg->peers[i].transport == YIP_TRANSPORT_QUIC)
+		if ((i < cfg->n_peers
+		         ? cfg->peers[i].transport
+		         : cfg->rendezvous[i - cfg->n_peers].transport) == YIP_TRANSPORT_QUIC)
 			room =
 			    (room < QUIC_PKT_MAX ? room : QUIC_PKT_MAX) > QUIC_DGRAM_OVERHEAD
 			        ? (room < QUIC_PKT_MAX ? room : QUIC_PKT_MAX) - QUIC_DGRAM_OVERHEAD
@@ -318,7 +321,7 @@ static bool dials_tls(const struct yip_config *cfg)
 		    cfg->peers[i].transport == YIP_TRANSPORT_QUIC)
 			return true;
 	for (size_t i = 0; i < cfg->n_rendezvous; i++)
-		if (cfg->rendezvous[i].transport == YIP_TRANSPORT_TLS)
+		if (cfg->rendezvous[i].transport != YIP_TRANSPORT_UDP)
 			return true;
 	return false;
 }

@@ -441,7 +441,7 @@ static bool has_port(const char *s)
 
 /*
  * The scheme of an endpoint= or rendezvous= value: "tls://HOST:PORT",
- * "udp://HOST:PORT" (the same as a bare HOST:PORT), or none. Sets
+ * "quic://HOST:PORT", "udp://HOST:PORT" (the same as a bare HOST:PORT), or none. Sets
  * *transport and *rest, the HOST:PORT after the scheme. A URL has no
  * default port.
  */
@@ -473,9 +473,10 @@ static int parse_scheme(struct parser *p, const char *what, const char *value, u
 }
 
 /*
- * The family a tls:// or UDP address is resolved to. A UDP one must be
- * reachable from the socket bound to listen; a TLS link dials on a TCP
- * socket of its own, of any family.
+ * The family a tls://, quic:// or UDP address is resolved to. A UDP one
+ * must be reachable from the socket bound to listen; a TLS link dials on a
+ * TCP socket of its own, a QUIC link on a UDP socket of its own, of any
+ * family.
  */
 static int dial_family(const struct parser *p, uint8_t transport)
 {
@@ -496,15 +497,13 @@ static int parse_rendezvous(struct parser *p, char *value)
 		            "rendezvous= its rendezvous_key= on the next line)",
 		            cfg->rendezvous[cfg->n_rendezvous - 1].line);
 	if (cfg->n_rendezvous >= YIP_MAX_RENDEZVOUS_LINES)
-		return fail(p,
-		            "too many rendezvous lines (at most %d: %d servers, each over udp and "
-		            "tls)",
-		            YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
+		return fail(
+		    p,
+		    "too many rendezvous lines (at most %d: %d servers, each over udp, quic "
+		    "and tls)",
+		    YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
 	if (parse_scheme(p, "rendezvous", value, &transport, &rest) < 0)
 		return -1;
-	if (transport == YIP_TRANSPORT_QUIC)
-		return fail(p, "rendezvous: quic:// is for a [peer]'s endpoint only so far (use "
-		               "udp:// or tls:// for a rendezvous server)");
 	r = &cfg->rendezvous[cfg->n_rendezvous];
 	memset(r, 0, sizeof(*r));
 	if (yip_endpoint_parse_family(rest, 0, p->resolve, dial_family(p, transport), &r->addr,
@@ -543,14 +542,14 @@ static int check_rendezvous_key(struct parser *p, const struct yip_rendezvous_co
 			return fail(
 			    p,
 			    "rendezvous_key: the rendezvous on line %u is the same server over "
-			    "%s too (name a server at most once over udp and once over tls)",
+			    "%s too (name a server at most once over each of udp, quic and tls)",
 			    o->line, transport_name(r->transport));
 		known = true;
 	}
 	if (!known && servers >= YIP_MAX_RENDEZVOUS)
 		return fail(p,
 		            "too many rendezvous servers (at most %d distinct rendezvous_key; a "
-		            "server over udp and tls counts once)",
+		            "server over udp, quic and tls counts once)",
 		            YIP_MAX_RENDEZVOUS);
 	return 0;
 }

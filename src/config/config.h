@@ -28,12 +28,12 @@
 #define YIP_MAX_WORKERS 16
 
 #define YIP_MAX_RENDEZVOUS 4 /* rendezvous servers a node uses together */
-/* rendezvous= lines: each server may be named once over UDP and once over TLS. */
-#define YIP_MAX_RENDEZVOUS_LINES  (2 * YIP_MAX_RENDEZVOUS)
+/* rendezvous= lines: each server may be named once over UDP, once over QUIC and once over TLS. */
+#define YIP_MAX_RENDEZVOUS_LINES  (3 * YIP_MAX_RENDEZVOUS)
 #define YIP_MAX_OBF_JUNK          16 /* obf_junk at most */
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
-/* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, or tls://. */
+/* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, tls://, quic://. */
 enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1, YIP_TRANSPORT_QUIC = 2 };
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
@@ -148,7 +148,7 @@ int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t 
 
 /*
  * The server rendezvous line i names, counting servers (distinct keys) in
- * the order they first appear: a server named by UDP and by tls:// is one
+ * the order they first appear: a server named by UDP, by quic:// and by tls:// is one
  * (the engine's server index).
  */
 size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i);

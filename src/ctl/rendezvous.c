@@ -71,7 +71,9 @@ static void put_node(FILE *f, const struct yip_rdv_status *st, const struct rdv_
 	fputc(',', f);
 	put_addr(f, "address", &n->addr);
 	fprintf(f, ",\"address_confirmed\":%s,\"via\":\"%s\"", n->confirmed ? "true" : "false",
-	        n->sock == RDV_SOCK_STREAM ? "tls" : "udp");
+	        n->sock != RDV_SOCK_STREAM   ? "udp"
+	        : rdv_is_quic_addr(&n->addr) ? "quic"
+	                                     : "tls");
 	if (n->move != NULL) {
 		fputc(',', f);
 		put_addr(f, "moving_to", &n->move->to);
@@ -166,6 +168,23 @@ static void put_front(FILE *f, const struct yip_rdv_front *t)
 	        t->stream_broken, t->stream_full, t->stream_stale, t->stream_too_big);
 }
 
+static void put_quic(FILE *f, const struct yip_rdv_quic *q)
+{
+	fputs(",\"quic\":{", f);
+	put_addr(f, "listen", &q->listen);
+	fprintf(f,
+	        ",\"open\":%" PRIu64 ",\"handshaking\":%" PRIu64 ",\"accepted\":%" PRIu64
+	        ",\"refused\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"timeouts\":%" PRIu64
+	        ",\"idle\":%" PRIu64 ",\"yip_conns\":%" PRIu64 ",\"decoy_conns\":%" PRIu64
+	        ",\"dgrams_in\":%" PRIu64 ",\"dgrams_out\":%" PRIu64 ",\"not_quic\":%" PRIu64,
+	        q->open, q->handshaking, q->accepted, q->refused, q->failed, q->timeouts, q->idle,
+	        q->yip_conns, q->decoy_conns, q->dgrams_in, q->dgrams_out, q->not_quic);
+	fprintf(f,
+	        ",\"dgram_drops\":{\"too_big\":%" PRIu64 ",\"stale\":%" PRIu64
+	        ",\"refused\":%" PRIu64 "}}",
+	        q->dgram_too_big, q->dgram_stale, q->dgram_refused);
+}
+
 static void put_server(FILE *f, const struct yip_rdv_status *st, const struct walk *w)
 {
 	const struct rdv_server *s = st->srv;
@@ -194,6 +213,8 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	fprintf(f, ",\"replay_memory\":%zu,\"replay_memory_max\":%zu", s->n_seen, rdv_seen_max(s));
 	if (st->front != NULL)
 		put_front(f, st->front);
+	if (st->quic != NULL)
+		put_quic(f, st->quic);
 	fprintf(f, ",\"members_only\":%s", s->members_only ? "true" : "false");
 	if (s->members_only) {
 		fprintf(f, ",\"network\":\"%s\",\"admitted\":%" PRIu64 ",\"evicted\":%" PRIu64,
@@ -340,6 +361,26 @@ static void show_front(FILE *out, const cJSON *t)
 	        u64_field(t, "decoy_failed"), u64_field(t, "site_requests"));
 }
 
+static void show_quic(FILE *out, const cJSON *q)
+{
+	if (!cJSON_IsObject(q))
+		return;
+	fputs("\n  QUIC: UDP ", out);
+	put_str(out, q, "listen", "(unknown)");
+	fprintf(out,
+	        "; %" PRIu64 " open (%" PRIu64 " in their handshake), %" PRIu64
+	        " accepted, %" PRIu64 " refused (limits)"
+	        "\n    handshakes failed %" PRIu64 ", timed out %" PRIu64 "; closed idle %" PRIu64
+	        "; not QUIC %" PRIu64 "\n    yip connections %" PRIu64 " (datagrams in %" PRIu64
+	        ", out %" PRIu64 "; dropped: ",
+	        u64_field(q, "open"), u64_field(q, "handshaking"), u64_field(q, "accepted"),
+	        u64_field(q, "refused"), u64_field(q, "failed"), u64_field(q, "timeouts"),
+	        u64_field(q, "idle"), u64_field(q, "not_quic"), u64_field(q, "yip_conns"),
+	        u64_field(q, "dgrams_in"), u64_field(q, "dgrams_out"));
+	put_counts(out, field(q, "dgram_drops"));
+	fprintf(out, "), decoy connections %" PRIu64, u64_field(q, "decoy_conns"));
+}
+
 static void show_server(FILE *out, const cJSON *r)
 {
 	const cJSON *c = field(r, "counters"), *drops = field(r, "drops"), *io = field(r, "io"), *d;
@@ -412,6 +453,7 @@ static void show_server(FILE *out, const cJSON *r)
 	        u64_field(r, "replay_memory"), u64_field(r, "replay_memory_max"),
 	        u64_field(c, "replay_overflows"));
 	show_front(out, field(r, "tls_front"));
+	show_quic(out, field(r, "quic"));
 	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
 	put_bytes(out, u64_field(c, "relayed_bytes"));
 	fprintf(out,
@@ -450,6 +492,8 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 	put_str(out, n, "address", "(unknown)");
 	if (str_field(n, "via") != NULL && strcmp(str_field(n, "via"), "tls") == 0)
 		fputs(" (a stream of the TLS front)", out);
+	if (str_field(n, "via") != NULL && strcmp(str_field(n, "via"), "quic") == 0)
+		fputs(" (a connection of the QUIC listener)", out);
 	if (cJSON_IsFalse(field(n, "address_confirmed")))
 		fputs(" (its Init's; not confirmed yet)", out);
 	if (str_field(n, "moving_to") != NULL) {

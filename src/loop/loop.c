@@ -151,8 +151,11 @@ static void io_dial_server(void *ctx, size_t k, size_t line)
 {
 	struct yip_loop *l = ctx;
 
-	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) != 0)
-		log_warn("rendezvous server %zu: cannot dial it over TLS", k);
+	/* The line says the link: tls:// or quic://. */
+	if (loop_tls_dial_server(&l->tls, yip_now_mono(), k, line) == 0 ||
+	    loop_quic_dial_server(&l->quic, yip_now_mono(), k, line) == 0)
+		return;
+	log_warn("rendezvous server %zu: cannot dial it as rendezvous line %zu says", k, line + 1);
 }
 
 static void io_undial_server(void *ctx, size_t k)
@@ -160,6 +163,7 @@ static void io_undial_server(void *ctx, size_t k)
 	struct yip_loop *l = ctx;
 
 	loop_tls_undial_server(&l->tls, k);
+	loop_quic_undial_server(&l->quic, k);
 }
 
 static size_t io_local_addrs(void *ctx, union yip_sockaddr *out, size_t max)

@@ -180,6 +180,8 @@ static void slot_end(struct loop_quic *t, int slot, uint64_t now, const char *wh
 		if (cc->link >= 0 && now - cc->started > BACKOFF_MAX)
 			d->backoff = BACKOFF_FIRST;
 		back_off(d, now);
+		if (d->server && !d->wanted)
+			d->next_at = 0; /* let go: dialed again only when the engine asks */
 		epoll_ctl(t->epfd, EPOLL_CTL_DEL, cc->fd, NULL);
 		close(cc->fd);
 		quic_conn_free(cc->c);
@@ -223,7 +225,10 @@ static void opened(struct loop_quic *t, int slot, uint64_t now)
 		struct loop_quic_dial *d = &t->dials[cc->dial];
 
 		d->why[0] = '\0';
-		yip_device_link_path(t->dev, now, d->key, (uint32_t)id, &d->addr);
+		if (d->server)
+			yip_device_server_link(t->dev, now, d->index, (uint32_t)id, &d->addr);
+		else
+			yip_device_link_path(t->dev, now, d->key, (uint32_t)id, &d->addr);
 	}
 	log_info("quic: link %lld %s %s (datagrams up to %zu bytes)", (long long)id,
 	         cc->dial >= 0 ? "to" : "from", addr, mtu);
@@ -458,7 +463,22 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 		d->backoff = BACKOFF_FIRST;
 		d->next_at = 1; /* at once */
 	}
-	if (t->n_dials == 0 && !cfg->has_listen_quic)
+	for (size_t i = 0; i < cfg->n_rendezvous && i < YIP_MAX_RENDEZVOUS_LINES; i++) {
+		const struct yip_rendezvous_config *rc = &cfg->rendezvous[i];
+		const char *sni = cfg->tls_sni ? cfg->tls_sni : rc->name;
+
+		if (rc->transport != YIP_TRANSPORT_QUIC)
+			continue;
+		if (t->dials == NULL &&
+		    (t->dials = calloc(LOOP_QUIC_DIALS, sizeof(*t->dials))) == NULL) {
+			snprintf(err, errlen, "quic: out of memory");
+			return -1;
+		}
+		t->lines[i].quic = true;
+		t->lines[i].addr = rc->addr;
+		snprintf(t->lines[i].sni, sizeof(t->lines[i].sni), "%s", sni ? sni : "");
+	}
+	if (t->dials == NULL && !cfg->has_listen_quic)
 		return 0;
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (t->epfd < 0) {
@@ -613,6 +633,15 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 	for (size_t k = 0; k < t->n_dials; k++) {
 		struct loop_quic_dial *d = &t->dials[k];
 
+		if (d->let_go) {
+			d->let_go = false;
+			if (d->conn >= 0) {
+				quic_conn_close(t->conn[d->conn]->c, now);
+				drain(t->conn[d->conn], now);
+				slot_end(t, d->conn, now,
+				         "let go: the server is reached another way");
+			}
+		}
 		if (d->conn >= 0 || d->next_at == 0)
 			continue;
 		if (now >= d->next_at)
@@ -621,6 +650,45 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 			next = d->next_at;
 	}
 	return next == UINT64_MAX ? 0 : next <= now ? now + 1 : next;
+}
+
+int loop_quic_dial_server(struct loop_quic *t, uint64_t now, size_t k, size_t line)
+{
+	const struct loop_quic_line *ln = line < YIP_MAX_RENDEZVOUS_LINES ? &t->lines[line] : NULL;
+	struct loop_quic_dial *d = NULL;
+
+	if (ln == NULL || !ln->quic || t->dials == NULL)
+		return -1;
+	for (size_t i = 0; i < t->n_dials && d == NULL; i++)
+		if (t->dials[i].server && t->dials[i].index == k)
+			d = &t->dials[i];
+	if (d == NULL) {
+		if (t->n_dials >= LOOP_QUIC_DIALS)
+			return -1;
+		d = &t->dials[t->n_dials++];
+		*d = (struct loop_quic_dial){
+		    .server = true, .index = k, .addr = ln->addr, .conn = -1};
+		snprintf(d->sni, sizeof(d->sni), "%s", ln->sni);
+	}
+	d->wanted = true;
+	d->let_go = false;
+	d->backoff = BACKOFF_FIRST;
+	if (d->conn < 0)
+		d->next_at = now; /* the loop's next tick dials it */
+	return 0;
+}
+
+void loop_quic_undial_server(struct loop_quic *t, size_t k)
+{
+	for (size_t i = 0; i < t->n_dials; i++) {
+		struct loop_quic_dial *d = &t->dials[i];
+
+		if (!d->server || d->index != k)
+			continue;
+		d->wanted = false;
+		d->next_at = 0;
+		d->let_go = d->conn >= 0;
+	}
 }
 
 void loop_quic_flush(struct loop_quic *t)

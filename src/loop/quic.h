@@ -49,6 +49,11 @@ struct loop_quic_conn {
 };
 
 struct loop_quic_dial {
+	/* A rendezvous server's (loop_quic_dial_server): its index, and
+	 * whether the engine still wants it (else not dialed again); let_go:
+	 * to close at the next tick (undial, asked from inside the engine). */
+	bool server, wanted, let_go;
+	size_t index;
 	uint8_t key[YIP_KEY_LEN];
 	union yip_sockaddr addr;
 	char sni[254];
@@ -74,6 +79,12 @@ struct loop_quic {
 	struct loop_quic_conn *conn[LOOP_QUIC_CONNS];
 	struct loop_quic_dial *dials;
 	size_t n_dials;
+	/* The configuration's quic:// rendezvous lines, by line: where to dial. */
+	struct loop_quic_line {
+		bool quic;
+		union yip_sockaddr addr;
+		char sni[254];
+	} lines[YIP_MAX_RENDEZVOUS_LINES];
 	enum quic_cc_choice { LOOP_QUIC_CC_BBR, LOOP_QUIC_CC_CUBIC } cc;
 	struct loop_quic_stats stats;
 	/* The HTTP/3 decoy on every accepted connection (docs/quic-decoy.md). */
@@ -93,6 +104,15 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 int loop_quic_watch(struct loop_quic *t, struct yip_poll *p);
 void loop_quic_attach(struct loop_quic *t, struct yip_device *dev);
 void loop_quic_free(struct loop_quic *t);
+/*
+ * Dial rendezvous server k over QUIC as rendezvous line `line` (a quic://
+ * one) says and keep it up (yip_io.dial_server): once open, the engine
+ * gets yip_device_server_link. -1 if the line is not quic://.
+ */
+int loop_quic_dial_server(struct loop_quic *t, uint64_t now, size_t k, size_t line);
+/* Server k is reached another way: its QUIC link goes at the next tick and
+ * is not dialed again until loop_quic_dial_server asks (yip_io.undial_server). */
+void loop_quic_undial_server(struct loop_quic *t, size_t k);
 /* Runs QUIC's timers, dials what is due, ends what timed out; the next deadline (0: none). */
 uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now);
 /* Writes every connection's pending packets (ACKs, handshake, close). */

@@ -121,13 +121,15 @@ struct yip_io {
 	 */
 	int64_t (*link_open)(void *ctx);
 	/*
-	 * Dial rendezvous server k over TLS, as the configuration's rendezvous
-	 * line `line` (a tls:// one) says, and keep the connection up; once it
-	 * is, the daemon calls yip_device_server_link. NULL: no TLS links.
+	 * Dial rendezvous server k over QUIC or TLS, as the configuration's
+	 * rendezvous line `line` (a quic:// or tls:// one) says, and keep the
+	 * connection up; once it is, the daemon calls yip_device_server_link.
+	 * NULL: no such links.
 	 */
 	void (*dial_server)(void *ctx, size_t k, size_t line);
-	/* Server k is reached over UDP again: its TLS link may go, and is not
-	 * dialed again until dial_server asks. */
+	/* Server k is reached another way now (UDP again, or TLS after QUIC):
+	 * the link dial_server opened for it may go, and is not dialed again
+	 * until dial_server asks. */
 	void (*undial_server)(void *ctx, size_t k);
 	void (*link_close)(void *ctx, uint32_t link);
 };
@@ -368,7 +370,7 @@ struct yip_server_info {
 	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
 	bool has_path;
 	uint32_t link;      /* the link its current path uses */
-	const char *reason; /* why that link (a TLS fallback's reason), or NULL */
+	const char *reason; /* why that link (a QUIC or TLS fallback's reason), or NULL */
 };
 
 /*

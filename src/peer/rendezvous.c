@@ -25,8 +25,14 @@
 #define LOOKUP_FIRST   (2 * YIP_NS_PER_S)
 #define LOOKUP_MAX     (60 * YIP_NS_PER_S)
 #define WHOAMI_EVERY   (300 * YIP_NS_PER_S)
-/* UDP to a server that also has a tls:// line unanswered this long: dial it over TLS. */
-#define TLS_FALLBACK (2500 * YIP_NS_PER_MS)
+/* UDP to a server that also has a quic:// or tls:// line unanswered this
+ * long: dial it over QUIC (or TLS if it has no quic:// line). */
+#define UDP_FALLBACK (2500 * YIP_NS_PER_MS)
+/* Over QUIC, Inits unanswered this long since the dial (the QUIC handshake
+ * did not finish, or the server never answered over it): dial TLS. Long
+ * enough for ngtcp2 to send its Initial three times (1 s, then 2 s: its
+ * first probe timeouts) and for one Noise round trip after. */
+#define QUIC_FALLBACK (5 * YIP_NS_PER_S)
 
 static struct yip_server *server_of(struct yip_peer *p)
 {
@@ -64,7 +70,8 @@ static int udp_path(const struct yip_server *s)
 	return -1;
 }
 
-static bool on_tls(const struct yip_server *s)
+/* Reached over a link the daemon dialed (QUIC or TLS), not by UDP. */
+static bool off_udp(const struct yip_server *s)
 {
 	const struct yip_peer *sp = &s->peer;
 
@@ -91,7 +98,7 @@ static void send_register(struct yip_server *s, uint64_t now)
 	frame_send_ctrl(&s->peer, now, &c, -1, NULL, 0);
 	/* On TLS, the same over UDP: once UDP passes again the server sees it
 	 * come from there and challenges us (on_challenge). */
-	if (on_tls(s) && udp_path(s) >= 0)
+	if (off_udp(s) && udp_path(s) >= 0)
 		frame_send_ctrl(&s->peer, now, &c, udp_path(s), NULL, 0);
 	if (s->state == YIP_SERVER_CONNECTING)
 		s->state = YIP_SERVER_REGISTERING;
@@ -206,8 +213,9 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 	s->token = c->token;
 	s->relay_id = c->relay_id;
 	s->alt_port = c->alt_port;
-	/* Over TLS the server sees a stream, not our UDP mapping: nothing to learn. */
-	if (on_tls(s)) {
+	/* Over TLS or QUIC the server sees a connection, not our UDP mapping:
+	 * nothing to learn. */
+	if (off_udp(s)) {
 		s->has_reflexive = s->has_reflexive_alt = false;
 	} else {
 		if (!s->has_reflexive || !yip_sockaddr_eq(&s->reflexive, &c->addr))
@@ -224,7 +232,10 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 		server_name(s, name, sizeof(name));
 		yip_sockaddr_format(&c->addr, me, sizeof(me));
 		log_info("rendezvous %s: registered, %s%s%s", name,
-		         s->has_reflexive ? "seen as " : "", s->has_reflexive ? me : "over TLS",
+		         s->has_reflexive ? "seen as " : "",
+		         s->has_reflexive ? me
+		         : s->tls_asked   ? "over TLS"
+		                          : "over QUIC",
 		         s->relay ? ", relay on" : "");
 		/* Peers still without a way: ask now. */
 		for (size_t i = 0; i < dev->n_peers; i++)
@@ -295,13 +306,15 @@ static void on_challenge(struct yip_server *s, uint64_t now, const struct yip_fr
 	int i = from->server < 0 ? path_from(&s->peer, from) : -1;
 
 	frame_send_ctrl(&s->peer, now, &ok, i, NULL, 0);
-	if (i >= 0 && i == udp_path(s) && on_tls(s)) {
+	if (i >= 0 && i == udp_path(s) && off_udp(s)) {
 		char name[YIP_ADDRSTRLEN];
 
 		server_name(s, name, sizeof(name));
-		log_info("rendezvous %s: UDP answers again, leaving TLS", name);
+		log_info("rendezvous %s: UDP answers again, leaving %s", name,
+		         s->tls_asked ? "TLS" : "QUIC");
 		path_use(&s->peer, now, i);
 		s->reason = NULL;
+		s->quic_asked = false;
 		s->tls_asked = false;
 		if (dev->io.undial_server != NULL)
 			dev->io.undial_server(dev->io.ctx, server_index(dev, s));
@@ -466,24 +479,69 @@ void rendezvous_established(struct yip_peer *sp, uint64_t now)
 /* ---- timers --------------------------------------------------------------------------- */
 
 /*
- * Over TLS when UDP does not reach the server: at once for a server named
- * only by tls://, else once its Inits have gone TLS_FALLBACK unanswered.
+ * Over QUIC, then TLS, when UDP does not reach the server: QUIC at once
+ * for a server with no UDP line, else once its Inits have gone
+ * UDP_FALLBACK unanswered; TLS once QUIC's have gone QUIC_FALLBACK
+ * unanswered too (or at UDP's turn, for a server with no quic:// line).
  * The daemon keeps the connection up (and dials again when it drops); the
  * UDP path stays a candidate, so Inits keep going both ways and the
- * session moves back to UDP once the server answers there.
+ * session moves back to UDP once the server answers there
+ * (on_challenge).
  */
+static void ask(struct yip_server *s, uint64_t now, int line, const char *reason)
+{
+	struct yip_device *dev = s->peer.dev;
+
+	s->reason = reason;
+	if (line == s->quic_line) {
+		s->quic_asked = true;
+		s->quic_at = now;
+		s->quic_ok_at = 0;
+	} else {
+		s->tls_asked = true;
+	}
+	dev->io.dial_server(dev->io.ctx, server_index(dev, s), (size_t)line);
+}
+
 static uint64_t fallback(struct yip_server *s, uint64_t now)
 {
 	struct yip_device *dev = s->peer.dev;
 	struct yip_peer *sp = &s->peer;
+	uint64_t since;
 
-	if (s->tls_line < 0 || s->tls_asked || dev->io.dial_server == NULL)
+	if (dev->io.dial_server == NULL || s->tls_asked)
 		return UINT64_MAX;
-	if (s->udp && (sp->hs_unanswered == 0 || now - sp->hs_unanswered < TLS_FALLBACK))
-		return sp->hs_unanswered ? sp->hs_unanswered + TLS_FALLBACK : UINT64_MAX;
-	s->reason = s->udp ? "udp to the server unanswered for 2.5 s" : "named only by tls://";
-	s->tls_asked = true;
-	dev->io.dial_server(dev->io.ctx, server_index(dev, s), (size_t)s->tls_line);
+	if (!s->quic_asked) {
+		int line = s->quic_line >= 0 ? s->quic_line : s->tls_line;
+
+		if (line < 0)
+			return UINT64_MAX;
+		if (s->udp && (sp->hs_unanswered == 0 || now - sp->hs_unanswered < UDP_FALLBACK))
+			return sp->hs_unanswered ? sp->hs_unanswered + UDP_FALLBACK : UINT64_MAX;
+		if (s->udp)
+			ask(s, now, line, "udp to the server unanswered for 2.5 s");
+		else if (line == s->quic_line)
+			ask(s, now, line,
+			    s->tls_line >= 0 ? "named by quic:// and tls:// only"
+			                     : "named only by quic://");
+		else
+			ask(s, now, line, "named only by tls://");
+		return s->quic_asked && s->tls_line >= 0 ? now + QUIC_FALLBACK : UINT64_MAX;
+	}
+	if (s->tls_line < 0)
+		return UINT64_MAX;
+	/* On QUIC: unanswered since the dial, or since it last answered (its
+	 * link may never come up: then no Init goes at all). */
+	if (session_usable(sp, now) && off_udp(s)) {
+		s->quic_ok_at = now;
+		return UINT64_MAX; /* checked again at every timer run */
+	}
+	since = s->quic_ok_at > s->quic_at ? s->quic_ok_at : s->quic_at;
+	if (now - since < QUIC_FALLBACK)
+		return since + QUIC_FALLBACK;
+	if (dev->io.undial_server != NULL)
+		dev->io.undial_server(dev->io.ctx, server_index(dev, s));
+	ask(s, now, s->tls_line, "quic to the server unanswered for 5 s");
 	return UINT64_MAX;
 }
 
@@ -506,8 +564,8 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 	char name[YIP_ADDRSTRLEN];
 	uint64_t fb = fallback(s, now);
 
-	if (s->tls_line >= 0 && !s->udp && sp->n_paths == 0)
-		return fb; /* nothing to send on until the TLS link is up */
+	if (!s->udp && sp->n_paths == 0)
+		return fb; /* nothing to send on until the QUIC or TLS link is up */
 
 	if (s->state == YIP_SERVER_REFUSED && now >= s->register_at && session_usable(sp, now)) {
 		/* A members-only server forgets a node it did not admit within
@@ -516,7 +574,7 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 		session_clear(dev, &sp->cur);
 		handshake_start(sp, now);
 		s->register_at = now + RECONNECT;
-		return s->register_at;
+		return min64(s->register_at, fb);
 	}
 	if (!session_usable(sp, now)) {
 		if (s->state == YIP_SERVER_REGISTERED) {
@@ -530,8 +588,9 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 			s->register_at = now + RECONNECT;
 		}
 		/* While a handshake is under way its own timers retry it; this
-		 * deadline must never lie in the past, or the loop would spin. */
-		return s->register_at > now ? s->register_at : now + RECONNECT;
+		 * deadline must never lie in the past, or the loop would spin.
+		 * The fallback's is kept too: it is due while no session is. */
+		return min64(s->register_at > now ? s->register_at : now + RECONNECT, fb);
 	}
 	if (s->unanswered >= REGISTER_TRIES) {
 		server_name(s, name, sizeof(name));
@@ -542,7 +601,7 @@ static uint64_t server_timers(struct yip_server *s, uint64_t now)
 		session_clear(dev, &sp->cur);
 		handshake_start(sp, now);
 		s->register_at = now + RECONNECT;
-		return s->register_at;
+		return min64(s->register_at, fb);
 	}
 	if (now >= s->register_at)
 		send_register(s, now);
@@ -592,6 +651,7 @@ static struct yip_server *server_for_line(struct yip_device *dev, const struct y
 	s->peer.is_server = true;
 	s->peer.configured = true; /* from the configuration: never admitted as a member */
 	s->peer.path = -1;
+	s->quic_line = -1;
 	s->tls_line = -1;
 	memcpy(s->peer.public_key, cfg->rendezvous[i].public_key, YIP_KEY_LEN);
 	wire_mac1_key(s->peer.mac1_key, s->peer.public_key);
@@ -607,14 +667,18 @@ int rendezvous_init(struct yip_device *dev, const struct yip_config *cfg)
 	dev->servers = calloc(cfg->n_rendezvous, sizeof(*dev->servers));
 	if (dev->servers == NULL)
 		return -1;
-	/* A server named twice (by UDP and by tls://, the same key) is one server. */
+	/* A server named more than once (by UDP, quic:// and tls://, the same
+	 * key) is one server. */
 	for (size_t i = 0; i < cfg->n_rendezvous; i++) {
 		const struct yip_rendezvous_config *rc = &cfg->rendezvous[i];
 		struct yip_server *s = server_for_line(dev, cfg, i);
 		struct yip_peer *sp = &s->peer;
 
-		if (rc->transport == YIP_TRANSPORT_TLS) {
-			s->tls_line = (int)i;
+		if (rc->transport != YIP_TRANSPORT_UDP) {
+			if (rc->transport == YIP_TRANSPORT_QUIC)
+				s->quic_line = (int)i;
+			else
+				s->tls_line = (int)i;
 			if (!s->udp)
 				sp->endpoint = rc->addr; /* a name for it in logs */
 			continue;

@@ -367,12 +367,17 @@ struct yip_server {
 	uint64_t lookups, intros, unknowns, asks;
 	uint64_t cands_refused; /* introduced addresses we will not send to (loopback, ...) */
 	/* Reaching it (docs/transports.md, "Fallback"): by UDP (udp: a UDP
-	 * line names it), and over TLS (tls_line >= 0: the configuration's
-	 * rendezvous line that names it with tls://). */
+	 * line names it), over QUIC (quic_line >= 0: the configuration's
+	 * rendezvous line that names it with quic://) and over TLS (tls_line,
+	 * its tls:// line). Tried in that order. */
 	bool udp;
+	int quic_line;
 	int tls_line;
-	bool tls_asked;     /* the daemon was asked to dial it over TLS */
-	const char *reason; /* why the link it uses now is the one it uses */
+	bool quic_asked;     /* the daemon was asked to dial it over QUIC ... */
+	uint64_t quic_at;    /* ... then */
+	uint64_t quic_ok_at; /* when a session over it last was up, 0: never */
+	bool tls_asked;      /* the daemon was asked to dial it over TLS */
+	const char *reason;  /* why the link it uses now is the one it uses */
 };
 
 /* Handshake budgets (docs/protocol.md, "Cookies"). */

@@ -607,7 +607,9 @@ static void on_accept(struct rdv_front *f)
 		fc->len = fc->off = 0;
 		memcpy(fc->source, src, slen);
 		fc->source_len = slen;
-		rdv_stream_addr(&fc->addr, (uint64_t)fc->gen << 32 | (slot_of(f, fc) + 1));
+		/* Bit 63 clear: that names a QUIC connection (RDV_QUIC_ID_BIT). */
+		rdv_stream_addr(&fc->addr,
+		                (uint64_t)(fc->gen & 0x7fffffffu) << 32 | (slot_of(f, fc) + 1));
 		fc->tls_events = tls_conn_events(fc->tls);
 		fc->decoy_events = 0;
 		f->handshakes++;

@@ -35,6 +35,7 @@
 struct rdv_loop {
 	struct rdv_server srv;
 	struct rdv_front *front; /* NULL: no TLS front */
+	struct rdv_quic *quic;   /* NULL: no QUIC listener */
 	int fd[RDV_SOCKS];
 	struct udp_batch rx[RDV_SOCKS], tx[RDV_SOCKS];
 	struct yip_poll poll;
@@ -90,7 +91,9 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 	if (sock == RDV_SOCK_STREAM) {
 		/* Into a stream: copied from where the engine built it, which
 		 * stays the main batch's next buffer. */
-		if (l->front != NULL)
+		if (rdv_is_quic_addr(to) && l->quic != NULL)
+			rdv_quic_send(l->quic, to, udp_tx_buf(b), len);
+		else if (!rdv_is_quic_addr(to) && l->front != NULL)
 			rdv_front_send(l->front, to, udp_tx_buf(b), len);
 		else
 			l->tx_failed++;
@@ -116,11 +119,12 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 
 /* ---- status -------------------------------------------------------------------------- */
 
-static void status_fill(const struct rdv_loop *l, struct yip_rdv_status *st)
+static void status_fill(struct rdv_loop *l, struct yip_rdv_status *st)
 {
 	*st = (struct yip_rdv_status){
 	    .srv = &l->srv,
 	    .front = l->front != NULL ? rdv_front_status(l->front) : NULL,
+	    .quic = l->quic != NULL ? rdv_quic_status(l->quic) : NULL,
 	    .listen = l->listen,
 	    .alt_port = l->alt_port,
 	    .now = yip_now_mono(),
@@ -146,7 +150,7 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 
 /* Logs what `yip-rendezvous status` prints, one log line per line, listing
  * the nodes only when there are few. */
-static void log_status(const struct rdv_loop *l)
+static void log_status(struct rdv_loop *l)
 {
 	const char *req = l->srv.n_nodes <= LOG_NODES ? "show" : "stats";
 	struct yip_rdv_status st;
@@ -247,12 +251,23 @@ static void on_udp_alt(void *ctx, uint32_t events)
 	on_udp(ctx, RDV_SOCK_ALT);
 }
 
+static void on_quic(void *ctx, uint32_t events)
+{
+	struct rdv_loop *l = ctx;
+
+	(void)events;
+	rdv_quic_readable(l->quic, yip_now_mono());
+	flush_all(l); /* what the engine answered to UDP nodes */
+}
+
 /* Milliseconds until the engine's next timer or the control client's deadline. */
 static int timeout_ms(struct rdv_loop *l, uint64_t now)
 {
 	uint64_t next = l->srv.next_timer, c;
 
 	if (l->ctl_on && (c = yip_ctl_server_expire(&l->ctl, now)) != 0 && c < next)
+		next = c;
+	if (l->quic != NULL && (c = rdv_quic_expiry(l->quic)) < next)
 		next = c;
 	if (next <= now)
 		return 0;
@@ -277,6 +292,10 @@ static int run(struct rdv_loop *l)
 		}
 		if (now >= l->srv.next_timer) {
 			rdv_timers(&l->srv, now);
+			flush_all(l);
+		}
+		if (l->quic != NULL && now >= rdv_quic_expiry(l->quic)) {
+			rdv_quic_timers(l->quic, now);
 			flush_all(l);
 		}
 		if (l->front != NULL && now - l->front_at >= YIP_NS_PER_S) {
@@ -344,6 +363,17 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 			return -1;
 		}
 	}
+	if (c->quic != NULL) {
+		l->quic = rdv_quic_new(c->quic, &l->srv, err, sizeof(err));
+		if (l->quic == NULL) {
+			log_err("QUIC listener: %s", err);
+			return -1;
+		}
+		if (yip_poll_add(&l->poll, rdv_quic_fd(l->quic), EPOLLIN, on_quic, l) != 0) {
+			log_err("event loop setup failed: %s", strerror(errno));
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -363,7 +393,7 @@ static void ctl_open(struct rdv_loop *l, const char *dir, uid_t owner)
 	}
 }
 
-static void log_start(const struct rdv_loop *l)
+static void log_start(struct rdv_loop *l)
 {
 	const struct rdv_config *cfg = &l->srv.cfg;
 	char key[2 * YIP_KEY_LEN + 1], addr[YIP_ADDRSTRLEN], alt[32] = "no second port";
@@ -390,6 +420,12 @@ static void log_start(const struct rdv_loop *l)
 		yip_sockaddr_format(&st->decoy_addr, decoy, sizeof(decoy));
 		log_info("TLS front on TCP %s; what is not a yip node goes to %s%s", tcp,
 		         st->decoy ? "the decoy " : "the built-in site", st->decoy ? decoy : "");
+	}
+	if (l->quic != NULL) {
+		char udp[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&rdv_quic_status(l->quic)->listen, udp, sizeof(udp));
+		log_info("QUIC listener on UDP %s", udp);
 	}
 	if (l->srv.members_only) {
 		const struct member_revocations *r = l->srv.members.revs;
@@ -431,6 +467,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		log_status(l);
 		rdv_front_free(l->front);
 		l->front = NULL;
+		rdv_quic_free(l->quic);
+		l->quic = NULL;
 		rdv_free(&l->srv);
 	}
 	if (l->ctl_on)

@@ -6,8 +6,9 @@
  * relayed flow is), a signalfd (INT and TERM stop, USR1 logs the status,
  * HUP reads the revocation list again) and the control socket
  * <ctl_dir>/rendezvous.sock (src/ctl/rendezvous.h), all of them fds
- * registered with src/poll; and, with --listen-tcp, the TLS front
- * (front.h), whose many fds are its own in the same epoll set. It shares
+ * registered with src/poll; with --listen-tcp, the TLS front (front.h),
+ * whose many fds are its own in the same epoll set; with --listen-quic,
+ * the QUIC listener (quic.h), one more UDP socket. It shares
  * src/poll and src/udp with yipd's loop (src/loop) and calls nothing of it.
  */
 #ifndef YIP_RDVLOOP_RDVLOOP_H
@@ -17,6 +18,7 @@
 
 #include "addr/addr.h"
 #include "rdvloop/front.h"
+#include "rdvloop/quic.h"
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"
 
@@ -30,6 +32,7 @@ struct rdv_loop_config {
 	const struct sandbox *sandbox;        /* entered once set up; NULL: none */
 	const struct rdv_members *members;    /* members only; NULL: open to every node */
 	const struct rdv_front_config *front; /* the TLS front (its fd the loop's); NULL: none */
+	const struct rdv_quic_config *quic; /* the QUIC listener (its fd the loop's); NULL: none */
 	/* SIGHUP on a members-only server: fills *m with the gate as its files
 	 * now say (0) or logs why not (-1); the gate filled by the call before
 	 * stays valid until this one returns. NULL: nothing to reload. */

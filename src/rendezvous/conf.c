@@ -227,6 +227,12 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 			return fail(err, errlen, "%s", reason);
 		c->has_tcp = true;
 		return 0;
+	case RDV_CONF_LISTEN_QUIC:
+		if (yip_endpoint_parse(value, 0, false, &c->listen_quic, NULL, reason,
+		                       sizeof(reason)) != 0)
+			return fail(err, errlen, "%s", reason);
+		c->has_quic = true;
+		return 0;
 	case RDV_CONF_TLS_CERT:
 		return set_path(c->tls_cert, sizeof(c->tls_cert), value, err, errlen);
 	case RDV_CONF_TLS_KEY:
@@ -284,10 +290,20 @@ int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
 		return fail(err, errlen,
 		            "listen_tcp needs tls_cert and tls_key (PEM files: the certificate "
 		            "chain the front shows, leaf first, and its private key)");
-	if (!c->has_tcp && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0' || c->decoy[0] != '\0'))
+	if (!c->has_tcp && c->decoy[0] != '\0')
 		return fail(
 		    err, errlen,
 		    "tls_cert, tls_key and decoy are the TLS front's: they need listen_tcp");
+	if (!c->has_tcp && !c->has_quic && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0'))
+		return fail(err, errlen,
+		            "tls_cert and tls_key are the TLS front's and the QUIC listener's: "
+		            "they need listen_tcp or listen_quic");
+	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
+		return fail(err, errlen,
+		            "tls_cert and tls_key go together (or neither, for listen_quic's "
+		            "self-signed certificate)");
+	if (c->has_quic && yip_sockaddr_eq(&c->listen_quic, &c->listen))
+		return fail(err, errlen, "listen_quic is the listen address; it must be another");
 	if (c->key_file[0] == '\0')
 		return fail(err, errlen,
 		            "no key file: give --key FILE or key=FILE in the configuration (make "

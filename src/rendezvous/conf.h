@@ -43,7 +43,8 @@
 	X(LISTEN_TCP, "listen_tcp")                                                                \
 	X(TLS_CERT, "tls_cert")                                                                    \
 	X(TLS_KEY, "tls_key")                                                                      \
-	X(DECOY, "decoy")
+	X(DECOY, "decoy")                                                                          \
+	X(LISTEN_QUIC, "listen_quic")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -77,6 +78,10 @@ struct rdv_conf {
 	union yip_sockaddr listen_tcp;
 	char tls_cert[RDV_CONF_PATH_MAX], tls_key[RDV_CONF_PATH_MAX];
 	char decoy[RDV_CONF_HOST_MAX];
+	/* The QUIC listener (docs/rendezvous.md, "QUIC"): its UDP address; it
+	 * shows tls_cert and tls_key if set, else a self-signed certificate. */
+	bool has_quic;
+	union yip_sockaddr listen_quic;
 	unsigned line[RDV_CONF_COUNT]; /* where the file set each key; 0 = it did not */
 };
 

@@ -51,6 +51,11 @@ void rdv_stream_addr(union yip_sockaddr *a, uint64_t id);
 bool rdv_is_stream_addr(const union yip_sockaddr *a);
 /* The id of a synthetic address (0 if it is not one). */
 uint64_t rdv_stream_id(const union yip_sockaddr *a);
+/* A synthetic address whose id has this bit names a QUIC connection of
+ * the QUIC listener (one connection, datagrams in DATAGRAM frames), the
+ * others a TLS front's stream; to the engine both are RDV_SOCK_STREAM. */
+#define RDV_QUIC_ID_BIT (1ULL << 63)
+bool rdv_is_quic_addr(const union yip_sockaddr *a);
 
 #define RDV_DROP_REASONS(X)                                                                        \
 	X(MALFORMED, "malformed")               /* unknown type or bad length */                   \

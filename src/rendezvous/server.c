@@ -93,6 +93,11 @@ uint64_t rdv_stream_id(const union yip_sockaddr *a)
 	return id;
 }
 
+bool rdv_is_quic_addr(const union yip_sockaddr *a)
+{
+	return (rdv_stream_id(a) & RDV_QUIC_ID_BIT) != 0;
+}
+
 static uint64_t key_hash(const struct rdv_server *s, const uint8_t key[YIP_KEY_LEN])
 {
 	uint8_t h[crypto_shorthash_BYTES];

@@ -374,7 +374,7 @@ static const struct bad_case bad_cases[] = {
                "rendezvous=192.0.2.5:7\nrendezvous_key=" ALICE_PUB "\n",
      0,
      "t.conf:11: too many rendezvous servers (at most 4 distinct rendezvous_key; a server "
-     "over udp and tls counts once)"},
+     "over udp, quic and tls counts once)"},
     {PRIV_LINE "nat_keepalive=0\n", 0,
      "t.conf:2: nat_keepalive '0': expected seconds from 1 to 3600, or 'off'"},
     {PRIV_LINE "relay=maybe\n", 0, "t.conf:2: relay 'maybe': expected 'on' or 'off'"},
@@ -701,8 +701,8 @@ static void test_tls_endpoint(void **state)
 	             "HOST:PORT for udp)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=://192.0.2.7:443\n",
 	             "t.conf:4: endpoint: unknown scheme '://' in '://192.0.2.7:443' (known: "
-	             "udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT "
-	             "for udp)");
+	             "udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT for "
+	             "udp)");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://\n",
 	             "t.conf:4: endpoint: missing address in ''");
 	expect_error(PRIV_LINE PEER_BOB "endpoint=tls://192.0.2.7:0\n",
@@ -882,45 +882,62 @@ static void test_rendezvous_tls(void **state)
 	assert_int_equal(yip_config_server_of_line(&cfg, 2), 1);
 	yip_config_free(&cfg);
 
-	/* Four servers, each over both: eight lines. */
+	/* Four servers, each over all three: twelve lines. */
 	append(&t, PRIV_LINE);
 	for (unsigned i = 0; i < YIP_MAX_RENDEZVOUS; i++)
 		append(&t,
 		       "rendezvous=192.0.2.%u:7000\nrendezvous_key=%s\n"
+		       "rendezvous=quic://192.0.2.%u:443\nrendezvous_key=%s\n"
 		       "rendezvous=tls://192.0.2.%u:443\nrendezvous_key=%s\n",
-		       i + 1, keys[i], i + 1, keys[i]);
+		       i + 1, keys[i], i + 1, keys[i], i + 1, keys[i]);
 	if (parse(t.data, false, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(cfg.n_rendezvous, YIP_MAX_RENDEZVOUS_LINES);
-	for (unsigned i = 0; i < YIP_MAX_RENDEZVOUS_LINES; i++)
-		assert_int_equal(yip_config_server_of_line(&cfg, i), i / 2);
+	for (unsigned i = 0; i < YIP_MAX_RENDEZVOUS_LINES; i++) {
+		static const uint8_t order[] = {YIP_TRANSPORT_UDP, YIP_TRANSPORT_QUIC,
+		                                YIP_TRANSPORT_TLS};
+
+		assert_int_equal(yip_config_server_of_line(&cfg, i), i / 3);
+		assert_int_equal(cfg.rendezvous[i].transport, order[i % 3]);
+	}
 	yip_config_free(&cfg);
 	append(&t, "rendezvous=tls://192.0.2.99:443\n");
 	expect_error(t.data,
-	             "t.conf:18: too many rendezvous lines (at most 8: 4 servers, each over "
-	             "udp and tls)");
+	             "t.conf:26: too many rendezvous lines (at most 12: 4 servers, each over "
+	             "udp, quic and tls)");
 	free(t.data);
 
 	expect_error(PRIV_LINE "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
 	                       "rendezvous=192.0.2.10:7000\nrendezvous_key=" BOB_PUB "\n",
 	             "t.conf:5: rendezvous_key: the rendezvous on line 2 is the same server over "
-	             "udp too (name a server at most once over udp and once over tls)");
+	             "udp too (name a server at most once over each of udp, quic and tls)");
 	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n"
 	                       "rendezvous=192.0.2.9:7000\nrendezvous_key=" BOB_PUB "\n"
 	                       "rendezvous=tls://192.0.2.10:443\nrendezvous_key=" BOB_PUB "\n",
 	             "t.conf:7: rendezvous_key: the rendezvous on line 2 is the same server over "
-	             "tls too (name a server at most once over udp and once over tls)");
+	             "tls too (name a server at most once over each of udp, quic and tls)");
+	expect_error(PRIV_LINE "rendezvous=quic://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n"
+	                       "rendezvous=QUIC://192.0.2.10:443\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:5: rendezvous_key: the rendezvous on line 2 is the same server over "
+	             "quic too (name a server at most once over each of udp, quic and tls)");
 	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9\nrendezvous_key=" BOB_PUB "\n",
 	             "t.conf:2: rendezvous: 'tls://192.0.2.9' has no port (a URL needs one: "
 	             "tls://HOST:PORT)");
-	expect_error(PRIV_LINE "rendezvous=quic://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n",
-	             "t.conf:2: rendezvous: quic:// is for a [peer]'s endpoint only so far (use "
-	             "udp:// or tls:// for a rendezvous server)");
+	expect_error(PRIV_LINE "rendezvous=quic://192.0.2.9\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:2: rendezvous: 'quic://192.0.2.9' has no port (a URL needs one: "
+	             "quic://HOST:PORT)");
+	expect_error(PRIV_LINE "rendezvous=dtls://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n",
+	             "t.conf:2: rendezvous: unknown scheme 'dtls://' in 'dtls://192.0.2.9:443' "
+	             "(known: udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare "
+	             "HOST:PORT for udp)");
 	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\n",
 	             "t.conf:2: rendezvous has no rendezvous_key (the server's public key, from "
 	             "yip-rendezvous --genkey)");
-	/* A tls:// server dials its own TCP socket; a udp:// one must suit listen. */
+	/* A tls:// server dials its own TCP socket, a quic:// one its own UDP
+	 * socket; a udp:// one must suit listen. */
 	expect_ok(PRIV_LINE "rendezvous=tls://[2001:db8::9]:443\nrendezvous_key=" BOB_PUB
+	                    "\nlisten=192.0.2.1:51820\n");
+	expect_ok(PRIV_LINE "rendezvous=quic://[2001:db8::9]:443\nrendezvous_key=" BOB_PUB
 	                    "\nlisten=192.0.2.1:51820\n");
 	expect_error(PRIV_LINE "rendezvous=udp://[2001:db8::9]:7000\nrendezvous_key=" BOB_PUB
 	                       "\nlisten=192.0.2.1:51820\n",

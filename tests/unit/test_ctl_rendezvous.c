@@ -153,11 +153,25 @@ static struct yip_rdv_front front = {
     .stream_full = 5,
 };
 
+/* The QUIC listener's, when a test sets quic_on. */
+static bool quic_on;
+static struct yip_rdv_quic quic = {
+    .listen = {.in4 = {.sin_family = AF_INET}},
+    .open = 3,
+    .handshaking = 1,
+    .accepted = 9,
+    .refused = 4,
+    .yip_conns = 2,
+    .dgrams_in = 70,
+    .dgram_too_big = 6,
+};
+
 static char *reply(const char *req, size_t *len)
 {
 	struct yip_rdv_status st = {
 	    .srv = &S,
 	    .front = front_on ? &front : NULL,
+	    .quic = quic_on ? &quic : NULL,
 	    .listen = {.in4 = {.sin_family = AF_INET, .sin_port = htons(7000)}},
 	    .alt_port = 7001,
 	    .now = now + 2 * YIP_NS_PER_S,
@@ -458,11 +472,60 @@ static void front_status(void **state)
 	free(r);
 }
 
+/* The QUIC listener's counters, in the reply and for people. */
+static void quic_status(void **state)
+{
+	char *r, *text = NULL, err[256];
+	size_t len, size = 0;
+	cJSON *j;
+	FILE *f;
+
+	(void)state;
+	quic.listen.in4.sin_port = htons(443);
+	r = reply("stats", &len);
+	assert_null(strstr(r, "\"quic\""));
+	free(r);
+	quic_on = true;
+	r = reply("stats", &len);
+	quic_on = false;
+	j = cJSON_Parse(r);
+	assert_non_null(j);
+	assert_int_equal(num(j, "quic.accepted"), 9);
+	assert_int_equal(num(j, "quic.refused"), 4);
+	assert_int_equal(num(j, "quic.dgrams_in"), 70);
+	assert_int_equal(num(j, "quic.dgram_drops.too_big"), 6);
+	cJSON_Delete(j);
+	f = open_memstream(&text, &size);
+	assert_int_equal(yip_rdv_ctl_render(f, r, len, WALL0 + 20, 2, err, sizeof(err)), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "  QUIC: UDP 0.0.0.0:443; 3 open (1 in their handshake), 9 "
+	                             "accepted, 4 refused (limits)\n"));
+	assert_non_null(strstr(text, "    yip connections 2 (datagrams in 70, out 0; dropped: "
+	                             "too_big 6), decoy connections 0"));
+	free(text);
+	free(r);
+}
+
+/* A node on a QUIC connection says so; one on a stream says TLS. */
+static void quic_via(void **state)
+{
+	union yip_sockaddr a;
+
+	(void)state;
+	rdv_stream_addr(&a, RDV_QUIC_ID_BIT | 5);
+	assert_true(rdv_is_stream_addr(&a));
+	assert_true(rdv_is_quic_addr(&a));
+	assert_int_equal(rdv_stream_id(&a), RDV_QUIC_ID_BIT | 5);
+	rdv_stream_addr(&a, 5);
+	assert_false(rdv_is_quic_addr(&a));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(show),           cmocka_unit_test(one_node_and_stats),
 	    cmocka_unit_test(render),         cmocka_unit_test(front_status),
+	    cmocka_unit_test(quic_status),    cmocka_unit_test(quic_via),
 	    cmocka_unit_test(members_status), /* last: makes the server members-only */
 	};
 

@@ -245,7 +245,8 @@ static void broken_files(void **state)
 	    {"relay=\n", "r.conf:1: empty value for 'relay'"},
 	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
 	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk, user, sandbox, "
-	                   "ca, network, revocations, listen_tcp, tls_cert, tls_key, decoy)"},
+	                   "ca, network, revocations, listen_tcp, tls_cert, tls_key, decoy, "
+	                   "listen_quic)"},
 	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
 	    {"relay=on\nmax_nodes=\x01\n",
 	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
@@ -399,15 +400,52 @@ static void tls_front(void **state)
 	assert_int_equal(parse(&c, "listen_tcp=nowhere\n", err, sizeof(err)), -1);
 }
 
+/* The QUIC listener: tls_cert and tls_key if given (both), else self-signed. */
+static void quic_listener(void **state)
+{
+	struct rdv_conf c;
+	char err[384];
+
+	(void)state;
+	assert_int_equal(parse(&c, "key=/k\nlisten_quic=0.0.0.0:443\n", err, sizeof(err)), 0);
+	assert_true(c.has_quic);
+	assert_addr(&c.listen_quic, "0.0.0.0:443");
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(parse(&c,
+	                       "key=/k\nlisten_quic=[::]:443\ntls_cert=/c.pem\ntls_key=/k.pem\n",
+	                       err, sizeof(err)),
+	                 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(
+	    parse(&c, "key=/k\nlisten_quic=0.0.0.0:443\ntls_key=/k.pem\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "tls_cert and tls_key go together"));
+	assert_int_equal(parse(&c, "key=/k\ntls_cert=/c.pem\ntls_key=/k.pem\n", err, sizeof(err)),
+	                 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "they need listen_tcp or listen_quic"));
+	assert_int_equal(parse(&c, "key=/k\nlisten_quic=0.0.0.0:7000\n", err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "listen_quic is the listen address"));
+	assert_int_equal(parse(&c, "listen_quic=nowhere\n", err, sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(defaults),           cmocka_unit_test(every_key),
-	    cmocka_unit_test(members_only),       cmocka_unit_test(bytes),
-	    cmocka_unit_test(alt_port),           cmocka_unit_test(obf_psk),
-	    cmocka_unit_test(set_over_file),      cmocka_unit_test(broken_files),
-	    cmocka_unit_test(long_and_nul_lines), cmocka_unit_test(keyfile),
-	    cmocka_unit_test(broken_keyfiles),    cmocka_unit_test(unknown_key_lists_every_key),
+	    cmocka_unit_test(defaults),
+	    cmocka_unit_test(every_key),
+	    cmocka_unit_test(quic_listener),
+	    cmocka_unit_test(members_only),
+	    cmocka_unit_test(bytes),
+	    cmocka_unit_test(alt_port),
+	    cmocka_unit_test(obf_psk),
+	    cmocka_unit_test(set_over_file),
+	    cmocka_unit_test(broken_files),
+	    cmocka_unit_test(long_and_nul_lines),
+	    cmocka_unit_test(keyfile),
+	    cmocka_unit_test(broken_keyfiles),
+	    cmocka_unit_test(unknown_key_lists_every_key),
 	    cmocka_unit_test(tls_front),
 	};
 
