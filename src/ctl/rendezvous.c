@@ -175,10 +175,10 @@ static void put_quic(FILE *f, const struct yip_rdv_quic *q)
 	fprintf(f,
 	        ",\"open\":%" PRIu64 ",\"handshaking\":%" PRIu64 ",\"accepted\":%" PRIu64
 	        ",\"refused\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"timeouts\":%" PRIu64
-	        ",\"idle\":%" PRIu64 ",\"yip_conns\":%" PRIu64 ",\"decoy_conns\":%" PRIu64
+	        ",\"idle\":%" PRIu64 ",\"yip_conns\":%" PRIu64 ",\"decoy_requests\":%" PRIu64
 	        ",\"dgrams_in\":%" PRIu64 ",\"dgrams_out\":%" PRIu64 ",\"not_quic\":%" PRIu64,
 	        q->open, q->handshaking, q->accepted, q->refused, q->failed, q->timeouts, q->idle,
-	        q->yip_conns, q->decoy_conns, q->dgrams_in, q->dgrams_out, q->not_quic);
+	        q->yip_conns, q->decoy_requests, q->dgrams_in, q->dgrams_out, q->not_quic);
 	fprintf(f,
 	        ",\"dgram_drops\":{\"too_big\":%" PRIu64 ",\"stale\":%" PRIu64
 	        ",\"refused\":%" PRIu64 "}}",
@@ -378,7 +378,7 @@ static void show_quic(FILE *out, const cJSON *q)
 	        u64_field(q, "idle"), u64_field(q, "not_quic"), u64_field(q, "yip_conns"),
 	        u64_field(q, "dgrams_in"), u64_field(q, "dgrams_out"));
 	put_counts(out, field(q, "dgram_drops"));
-	fprintf(out, "), decoy connections %" PRIu64, u64_field(q, "decoy_conns"));
+	fprintf(out, "), decoy requests %" PRIu64, u64_field(q, "decoy_requests"));
 }
 
 static void show_server(FILE *out, const cJSON *r)

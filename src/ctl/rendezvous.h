@@ -62,18 +62,18 @@ struct yip_rdv_quic {
 	uint64_t open;             /* connections open now */
 	uint64_t handshaking;      /* ... of them in their QUIC handshake */
 	uint64_t accepted;         /* connections begun (an Initial taken) */
-	uint64_t refused;     /* Initials dropped: over the total, handshake or per-source limit */
-	uint64_t failed;      /* handshakes that failed */
-	uint64_t timeouts;    /* ... not done in time */
-	uint64_t idle;        /* connections closed idle */
-	uint64_t yip_conns;   /* connections whose first datagram authenticated */
-	uint64_t decoy_conns; /* connections that spoke HTTP/3 to the decoy */
-	uint64_t dgrams_in;   /* datagrams handed to the engine */
-	uint64_t dgrams_out;  /* datagrams sent in DATAGRAM frames */
-	uint64_t dgram_too_big; /* datagrams dropped: longer than the connection takes */
-	uint64_t dgram_stale;   /* datagrams dropped: for a connection that is gone */
-	uint64_t dgram_refused; /* datagrams dropped: ngtcp2 refused them (congestion, state) */
-	uint64_t not_quic;      /* UDP datagrams to the port that are no QUIC packet we take */
+	uint64_t refused;   /* Initials dropped: over the total, handshake or per-source limit */
+	uint64_t failed;    /* handshakes that failed */
+	uint64_t timeouts;  /* ... not done in time */
+	uint64_t idle;      /* connections closed idle */
+	uint64_t yip_conns; /* connections whose first datagram authenticated */
+	uint64_t decoy_requests; /* HTTP/3 requests the decoy answered */
+	uint64_t dgrams_in;      /* datagrams handed to the engine */
+	uint64_t dgrams_out;     /* datagrams sent in DATAGRAM frames */
+	uint64_t dgram_too_big;  /* datagrams dropped: longer than the connection takes */
+	uint64_t dgram_stale;    /* datagrams dropped: for a connection that is gone */
+	uint64_t dgram_refused;  /* datagrams dropped: ngtcp2 refused them (congestion, state) */
+	uint64_t not_quic;       /* UDP datagrams to the port that are no QUIC packet we take */
 };
 
 /* What the daemon adds to the engine's state. */

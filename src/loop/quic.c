@@ -607,9 +607,12 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 		if (cc->dial < 0 && cc->link >= 0 && !cc->proven &&
 		    !(cc->proven = yip_device_link_proven(t->dev, (uint32_t)cc->link))) {
 			if (now >= cc->opened_at + ACCEPTED_IDLE) {
-				quic_conn_close(cc->c, now);
-				drain(cc, now);
+				/* Its link goes; the connection stays the server's, the
+				 * decoy's alone, until QUIC's idle timeout: a browser
+				 * that takes DATAGRAM frames (chromium does) and only
+				 * browses is not cut off at 15 s, which would be a tell. */
 				slot_end(t, i, now, "nothing authenticated on it");
+				t->stats.decoy_only++;
 				continue;
 			}
 			if (cc->opened_at + ACCEPTED_IDLE < next)

@@ -64,7 +64,8 @@ struct loop_quic_dial {
 
 struct loop_quic_stats {
 	uint64_t dialed, accepted, opened, closed, failed;
-	uint64_t decoy_only; /* accepted connections that took no DATAGRAM: the decoy's alone */
+	uint64_t decoy_only; /* accepted connections left to the decoy alone (no DATAGRAM, or
+	                        nothing authenticated in 15 s) */
 	uint64_t dgrams_in, dgrams_out, blocked, too_big, rx_overflow, send_errors;
 };
 

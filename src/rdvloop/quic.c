@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "quic/conn.h"
+#include "quic/decoy.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define RX_BURST 64   /* packets read per wakeup */
@@ -40,6 +42,8 @@ struct rdv_quic {
 	uint8_t rx[RX_BUF];
 	uint8_t pkt[QUIC_PKT_MAX];
 	struct yip_rdv_quic st;
+	/* The HTTP/3 decoy on every connection (docs/transports.md). */
+	struct quic_decoy decoy;
 	uint64_t truncated; /* datagrams longer than RX_BUF */
 };
 
@@ -182,10 +186,12 @@ struct rdv_quic *rdv_quic_new(const struct rdv_quic_config *c, struct rdv_server
 	    .key_pem = c->key_pem,
 	    .cert_len = c->cert_len,
 	    .key_len = c->key_len,
-	    .cc = QUIC_CC_BBR,
+	    .cc = QUIC_CC_CUBIC, /* as yipd's links: docs/transports.md */
 	    .max_conns = RDV_QUIC_CONNS,
 	    .gone = on_gone,
 	    .recv = on_first_dgram,
+	    /* Whoever connects meets an HTTP/3 server on the streams. */
+	    .streams = &quic_decoy_handler,
 	};
 
 	if (q == NULL) {
@@ -201,6 +207,7 @@ struct rdv_quic *rdv_quic_new(const struct rdv_quic_config *c, struct rdv_server
 		q->slots[i].q = q;
 	sc.gone_arg = q;
 	sc.recv_user = q;
+	sc.streams_arg = &q->decoy;
 	if ((q->qs = quic_server_new(&sc, err, errlen)) == NULL) {
 		close(q->fd);
 		free(q);
@@ -226,6 +233,7 @@ int rdv_quic_fd(const struct rdv_quic *q)
 void rdv_quic_readable(struct rdv_quic *q, uint64_t now)
 {
 	q->now = now;
+	q->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
 	for (int i = 0; i < RX_BURST; i++) {
 		union yip_sockaddr from;
 		socklen_t flen = sizeof(from);
@@ -292,6 +300,7 @@ uint64_t rdv_quic_expiry(struct rdv_quic *q)
 void rdv_quic_timers(struct rdv_quic *q, uint64_t now)
 {
 	q->now = now;
+	q->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
 	quic_server_expire(q->qs, now);
 	for (struct quic_conn *c = quic_server_next(q->qs, NULL); c != NULL;
 	     c = quic_server_next(q->qs, c))
@@ -307,6 +316,7 @@ const struct yip_rdv_quic *rdv_quic_status(struct rdv_quic *q)
 	q->st.accepted = s->accepted;
 	q->st.refused = s->drop_full + s->drop_handshakes + s->drop_per_source;
 	q->st.failed = s->failed;
+	q->st.decoy_requests = q->decoy.stats.requests;
 	/* The server's expired counts both timeouts; idle ones are counted apart. */
 	q->st.timeouts = s->expired > q->st.idle ? s->expired - q->st.idle : 0;
 	q->st.not_quic = s->drop_short + s->drop_unknown + s->drop_small + s->drop_not_initial +

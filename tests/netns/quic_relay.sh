@@ -12,7 +12,8 @@
 # reason, the server counts two yip connections and relayed datagrams, and
 # the routers did drop the nodes' UDP to port 7000. And c, a public node
 # on UDP whose datagrams to a's site are dropped, pings a through the relay
-# (UDP to QUIC and back).
+# (UDP to QUIC and back). And gtlsclient, no yip node, gets the server's
+# HTTP/3 decoy from the same listener.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
 
@@ -94,5 +95,15 @@ ping_ok a 10.77.0.3 5 -i 0.1 >/dev/null
 [ "$(json_get c show rendezvous.0.link.kind)" = udp ] || fail "c's server is not on udp"
 [ "$(ny_kind c a)" = relayed ] || fail "c's path to a is '$(ny_peer c a path)', not relayed"
 log "c (UDP) and a (QUIC) ping each other through the relay: c: $(ny_peer c a path)"
+# A QUIC client that is no yip node (Debian's gtlsclient) meets the
+# server's HTTP/3 decoy on the same listener the nodes use.
+mkdir -p "$TMP/h3"
+in_ns c timeout 20 gtlsclient --exit-on-all-streams-close --no-quic-dump --no-http-dump \
+	--download="$TMP/h3" "$S" 443 "https://$S/" >"$TMP/h3.txt" 2>&1 ||
+	fail "gtlsclient against the server's QUIC listener: $(tail -n 5 "$TMP/h3.txt")"
+grep -q '^http: stream 0x0 \[:status: 200\]$' "$TMP/h3.txt" || fail "the decoy did not answer 200: $(grep ':status' "$TMP/h3.txt")"
+grep -qi '<html' "$TMP/h3"/* || fail "the decoy's page is not HTML"
+[ "$(rdv_get rdv quic.decoy_requests)" = 1 ] || fail "the server counts $(rdv_get rdv quic.decoy_requests) decoy requests, not 1"
+log "gtlsclient got the decoy's page (200) from the server's QUIC listener"
 log "server: $conns yip QUIC connections, $relayed datagrams relayed; $(rdv rdv status | grep -A3 'QUIC:' | tr -s ' ' | tr '\n' ' ')"
 log "ok"

@@ -501,7 +501,7 @@ static void quic_status(void **state)
 	assert_non_null(strstr(text, "  QUIC: UDP 0.0.0.0:443; 3 open (1 in their handshake), 9 "
 	                             "accepted, 4 refused (limits)\n"));
 	assert_non_null(strstr(text, "    yip connections 2 (datagrams in 70, out 0; dropped: "
-	                             "too_big 6), decoy connections 0"));
+	                             "too_big 6), decoy requests 0"));
 	free(text);
 	free(r);
 }
