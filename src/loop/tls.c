@@ -395,6 +395,20 @@ static const char *sni_for(const struct yip_config *cfg, const char *own, const 
 	return own ? own : cfg->tls_sni ? cfg->tls_sni : host;
 }
 
+/* Whether cfg names any TLS or QUIC link: a listener, a peer or a server line. */
+static bool loop_tls_needed(const struct yip_config *cfg)
+{
+	if (cfg->has_listen_tls || cfg->has_listen_quic)
+		return true;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		if (cfg->peers[i].transport != YIP_TRANSPORT_UDP)
+			return true;
+	for (size_t i = 0; i < cfg->n_rendezvous; i++)
+		if (cfg->rendezvous[i].transport != YIP_TRANSPORT_UDP)
+			return true;
+	return false;
+}
+
 int loop_tls_setup(struct loop_tls *t, const struct yip_config *cfg, const char *host_name,
                    struct yip_links *links, uint32_t link_from, char *err, size_t errlen)
 {
@@ -402,7 +416,10 @@ int loop_tls_setup(struct loop_tls *t, const struct yip_config *cfg, const char 
 	t->pad_records = PAD_RECORDS;
 	t->pad_max = PAD_MAX;
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (tls_conn_init() != 0) {
+	/* libcrypto and libssl are set up (about 2 MiB resident) only for a
+	 * node that can use a TLS or QUIC link (both use the TLS engine):
+	 * links to peers and servers come from the configuration alone. */
+	if (loop_tls_needed(cfg) && tls_conn_init() != 0) {
 		snprintf(err, errlen, "tls: libssl cannot be set up");
 		return -1;
 	}
