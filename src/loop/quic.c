@@ -480,6 +480,11 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 	}
 	if (t->dials == NULL && !cfg->has_listen_quic)
 		return 0;
+	/* GnuTLS is set up now, while files can still be read, and only here. */
+	if (quic_lib_init() != 0) {
+		snprintf(err, errlen, "quic: gnutls cannot be set up");
+		return -1;
+	}
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (t->epfd < 0) {
 		snprintf(err, errlen, "quic: epoll: %s", strerror(errno));

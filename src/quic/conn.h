@@ -84,6 +84,14 @@ struct quic_dial_config {
 	const struct quic_tls_ops *tls;
 };
 
+/* Sets GnuTLS up (its global state: about 1.5 MiB resident with the
+ * libraries it pulls in). The binary skips GnuTLS's own set-up at load
+ * time, so a node with no QUIC link never pays for it; a daemon calls this
+ * while it sets up, before its sandbox closes (GnuTLS reads its system
+ * configuration). quic_conn_dial and quic_server_new call it too, for tools
+ * and tests. 0 on success. */
+int quic_lib_init(void);
+
 /*
  * A client connection from local to remote (the addresses of the caller's
  * connected UDP socket; local may be the unspecified address). Its first

@@ -6,9 +6,12 @@
 # uses). Measured on h's yipd:
 #   - idle: resident memory (VmRSS) at most IDLE_LIMIT_KIB, the issue's
 #     goal of 8 MiB + 4 KiB a peer (12 192 KiB), and no peer timers run.
-#     Measured here about 7.6 MiB: 3.8 MiB for the daemon and under 4 KiB
-#     a peer (struct yip_peer is 3 200 bytes; keys live in key slots, taken
-#     only while a session or handshake exists). Before key slots a peer
+#     Measured here about 11.1 MiB: 3.7 MiB of heap (under 4 KiB a peer:
+#     struct yip_peer is 3 200 bytes; keys live in key slots, taken only
+#     while a session or handshake exists) and about 7 MiB of shared
+#     libraries mapped and relocated (libc 1.6, libcrypto 1.4, the GnuTLS
+#     family about 1.5 with GnuTLS's own set-up skipped: it runs only for a
+#     node with a QUIC link, src/quic/conn.c). Before key slots a peer
 #     held three of them and a handshake state inline and was mlock'ed
 #     whole: 14.9 MiB (docs/benchmarks/peers.md);
 #   - 10 active peers (pings and a short TCP transfer from each): peer

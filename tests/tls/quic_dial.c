@@ -676,6 +676,10 @@ int main(int argc, char **argv)
 	uint64_t deadline;
 	int fd, rc, i = 1;
 	bool via_conn = false;
+	if (quic_lib_init() != 0) {
+		fprintf(stderr, "yip-quic-dial: gnutls cannot be set up\n");
+		return 1;
+	}
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "--sni") == 0)
