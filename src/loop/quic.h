@@ -27,11 +27,20 @@
 #include "link/link.h"
 #include "peer/peer.h"
 #include "poll/poll.h"
+#include "quic/conn.h"
 #include "quic/decoy.h"
+#include "util/clock.h"
 
 #define LOOP_QUIC_CONNS 256 /* QUIC links at once, both ways */
 #define LOOP_QUIC_DIALS YIP_MAX_PEERS
 #define LOOP_QUIC_RXQ   8 /* datagrams one packet may hand the engine */
+/* Datagrams that wait for ngtcp2's congestion window, per connection, and
+ * how long one may wait (then it is dropped, oldest first): a blocked
+ * datagram waits rather than being lost, so the inner flows see delay
+ * where the window is short, not loss that yip's FEC would read as the
+ * path's and answer with more repairs. */
+#define LOOP_QUIC_TXQ         2048
+#define LOOP_QUIC_TXQ_SOJOURN (30 * YIP_NS_PER_MS)
 
 struct yip_device;
 struct quic_conn;
@@ -46,6 +55,16 @@ struct loop_quic_conn {
 	int dial;     /* the dial it is for, or -1: accepted */
 	uint64_t started, opened_at, logged_at;
 	bool proven;
+	/* Datagrams waiting for the congestion window (a ring; taken when
+	 * the connection first blocks, freed with it). */
+	struct loop_quic_txe {
+		uint64_t at;
+		uint16_t len;
+		uint8_t d[QUIC_PKT_MAX];
+	} * txq;
+	unsigned txq_head, txq_n;
+	/* Stall watch (loop_quic_tick): the window full and nothing acked. */
+	uint64_t stuck_since, stuck_inflight;
 };
 
 struct loop_quic_dial {
@@ -67,6 +86,10 @@ struct loop_quic_stats {
 	uint64_t decoy_only; /* accepted connections left to the decoy alone (no DATAGRAM, or
 	                        nothing authenticated in 15 s) */
 	uint64_t dgrams_in, dgrams_out, blocked, too_big, rx_overflow, send_errors;
+	uint64_t queued;  /* datagrams that waited for the congestion window */
+	uint64_t q_stale; /* dropped after LOOP_QUIC_TXQ_SOJOURN in the queue */
+	uint64_t q_full;  /* dropped: the queue was full */
+	uint64_t stalls;  /* connections given up: window full and stuck (stall_watch) */
 };
 
 struct loop_quic {

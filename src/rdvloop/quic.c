@@ -16,6 +16,7 @@
 
 #include "quic/conn.h"
 #include "quic/decoy.h"
+#include "udp/udp.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -56,6 +57,7 @@ int rdv_quic_listen(const union yip_sockaddr *a, char *err, size_t errlen)
 		snprintf(err, errlen, "quic: socket: %s", strerror(errno));
 		return -1;
 	}
+	udp_set_buffers(fd);
 	/* [::] takes IPv4 too, as the main socket does. */
 	if (a->sa.sa_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));

@@ -27,7 +27,7 @@
 #define SOCKET_RCVBUF (64 << 20)
 #define SOCKET_SNDBUF (16 << 20)
 
-static void set_buffers(int fd)
+void udp_set_buffers(int fd)
 {
 	int rcv = SOCKET_RCVBUF, snd = SOCKET_SNDBUF;
 
@@ -59,7 +59,7 @@ static int bind_one(const union yip_sockaddr *addr, int *err_out)
 		}
 		usleep(10000);
 	}
-	set_buffers(fd);
+	udp_set_buffers(fd);
 	return fd;
 }
 

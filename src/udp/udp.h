@@ -18,6 +18,11 @@
 
 #define UDP_BATCH 64
 
+/* Gives fd the tunnel's socket buffers (64 MB to read, 16 MB to write; see
+ * udp.c): what the kernel charges is what is queued. Beyond rmem_max and
+ * wmem_max only while the process may (CAP_NET_ADMIN). */
+void udp_set_buffers(int fd);
+
 /*
  * Binds the tunnel socket. AF_UNSPEC listen means dual-stack [::]. Without
  * an explicit port, 443 is tried first and 8443 if 443 cannot be bound.
