@@ -39,7 +39,7 @@
  * datagram waits rather than being lost, so the inner flows see delay
  * where the window is short, not loss that yip's FEC would read as the
  * path's and answer with more repairs. */
-#define LOOP_QUIC_TXQ         2048
+#define LOOP_QUIC_TXQ         1024
 #define LOOP_QUIC_TXQ_SOJOURN (30 * YIP_NS_PER_MS)
 
 struct yip_device;
