@@ -670,7 +670,7 @@ static bool stall_watch(struct loop_quic *t, int slot, uint64_t now)
 
 		slot_end(t, slot, now, "stalled");
 		d->backoff = BACKOFF_FIRST;
-		if (d->next_at != 0) /* 0: let go (slot_end) */
+		if (d->next_at != 0)      /* 0: let go (slot_end) */
 			d->next_at = now; /* at once */
 	} else {
 		quic_conn_close(cc->c, now);
