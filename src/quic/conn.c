@@ -475,10 +475,6 @@ static void settings(ngtcp2_settings *st, enum quic_cc cc, uint64_t now)
 	st->max_tx_udp_payload_size = QUIC_PKT_MAX;
 	st->no_tx_udp_payload_size_shaping = 1;
 	st->no_pmtud = 1;
-	/* An ACK every 10 packets, not every 2 (Chrome decimates its ACKs to
-	 * one in 10 too): at a full link's rate every ACK is a packet to seal,
-	 * send and read, and the data's own cost is what limits the link. */
-	// st->ack_thresh = 10;
 }
 
 /* Transport parameters as Chrome's (mimicry.md §C.6). */
