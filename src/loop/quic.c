@@ -381,7 +381,8 @@ static void on_dial_read(struct loop_quic *t, int slot)
 		if (n < 0)
 			break;
 		t->n_rxq = 0;
-		bits = quic_conn_read(cc->c, t->pkt, (size_t)n, NULL, now = yip_now_mono());
+		now = yip_now_mono(); /* ngtcp2's stamps must not go back: the engine sent since */
+		bits = quic_conn_read(cc->c, t->pkt, (size_t)n, NULL, now);
 		if (bits & QUIC_CONN_OPENED)
 			opened(t, slot, now);
 		deliver(cc, now);
@@ -699,8 +700,8 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 			log_debug(
 			    "quic: link %lld: pkts in %llu out %llu, datagrams in %llu out %llu "
 			    "blocked %llu lost %llu, dropped %llu, rtt %.2f ms, cwnd %llu, in "
-			    "flight %llu; queue %u, queued %llu, stale %llu, full %llu, stalls "
-			    "%llu",
+			    "flight %llu; queue %u; node: queued %llu, stale %llu, full %llu, "
+			    "stalls %llu",
 			    (long long)cc->link, (unsigned long long)qs.pkts_in,
 			    (unsigned long long)qs.pkts_out, (unsigned long long)qs.dgrams_in,
 			    (unsigned long long)qs.dgrams_out, (unsigned long long)qs.dgram_blocked,
