@@ -82,6 +82,14 @@ struct quic_conn {
 	char cipher[40];
 	char alpn[32];
 	uint64_t dgram_id;
+	/* The keep stream (keep_write): its id (-1: not open), what is left of
+	 * the chunk being sent, bytes sent and acknowledged;
+	 * keep_off: not to be used (refused, or the peer stopped it). */
+	int64_t keep_sid;
+	bool keep_off;
+	const uint8_t *keep_p;
+	size_t keep_n;
+	uint64_t keep_sent, keep_acked;
 	struct quic_conn_stats st;
 	/* Server connections: the handler, the CIDs in the table, the list. */
 	const struct quic_stream_handler *sh;
@@ -359,6 +367,11 @@ static int acked_stream_cb(ngtcp2_conn *qc, int64_t sid, uint64_t off, uint64_t 
 
 	(void)qc;
 	(void)suser;
+	if (sid == c->keep_sid) {
+		if (off + len > c->keep_acked)
+			c->keep_acked = off + len;
+		return 0;
+	}
 	if (c->h != NULL && c->sh->acked_stream_data_offset != NULL &&
 	    c->sh->acked_stream_data_offset(c->h, sid, off, len) != 0)
 		return NGTCP2_ERR_CALLBACK_FAILURE;
@@ -371,6 +384,10 @@ static int stream_close_cb(ngtcp2_conn *qc, uint32_t flags, int64_t sid, uint64_
 	struct quic_conn *c = user;
 
 	(void)suser;
+	if (sid == c->keep_sid) {
+		c->keep_off = true;
+		return 0;
+	}
 	/* A client's bidirectional stream closed: it may open another. */
 	if (c->srv != NULL && (sid & 0x3) == 0)
 		ngtcp2_conn_extend_max_streams_bidi(qc, 1);
@@ -389,6 +406,8 @@ static int stream_reset_cb(ngtcp2_conn *qc, int64_t sid, uint64_t final, uint64_
 	(void)qc;
 	(void) final;
 	(void)suser;
+	if (sid == c->keep_sid)
+		return 0;
 	if (c->h != NULL && c->sh->stream_reset != NULL && c->sh->stream_reset(c->h, sid, err) != 0)
 		return NGTCP2_ERR_CALLBACK_FAILURE;
 	return 0;
@@ -400,6 +419,10 @@ static int stream_stop_cb(ngtcp2_conn *qc, int64_t sid, uint64_t err, void *user
 
 	(void)qc;
 	(void)suser;
+	if (sid == c->keep_sid) {
+		c->keep_off = true; /* no more: it would be reset */
+		return 0;
+	}
 	if (c->h != NULL && c->sh->stream_stop_sending != NULL &&
 	    c->sh->stream_stop_sending(c->h, sid, err) != 0)
 		return NGTCP2_ERR_CALLBACK_FAILURE;
@@ -413,6 +436,8 @@ static int extend_stream_cb(ngtcp2_conn *qc, int64_t sid, uint64_t max, void *us
 	(void)qc;
 	(void)max;
 	(void)suser;
+	if (sid == c->keep_sid)
+		return 0;
 	if (c->h != NULL && c->sh->extend_max_stream_data != NULL) {
 		c->streams_ready = true;
 		if (c->sh->extend_max_stream_data(c->h, sid) != 0)
@@ -630,6 +655,7 @@ struct quic_conn *quic_conn_dial(const struct quic_dial_config *cfg,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	c->keep_sid = -1;
 	c->tls_ops = cfg->tls ? cfg->tls : &quic_tls_gnutls;
 	c->local = *local;
 	c->peer = *remote;
@@ -836,6 +862,76 @@ size_t quic_conn_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t n
 	}
 }
 
+/*
+ * The keep stream. ngtcp2 0.12 arms no probe timeout for packets that carry
+ * only DATAGRAM frames (ngtcp2 issue 697): when the ACKs for a window of
+ * them are lost, nothing is declared lost, nothing may be sent, and the
+ * link stalls for good. So a few bytes of stream data, which do arm it
+ * (and which ngtcp2 sends again until acknowledged), are kept in flight
+ * beside the datagrams: a new write as soon as the last one is
+ * acknowledged (one a round trip; a gap between them would let a window
+ * fill with datagrams alone). A client's keep stream is its HTTP/3 control stream
+ * (as Chrome's: type 0, SETTINGS, then reserved frames of type 0x21 that
+ * any HTTP/3 server skips, RFC 9114 section 7.2.8); a server's is a
+ * unidirectional stream of reserved type 0x21 (section 6.2.3), opened only
+ * once it carries yip's datagrams, which its client reads and forgets.
+ */
+static const uint8_t keep_client_first[] = {
+    0x00,                         /* stream type: control */
+    0x04, 0x0f,                   /* SETTINGS, 15 bytes */
+    0x01, 0x80, 0x01, 0x00, 0x00, /* QPACK_MAX_TABLE_CAPACITY 65536 */
+    0x06, 0x80, 0x04, 0x00, 0x00, /* MAX_FIELD_SECTION_SIZE 262144 */
+    0x07, 0x40, 0x64,             /* QPACK_BLOCKED_STREAMS 100 */
+    0x33, 0x01,                   /* H3_DATAGRAM 1 */
+};
+static const uint8_t keep_client_next[] = {0x21, 0x00}; /* a reserved frame, empty */
+static const uint8_t keep_server_first[] = {0x21};      /* a reserved stream type */
+static const uint8_t keep_server_next[] = {0x00};
+
+static ngtcp2_ssize keep_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t now)
+{
+	ngtcp2_pkt_info pi;
+	ngtcp2_ssize n, nd = -1;
+	ngtcp2_vec v;
+	int rv;
+
+	if (c->keep_off || c->keep_acked < c->keep_sent)
+		return 0;
+	if (c->keep_sid < 0) {
+		if ((rv = ngtcp2_conn_open_uni_stream(c->qc, &c->keep_sid, NULL)) != 0) {
+			c->keep_sid = -1;
+			c->keep_off = rv != NGTCP2_ERR_STREAM_ID_BLOCKED; /* else: later */
+			return 0;
+		}
+		c->keep_p = c->srv ? keep_server_first : keep_client_first;
+		c->keep_n = c->srv ? sizeof(keep_server_first) : sizeof(keep_client_first);
+	}
+	if (c->keep_n == 0) {
+		c->keep_p = c->srv ? keep_server_next : keep_client_next;
+		c->keep_n = c->srv ? sizeof(keep_server_next) : sizeof(keep_client_next);
+	}
+	v = (ngtcp2_vec){(uint8_t *)c->keep_p, c->keep_n};
+	n = ngtcp2_conn_writev_stream(c->qc, NULL, &pi, pkt, cap, &nd,
+	                              NGTCP2_WRITE_STREAM_FLAG_NONE, c->keep_sid, &v, 1, now);
+	if (n < 0) {
+		if (n == NGTCP2_ERR_STREAM_SHUT_WR || n == NGTCP2_ERR_STREAM_NOT_FOUND)
+			c->keep_off = true;
+		else if (n != NGTCP2_ERR_STREAM_DATA_BLOCKED)
+			fail(c, (int)n, now);
+		return 0;
+	}
+	if (nd > 0) {
+		c->keep_p += nd;
+		c->keep_n -= (size_t)nd;
+		c->keep_sent += (uint64_t)nd;
+	}
+	if (n > 0) {
+		c->st.pkts_out++;
+		c->st.bytes_out += (uint64_t)n;
+	}
+	return n;
+}
+
 size_t quic_conn_send_datagram(struct quic_conn *c, const uint8_t *d, size_t len, uint8_t *pkt,
                                size_t cap, uint64_t now, bool *carried)
 {
@@ -853,6 +949,12 @@ size_t quic_conn_send_datagram(struct quic_conn *c, const uint8_t *d, size_t len
 		c->st.dgram_too_big++;
 		return 0;
 	}
+	/* The keep stream's bytes first, in a packet of their own (a full
+	 * datagram leaves no room beside it); the caller offers d again. */
+	if ((n = keep_write(c, pkt, cap, now)) > 0)
+		return (size_t)n;
+	if (c->state != QUIC_CONN_OPEN)
+		return 0;
 	n = ngtcp2_conn_writev_datagram(c->qc, NULL, &pi, pkt, cap, &accepted,
 	                                NGTCP2_WRITE_DATAGRAM_FLAG_NONE, ++c->dgram_id, &v, 1, now);
 	if (n < 0) {
@@ -1177,6 +1279,7 @@ static struct quic_conn *server_accept(struct quic_server *s, const ngtcp2_pkt_h
 
 	if (c == NULL)
 		return NULL;
+	c->keep_sid = -1; /* stream 0 is a client's first request */
 	c->srv = s;
 	c->local = *local;
 	c->peer = *from;

@@ -131,9 +131,10 @@ size_t quic_conn_write(struct quic_conn *c, uint8_t *pkt, size_t cap, uint64_t n
  * ACKs and whatever else fits): its length in pkt, *carried true. 0 (and
  * *carried false) when it cannot go now: congestion control, the
  * server's amplification limit, not open, or larger than
- * quic_conn_dgram_max; the caller drops it and counts. A length with
- * *carried false: the packet holds other frames only (send it) and the
- * datagram did not fit; call again.
+ * quic_conn_dgram_max; the caller queues or drops it. A length with
+ * *carried false: the packet holds other frames only (send it: the keep
+ * stream's bytes, conn.c, or frames the datagram did not fit beside);
+ * call again.
  */
 size_t quic_conn_send_datagram(struct quic_conn *c, const uint8_t *d, size_t len, uint8_t *pkt,
                                size_t cap, uint64_t now, bool *carried);

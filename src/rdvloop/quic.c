@@ -122,7 +122,7 @@ static void flush_conn(struct rdv_quic *q, struct quic_conn *c)
 	const union yip_sockaddr *to = quic_conn_peer(c);
 	size_t n;
 
-	while ((n = quic_conn_write(c, q->pkt, sizeof(q->pkt), q->now)) > 0)
+	while ((n = quic_conn_write(c, q->pkt, sizeof(q->pkt), yip_now_mono())) > 0)
 		if (sendto(q->fd, q->pkt, n, 0, &to->sa, yip_sockaddr_len(to)) < 0)
 			break; /* the socket's buffer is full: QUIC's loss recovery sends again */
 }
@@ -250,8 +250,10 @@ void rdv_quic_readable(struct rdv_quic *q, uint64_t now)
 			q->truncated++;
 			continue;
 		}
-		bits = quic_server_read(q->qs, q->rx, (size_t)n, &q->listen, &from, now, &c, q->pkt,
-		                        sizeof(q->pkt), &reply_len);
+		/* ngtcp2 takes only time that never goes back: a fresh clock
+		 * for every call (reads, writes, timers), not the loop's. */
+		bits = quic_server_read(q->qs, q->rx, (size_t)n, &q->listen, &from, yip_now_mono(),
+		                        &c, q->pkt, sizeof(q->pkt), &reply_len);
 		if (reply_len > 0)
 			(void)sendto(q->fd, q->pkt, reply_len, 0, &from.sa, flen);
 		if (c == NULL)
@@ -280,8 +282,8 @@ void rdv_quic_send(struct rdv_quic *q, const union yip_sockaddr *to, const uint8
 		return;
 	}
 	for (int tries = 0; tries < 4 && !carried; tries++) {
-		size_t n = quic_conn_send_datagram(sl->c, d, len, q->pkt, sizeof(q->pkt), q->now,
-		                                   &carried);
+		size_t n = quic_conn_send_datagram(sl->c, d, len, q->pkt, sizeof(q->pkt),
+		                                   yip_now_mono(), &carried);
 		const union yip_sockaddr *peer = quic_conn_peer(sl->c);
 
 		if (n == 0)
@@ -303,7 +305,7 @@ void rdv_quic_timers(struct rdv_quic *q, uint64_t now)
 {
 	q->now = now;
 	q->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
-	quic_server_expire(q->qs, now);
+	quic_server_expire(q->qs, yip_now_mono());
 	for (struct quic_conn *c = quic_server_next(q->qs, NULL); c != NULL;
 	     c = quic_server_next(q->qs, c))
 		flush_conn(q, c);

@@ -345,7 +345,14 @@ static void test_junk_and_small_initial(void **state)
 		bool carried;
 
 		quic_conn_stats(w.sc, &cs0);
+		/* The first packet may be the keep stream's (conn.c): delivered. */
 		n = quic_conn_send_datagram(w.cli, d, sizeof d, pkt, sizeof pkt, w.now, &carried);
+		if (n > 0 && !carried) {
+			to_server(&w, pkt, n);
+			quic_conn_stats(w.sc, &cs0);
+			n = quic_conn_send_datagram(w.cli, d, sizeof d, pkt, sizeof pkt, w.now,
+			                            &carried);
+		}
 		assert_true(n > 20 && carried);
 		pkt[n - 1] ^= 1; /* the AEAD tag */
 		to_server(&w, pkt, n);
