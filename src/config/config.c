@@ -235,11 +235,13 @@ static int parse_listen_quic(struct parser *p, char *value)
 static int parse_quic_cc(struct parser *p, char *value)
 {
 	if (strcmp(value, "bbr") == 0)
-		p->cfg->quic_cc_bbr = true;
+		p->cfg->quic_cc = YIP_QUIC_CC_BBR;
+	else if (strcmp(value, "bbr2") == 0)
+		p->cfg->quic_cc = YIP_QUIC_CC_BBR2;
 	else if (strcmp(value, "cubic") == 0)
-		p->cfg->quic_cc_bbr = false;
+		p->cfg->quic_cc = YIP_QUIC_CC_CUBIC;
 	else
-		return fail(p, "quic_cc '%s': expected bbr or cubic", value);
+		return fail(p, "quic_cc '%s': expected bbr, bbr2 or cubic", value);
 	return 0;
 }
 

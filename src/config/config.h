@@ -77,7 +77,8 @@ struct yip_config {
 	union yip_sockaddr listen_tls;
 	bool has_listen_quic; /* listen_quic=: accept QUIC links on this UDP address */
 	union yip_sockaddr listen_quic;
-	bool quic_cc_bbr;    /* quic_cc=bbr: BBR inside QUIC links (default cubic) */
+	/* quic_cc: the congestion control inside QUIC links (default bbr2). */
+	enum yip_quic_cc { YIP_QUIC_CC_BBR2 = 0, YIP_QUIC_CC_BBR, YIP_QUIC_CC_CUBIC } quic_cc;
 	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
 	char *tls_key_path;
 	char *tls_sni; /* the SNI every tls:// dial sends unless its [peer] says; NULL: not set */

@@ -38,19 +38,33 @@ static uint8_t *link_buf(void *ctx, uint32_t link)
 	return cc->t->dgram;
 }
 
+/* Sends the packets put has queued. */
+static void tx_flush(struct loop_quic *t)
+{
+	if (t->tx != NULL && t->tx->count > 0)
+		t->stats.send_errors += udp_tx_flush(t->tx);
+}
+
+/* Queues a packet of the connection's for tx_flush (a dialer's connected
+ * socket or the listening one; a batch holds one socket's packets). */
 static void put(struct loop_quic_conn *cc, const uint8_t *p, size_t n)
 {
 	struct loop_quic *t = cc->t;
-	ssize_t w;
+	const union yip_sockaddr *to = quic_conn_peer(cc->c);
+	int fd = cc->fd >= 0 ? cc->fd : t->listen_fd;
+	uint8_t *b;
 
-	if (cc->fd >= 0)
-		w = send(cc->fd, p, n, MSG_DONTWAIT);
-	else {
-		const union yip_sockaddr *to = quic_conn_peer(cc->c);
-
-		w = sendto(t->listen_fd, p, n, MSG_DONTWAIT, &to->sa, yip_sockaddr_len(to));
+	if (t->tx->fd != fd) {
+		tx_flush(t);
+		t->tx->fd = fd;
+		t->tx->family = cc->fd >= 0 ? to->sa.sa_family : t->listen.sa.sa_family;
 	}
-	if (w < 0)
+	if ((b = udp_tx_buf(t->tx)) == NULL) {
+		tx_flush(t);
+		b = udp_tx_buf(t->tx);
+	}
+	memcpy(b, p, n);
+	if (!udp_tx_push(t->tx, to, n, 0))
 		t->stats.send_errors++;
 }
 
@@ -238,6 +252,7 @@ static void slot_end(struct loop_quic *t, int slot, uint64_t now, const char *wh
 		back_off(d, now);
 		if (d->server && !d->wanted)
 			d->next_at = 0; /* let go: dialed again only when the engine asks */
+		tx_flush(t);            /* what it queued, before its socket goes */
 		epoll_ctl(t->epfd, EPOLL_CTL_DEL, cc->fd, NULL);
 		close(cc->fd);
 		quic_conn_free(cc->c);
@@ -328,24 +343,31 @@ static void on_listen(struct loop_quic *t)
 {
 	uint64_t now = yip_now_mono();
 
-	for (int i = 0; i < READS_MAX; i++) {
+	t->rx->fd = t->listen_fd;
+	/* Up to READS_MAX packets, and never a batch left half read. */
+	for (int i = 0, m = 0, k = 0; i < READS_MAX || k < m; i++, k++) {
 		union yip_sockaddr from;
-		socklen_t alen = sizeof(from);
+		socklen_t alen;
 		uint8_t reply[128];
-		size_t rlen;
+		size_t rlen, n;
 		struct quic_conn *c;
 		unsigned bits;
 		int slot;
-		ssize_t n =
-		    recvfrom(t->listen_fd, t->pkt, sizeof(t->pkt), MSG_DONTWAIT, &from.sa, &alen);
+		uint8_t *pkt;
 
-		if (n < 0)
+		if (k == m && (k = 0, m = udp_recv(t->rx)) == 0)
 			return;
+		if (t->rx->msgs[k].msg_hdr.msg_flags & MSG_TRUNC)
+			continue; /* larger than any QUIC packet of ours: not one */
+		pkt = udp_batch_buf(t->rx, (unsigned)k);
+		n = t->rx->msgs[k].msg_len;
+		from = t->rx->addrs[k];
+		alen = t->rx->msgs[k].msg_hdr.msg_namelen;
 		t->n_rxq = 0;
 		t->decoy.wall_s = yip_now_wall() / YIP_NS_PER_S;
 		now = yip_now_mono();
-		bits = quic_server_read(t->srv, t->pkt, (size_t)n, &t->listen, &from, now, &c,
-		                        reply, sizeof(reply), &rlen);
+		bits = quic_server_read(t->srv, pkt, n, &t->listen, &from, now, &c, reply,
+		                        sizeof(reply), &rlen);
 		if (rlen > 0)
 			sendto(t->listen_fd, reply, rlen, MSG_DONTWAIT, &from.sa, alen);
 		if (c == NULL)
@@ -374,15 +396,19 @@ static void on_dial_read(struct loop_quic *t, int slot)
 	struct loop_quic_conn *cc = t->conn[slot];
 	uint64_t now = yip_now_mono();
 
-	for (int i = 0; i < READS_MAX; i++) {
-		ssize_t n = recv(cc->fd, t->pkt, sizeof(t->pkt), MSG_DONTWAIT);
+	t->rx->fd = cc->fd;
+	/* Up to READS_MAX packets, and never a batch left half read. */
+	for (int i = 0, m = 0, k = 0; i < READS_MAX || k < m; i++, k++) {
 		unsigned bits;
 
-		if (n < 0)
+		if (k == m && (k = 0, m = udp_recv(t->rx)) == 0)
 			break;
+		if (t->rx->msgs[k].msg_hdr.msg_flags & MSG_TRUNC)
+			continue;
 		t->n_rxq = 0;
 		now = yip_now_mono(); /* ngtcp2's stamps must not go back: the engine sent since */
-		bits = quic_conn_read(cc->c, t->pkt, (size_t)n, NULL, now);
+		bits = quic_conn_read(cc->c, udp_batch_buf(t->rx, (unsigned)k),
+		                      t->rx->msgs[k].msg_len, NULL, now);
 		if (bits & QUIC_CONN_OPENED)
 			opened(t, slot, now);
 		deliver(cc, now);
@@ -424,10 +450,8 @@ static void dial_now(struct loop_quic *t, int k, uint64_t now)
 	struct loop_quic_dial *d = &t->dials[k];
 	/* The client's TLS is yip's own engine: chromium's QUIC hello
 	 * (quic/tls_yip.h). */
-	struct quic_dial_config dc = {.sni = d->sni[0] ? d->sni : NULL,
-	                              .cc =
-	                                  t->cc == LOOP_QUIC_CC_CUBIC ? QUIC_CC_CUBIC : QUIC_CC_BBR,
-	                              .tls = &quic_tls_yip};
+	struct quic_dial_config dc = {
+	    .sni = d->sni[0] ? d->sni : NULL, .cc = t->cc, .tls = &quic_tls_yip};
 	union yip_sockaddr local;
 	socklen_t alen = sizeof(local);
 	struct quic_conn *c = NULL;
@@ -495,12 +519,38 @@ static uint8_t *read_pem(const char *path, size_t *len, char *err, size_t errlen
 	return buf;
 }
 
+/*
+ * The send and receive batches. Whether the kernel takes GSO trains is
+ * asked of a socket made for it (the links' own come later); reads are
+ * one packet per buffer (no GRO: ngtcp2 reads packets one by one).
+ */
+static int batches_new(struct loop_quic *t)
+{
+	int fd = udp_open_ephemeral(AF_INET);
+
+	t->tx = malloc(sizeof(*t->tx));
+	t->rx = malloc(sizeof(*t->rx));
+	if (t->tx == NULL || t->rx == NULL ||
+	    udp_batch_init(t->tx, fd, AF_INET, QUIC_PKT_MAX, false, true) != 0 ||
+	    udp_batch_init(t->rx, -1, AF_INET, sizeof(t->pkt), true, false) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	t->tx->fd = -1;
+	return 0;
+}
+
 int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const char *host_name,
                     struct yip_links *links, uint32_t link_from, char *err, size_t errlen)
 {
 	*t =
 	    (struct loop_quic){.links = links, .link_from = link_from, .listen_fd = -1, .epfd = -1};
-	t->cc = cfg->quic_cc_bbr ? LOOP_QUIC_CC_BBR : LOOP_QUIC_CC_CUBIC;
+	t->cc = cfg->quic_cc == YIP_QUIC_CC_CUBIC ? QUIC_CC_CUBIC
+	        : cfg->quic_cc == YIP_QUIC_CC_BBR ? QUIC_CC_BBR
+	                                          : QUIC_CC_BBR2;
 	for (size_t i = 0; i < cfg->n_peers; i++) {
 		const struct yip_peer_config *pc = &cfg->peers[i];
 		struct loop_quic_dial *d;
@@ -551,10 +601,14 @@ int loop_quic_setup(struct loop_quic *t, const struct yip_config *cfg, const cha
 		snprintf(err, errlen, "quic: epoll: %s", strerror(errno));
 		return -1;
 	}
+	if (batches_new(t) != 0) {
+		snprintf(err, errlen, "quic: out of memory");
+		return -1;
+	}
 	if (cfg->has_listen_quic) {
 		struct quic_server_config sc = {
 		    .self_name = host_name,
-		    .cc = t->cc == LOOP_QUIC_CC_CUBIC ? QUIC_CC_CUBIC : QUIC_CC_BBR,
+		    .cc = t->cc,
 		    .gone = on_gone,
 		    .gone_arg = t,
 		    .recv = on_dgram,
@@ -615,6 +669,7 @@ void loop_quic_attach(struct loop_quic *t, struct yip_device *dev)
 
 void loop_quic_free(struct loop_quic *t)
 {
+	tx_flush(t);
 	for (int i = 0; i < LOOP_QUIC_CONNS; i++) {
 		struct loop_quic_conn *cc = t->conn[i];
 
@@ -635,6 +690,14 @@ void loop_quic_free(struct loop_quic *t)
 	free(t->dials);
 	t->dials = NULL;
 	t->listen_fd = t->epfd = -1;
+	for (int i = 0; i < 2; i++) {
+		struct udp_batch **b = i ? &t->rx : &t->tx;
+
+		if (*b != NULL)
+			udp_batch_free(*b);
+		free(*b);
+		*b = NULL;
+	}
 }
 
 /*
@@ -771,6 +834,7 @@ uint64_t loop_quic_tick(struct loop_quic *t, uint64_t now)
 		else if (d->next_at < next)
 			next = d->next_at;
 	}
+	tx_flush(t);
 	return next == UINT64_MAX ? 0 : next <= now ? now + 1 : next;
 }
 
@@ -823,6 +887,7 @@ void loop_quic_flush(struct loop_quic *t)
 	for (int i = 0; i < LOOP_QUIC_CONNS; i++)
 		if (t->conn[i] != NULL)
 			drain(t->conn[i], now);
+	tx_flush(t);
 }
 
 bool loop_quic_link_info(const struct loop_quic *t, uint32_t link, struct loop_quic_link_info *out)

@@ -109,7 +109,7 @@ struct loop_quic {
 		union yip_sockaddr addr;
 		char sni[254];
 	} lines[YIP_MAX_RENDEZVOUS_LINES];
-	enum quic_cc_choice { LOOP_QUIC_CC_BBR, LOOP_QUIC_CC_CUBIC } cc;
+	enum quic_cc cc;
 	struct loop_quic_stats stats;
 	/* The HTTP/3 decoy on every accepted connection (docs/quic-decoy.md). */
 	struct quic_decoy decoy;
@@ -119,6 +119,10 @@ struct loop_quic {
 		uint8_t d[YIP_MAX_DGRAM];
 	} rxq[LOOP_QUIC_RXQ];
 	unsigned n_rxq;
+	/* Packets leave together (sendmmsg, UDP GSO trains) and are read
+	 * together (recvmmsg): one system call per batch, not per packet.
+	 * Allocated with the epoll set, only where QUIC is configured. */
+	struct udp_batch *tx, *rx;
 	uint8_t dgram[YIP_MAX_DGRAM];
 	uint8_t pkt[2048];
 };

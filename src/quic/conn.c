@@ -484,6 +484,8 @@ static ngtcp2_cc_algo cc_algo(enum quic_cc cc)
 		return NGTCP2_CC_ALGO_CUBIC;
 	case QUIC_CC_RENO:
 		return NGTCP2_CC_ALGO_RENO;
+	case QUIC_CC_BBR2:
+		return NGTCP2_CC_ALGO_BBR2;
 	default:
 		return NGTCP2_CC_ALGO_BBR;
 	}
@@ -500,6 +502,10 @@ static void settings(ngtcp2_settings *st, enum quic_cc cc, uint64_t now)
 	st->max_tx_udp_payload_size = QUIC_PKT_MAX;
 	st->no_tx_udp_payload_size_shaping = 1;
 	st->no_pmtud = 1;
+	/* An ACK every 10 packets rather than every 2, as Chrome decimates
+	 * its ACKs: at a full link every ACK is a packet to seal, send and
+	 * read on both ends. */
+	st->ack_thresh = 10;
 }
 
 /* Transport parameters as Chrome's (mimicry.md §C.6). */

@@ -53,7 +53,8 @@
 
 /* Congestion control inside ngtcp2 (it has no "none"; docs/transports.md). */
 enum quic_cc {
-	QUIC_CC_BBR = 0, /* the default: does not back off on random loss */
+	QUIC_CC_BBR = 0,
+	QUIC_CC_BBR2, /* yipd's default: docs/transports.md */
 	QUIC_CC_CUBIC,
 	QUIC_CC_RENO,
 };

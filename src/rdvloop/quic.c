@@ -188,7 +188,7 @@ struct rdv_quic *rdv_quic_new(const struct rdv_quic_config *c, struct rdv_server
 	    .key_pem = c->key_pem,
 	    .cert_len = c->cert_len,
 	    .key_len = c->key_len,
-	    .cc = QUIC_CC_CUBIC, /* as yipd's links: docs/transports.md */
+	    .cc = QUIC_CC_BBR2, /* as yipd's links: docs/transports.md */
 	    .max_conns = RDV_QUIC_CONNS,
 	    .gone = on_gone,
 	    .recv = on_first_dgram,

@@ -17,8 +17,10 @@ done
 sed -i "s|^endpoint=198.18.0.2:51820|endpoint=quic://198.18.0.2:$QPORT|" "$TMP/a.conf"
 sed -i "1a listen_quic=198.18.0.2:$QPORT\nmtu=auto" "$TMP/b.conf"
 sed -i "1a mtu=auto" "$TMP/a.conf"
-# QUIC_CC=bbr: the other congestion control (for the numbers in docs/transports.md).
-for n in a b; do sed -i "1a quic_cc=${QUIC_CC:-cubic}" "$TMP/$n.conf"; done
+# QUIC_CC=bbr|cubic: another congestion control than the default (docs/transports.md).
+if [ -n "${QUIC_CC:-}" ]; then
+	for n in a b; do sed -i "1a quic_cc=$QUIC_CC" "$TMP/$n.conf"; done
+fi
 # Only the QUIC flow passes: a accepts UDP from b's QUIC port, b UDP to it.
 in_ns a nft -f - <<NFT
 table inet yipblock {

@@ -668,7 +668,7 @@ static void test_tls_endpoint(void **state)
 	yip_config_free(&cfg);
 	expect_ok(PRIV_LINE PEER_BOB "endpoint=TLS://192.0.2.7:443\n");
 	/* quic:// (docs/transports.md), with tls_sni and listen_quic. */
-	if (parse(PRIV_LINE "listen_quic=192.0.2.1:443\nquic_cc=bbr\n" PEER_BOB
+	if (parse(PRIV_LINE "listen_quic=192.0.2.1:443\nquic_cc=cubic\n" PEER_BOB
 	                    "endpoint=quic://192.0.2.7:4433\ntls_sni=a.example\n",
 	          true, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
@@ -677,9 +677,23 @@ static void test_tls_endpoint(void **state)
 	assert_string_equal(cfg.peers[0].tls_sni, "a.example");
 	assert_true(cfg.has_listen_quic);
 	assert_sockaddr(&cfg.listen_quic, "192.0.2.1:443");
-	assert_true(cfg.quic_cc_bbr);
+	assert_int_equal(cfg.quic_cc, YIP_QUIC_CC_CUBIC);
 	yip_config_free(&cfg);
-	expect_error(PRIV_LINE "quic_cc=none\n", "t.conf:2: quic_cc 'none': expected bbr or cubic");
+	/* The default is bbr2; bbr and bbr2 are the other names. */
+	if (parse(PRIV_LINE PEER_BOB, true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.quic_cc, YIP_QUIC_CC_BBR2);
+	yip_config_free(&cfg);
+	if (parse(PRIV_LINE "quic_cc=bbr\n" PEER_BOB, true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.quic_cc, YIP_QUIC_CC_BBR);
+	yip_config_free(&cfg);
+	if (parse(PRIV_LINE "quic_cc=bbr2\n" PEER_BOB, true, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.quic_cc, YIP_QUIC_CC_BBR2);
+	yip_config_free(&cfg);
+	expect_error(PRIV_LINE "quic_cc=none\n",
+	             "t.conf:2: quic_cc 'none': expected bbr, bbr2 or cubic");
 	expect_error(PRIV_LINE "listen_quic=[::]\n",
 	             "t.conf:2: listen_quic: missing port in '[::]' (expected address:port)");
 

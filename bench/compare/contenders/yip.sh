@@ -57,6 +57,10 @@ _yip_link_up() {
 	_yip_conf b "$UL_B" "$TUN_B" a "$UL_A" "$TUN_A"
 	sed -i "s|^endpoint=$UL_B:51820|endpoint=$1://$UL_B:8443|" "$WORK/a.conf"
 	sed -i -e "/^\[peer\]/i listen_$1=$UL_B:8443" -e "/^endpoint=/d" "$WORK/b.conf"
+	# YIP_QUIC_CC=bbr2|bbr|cubic: the congestion control inside the QUIC link (default: yipd's).
+	if [ -n "${YIP_QUIC_CC:-}" ]; then
+		sed -i "/^\[peer\]/i quic_cc=$YIP_QUIC_CC" "$WORK/a.conf" "$WORK/b.conf"
+	fi
 	daemon "$NS_A" yipd-a "$YIPD" "$WORK/a.conf"
 	daemon "$NS_B" yipd-b "$YIPD" "$WORK/b.conf"
 	wait_ping "$PEER" 20
