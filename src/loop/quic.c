@@ -64,7 +64,10 @@ static void put(struct loop_quic_conn *cc, const uint8_t *p, size_t n)
 		b = udp_tx_buf(t->tx);
 	}
 	memcpy(b, p, n);
-	if (!udp_tx_push(t->tx, to, n, 0))
+	/* The handshake's packets leave one by one (one train tag for all of
+	 * them: no two share a GSO train), as a browser's first flight; an
+	 * open connection's runs of equal sizes go as trains. */
+	if (!udp_tx_push(t->tx, to, n, quic_conn_state(cc->c) == QUIC_CONN_OPEN ? 0 : 1))
 		t->stats.send_errors++;
 }
 
