@@ -266,14 +266,20 @@ log "pr1 and pr2 (one NAT, no hairpinning) use their LAN addresses"
 
 # Real traffic: 10 echoes each way between every pair at once. A node's
 # relay counter at the server moves by its relayed pairs' echoes (10
-# requests and 10 replies each) and by next to nothing otherwise.
-declare -A RIN0=() NRELAYED=()
+# requests and 10 replies each) and by next to nothing otherwise: at most
+# a tenth of what a node sends in the burst (20 datagrams a peer), which
+# covers a direct path that misses its keepalives on a loaded machine and
+# is relayed for a moment (seen in CI: 4 and 11 datagrams) and fails a node
+# whose traffic goes through the relay (all of it).
+declare -A RIN0=() NRELAYED=() NPEERS=()
 for n in "${NODES[@]}"; do
 	RIN0[$n]=$(rdv_node rdv "$n" relay_in_dgrams)
 	NRELAYED[$n]=0
+	NPEERS[$n]=0
 done
 for p in "${PAIRS[@]}"; do
 	a=${p%:*} b=${p#*:}
+	NPEERS[$a]=$((NPEERS[$a] + 1)) NPEERS[$b]=$((NPEERS[$b] + 1))
 	if [ "${KIND[$p]}" = relayed/relayed ]; then
 		NRELAYED[$a]=$((NRELAYED[$a] + 1)) NRELAYED[$b]=$((NRELAYED[$b] + 1))
 	fi
@@ -296,7 +302,8 @@ for n in "${NODES[@]}"; do
 		[ "$delta" -ge $((20 * NRELAYED[$n])) ] ||
 			fail "$n sent only $delta datagrams through the relay for ${NRELAYED[$n]} relayed peers' echoes"
 	else
-		[ "$delta" -le 3 ] || fail "$n sent $delta datagrams through the relay, though all its paths are direct"
+		[ "$delta" -le $((2 * NPEERS[$n])) ] ||
+			fail "$n sent $delta datagrams through the relay, though all its paths are direct (at most $((2 * NPEERS[$n])))"
 	fi
 done
 log "10 echoes each way between every pair; datagrams each node sent through the relay:$relays"
