@@ -244,11 +244,11 @@ uint64_t protect_timers(struct yip_peer *p, uint64_t now);
 /* The path's base RTT in ns: its least RTT sample of the last 10-20 s (0 = none yet). */
 uint64_t protect_base_rtt(const struct yip_peer *p);
 /*
- * Whether the path to the peer is queueing: its newest RTT sample stands
- * well above its base RTT, so loss now is a full queue's (congestion) and
- * not the link's.
+ * Whether the path to the peer is queueing: its newest RTT sample, if it
+ * is less than a second old, stands well above its base RTT, so loss now
+ * is a full queue's (congestion) and not the link's.
  */
-bool protect_queueing(const struct yip_peer *p);
+bool protect_queueing(const struct yip_peer *p, uint64_t now);
 /* The peer misses the packet sent with this counter under the keys kp (those
  * its report came under): send it again if kept, unless the path is
  * queueing. */

@@ -213,6 +213,8 @@ static struct yip_retx *retx_find(struct yip_retx_ring *r, uint64_t counter)
  * queueing (a lossy radio link, random drops) keeps every repair.
  */
 #define QUEUEING_MIN_NS (5 * YIP_NS_PER_MS)
+/* A sample older than this says nothing of the queue now. */
+#define QUEUEING_SAMPLE_NS (1 * YIP_NS_PER_S)
 
 uint64_t protect_base_rtt(const struct yip_peer *p)
 {
@@ -224,11 +226,13 @@ uint64_t protect_base_rtt(const struct yip_peer *p)
 	return base;
 }
 
-bool protect_queueing(const struct yip_peer *p)
+bool protect_queueing(const struct yip_peer *p, uint64_t now)
 {
+	const struct yip_fec *f = &p->fec;
 	uint64_t base = protect_base_rtt(p);
 
-	return base != 0 && p->fec.rtt_last > base + base / 4 + QUEUEING_MIN_NS;
+	return base != 0 && f->rtt_last > base + base / 4 + QUEUEING_MIN_NS &&
+	       now - f->rtt_last_at < QUEUEING_SAMPLE_NS;
 }
 
 void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypair *kp,
@@ -259,7 +263,7 @@ void protect_retransmit(struct yip_peer *p, uint64_t now, const struct yip_keypa
 		p->stats.arq_late++;
 		return;
 	}
-	if (protect_queueing(p)) {
+	if (protect_queueing(p, now)) {
 		p->stats.arq_congested++;
 		return;
 	}

@@ -58,9 +58,17 @@ static void report_send(struct yip_peer *p, uint64_t now)
 	uint8_t buf[WIRE_REPORT_MAX];
 	size_t len;
 
+	/* Each of the peer's timestamps is echoed once: a second echo of the
+	 * same one would give the peer another sample of a round trip whose
+	 * first half is as old as that timestamp. A one-way flow's sender gets
+	 * none of our data and sends no reports of its own; echoing its last
+	 * report in every one of ours once froze its RTT at one stretched
+	 * sample (a report stamped, then the daemon descheduled), so every loss
+	 * looked like a queue's for the whole flow: no repairs, no resends. */
 	if (f->peer_ts_at) {
 		r.echo_ts_us = f->peer_ts;
 		r.echo_delay_us = (uint32_t)((now - f->peer_ts_at) / 1000);
+		f->peer_ts_at = 0;
 	}
 	r.n_nacks = (uint8_t)recover_nacks_due(p, now, r.nacks, WIRE_REPORT_MAX_NACKS, &next_nack);
 	len = wire_report_put(buf, &r);
@@ -122,7 +130,7 @@ static void loss_sample(struct yip_peer *p, uint64_t now, uint32_t received, uin
 	sample = f->acc_span > f->acc_received
 	             ? (double)(f->acc_span - f->acc_received) / f->acc_span
 	             : 0;
-	if (protect_queueing(p)) {
+	if (protect_queueing(p, now)) {
 		/* A full queue's loss: redundancy would only add to the queue.
 		 * The estimate keeps what the link lost without a queue, in
 		 * both directions: letting only the lower samples through
@@ -152,6 +160,7 @@ static void rtt_sample(struct yip_fec *f, uint64_t now, uint64_t rtt)
 		f->rtt_min = rtt;
 	}
 	f->rtt_last = rtt;
+	f->rtt_last_at = now;
 	f->srtt = f->srtt ? (f->srtt * 7 + rtt) / 8 : rtt;
 }
 

@@ -192,12 +192,12 @@ struct yip_fec {
 	uint64_t nack_at;     /* a gap's first NACK is due (0 = none) */
 	uint64_t last_log;    /* last debug line with these counters */
 	uint64_t last_report;
-	uint32_t peer_ts;    /* newest timestamp in the peer's reports */
-	uint64_t peer_ts_at; /* when it arrived */
+	uint32_t peer_ts;    /* newest timestamp in the peer's reports, not yet echoed */
+	uint64_t peer_ts_at; /* when it arrived (0: none to echo) */
 	uint64_t srtt;       /* smoothed RTT, ns (0 = unknown) */
 	/* The path's base RTT: the least sample of this epoch and the last one
-	 * (report.c, "Congestion"), and the newest sample. */
-	uint64_t rtt_min, rtt_min_prev, rtt_epoch, rtt_last;
+	 * (report.c, "Congestion"), and the newest sample and when it came. */
+	uint64_t rtt_min, rtt_min_prev, rtt_epoch, rtt_last, rtt_last_at;
 };
 
 /*

@@ -85,13 +85,14 @@ got=$(udp_stream a 10.77.0.2 4000 400 1000)
 read -r pgot p50 p99 < <(ping_stats a 10.77.0.2 300 -i 0.01)
 dropped=$(( $(loss_dropped a) + $(loss_dropped b) ))
 log "5 % loss each way: $got/4000 UDP datagrams arrived; $pgot/300 pings, RTT p50 $p50 ms, p99 $p99 ms ($dropped QUIC packets dropped by nftables)"
+log "a: $(recovery a); loss_congested $(peer_field a loss_congested), arq_congested $(peer_field a arq_congested)"
+log "b: $(recovery b)"
 [ "$dropped" -gt 100 ] || fail "the loss was not applied ($dropped dropped)"
 [ "$got" -ge 3980 ] || fail "only $got of 4000 UDP datagrams arrived at 5 % loss (more than 0.5 % lost)"
 awk -v p="$p99" -v c="$c99" 'BEGIN { exit !(p <= 2 * c + 1) }' ||
 	fail "ping p99 $p99 ms at 5 % loss is more than twice the clean $c99 ms (+1 ms)"
 rec=$(( $(peer_field a fec_recovered) + $(peer_field b fec_recovered) ))
 [ "$rec" -gt 0 ] || fail "FEC recovered nothing: the loss was not repaired by yip"
-log "a: $(recovery a)"
 
 # UDP outside QUIC really was dropped.
 d=$(in_ns b nft list table inet yipblock | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')

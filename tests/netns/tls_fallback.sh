@@ -3,7 +3,10 @@
 # does not (docs/transports.md, "Fallback"). A yip-rendezvous with a UDP
 # port and a TLS front; nodes a and b name it twice (rendezvous = ADDR and
 # rendezvous = tls://ADDR, the same key) and know each other by key only.
-# Every UDP datagram leaving a and b is dropped: within 10 s of start they
+# Every UDP datagram to or from a and b is dropped (a network that blocks
+# UDP blocks it both ways; with only their sends dropped, c's Inits reach a
+# directly and a's answers go back that way, into the drop, until c tries
+# the relay alone, 7 s in): within 10 s of start they
 # register over TLS and ping each other through the front's relay (a's
 # server says "over tls" and why); c, whose UDP passes, reaches a through
 # the relay too (c by UDP, a by TLS). Then UDP is let through with a ping
@@ -39,6 +42,11 @@ table inet noudp {
 		oifname "lo" accept
 		meta l4proto udp counter drop
 	}
+	chain input {
+		type filter hook input priority 0; policy accept;
+		iifname "lo" accept
+		meta l4proto udp counter drop
+	}
 }
 NFT
 done
@@ -47,7 +55,7 @@ T0=$EPOCHREALTIME
 start_yipd a
 start_yipd b
 start_yipd c
-log "all UDP from a and b dropped: they must meet over the TLS front"
+log "all UDP to and from a and b dropped: they must meet over the TLS front"
 poll_since "$T0" 10 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' 0.2 ||
 	fail "a cannot reach b within 10 s: a: $(yipctl_of a show | grep rendezvous)"
 met=$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
@@ -61,7 +69,7 @@ sni=$(_ny_json rendezvous.0.link.sni <<<"$out")
 [ "$sni" = www.example.com ] || fail "a's TLS link sent SNI '$sni'"
 log "a reached b in $met s, relayed over TLS to the server ($why)"
 log "a: $(yipctl_of a show | grep 'rendezvous:' | sed 's/^ *//')"
-d=$(in_ns a nft list table inet noudp | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+d=$(in_ns a nft list chain inet noudp output | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 [ "${d:-0}" -gt 0 ] || fail "a's UDP was never dropped"
 # c is on UDP, a on TLS: the relay carries them across.
 wait_ping c 10.77.0.1

@@ -1873,7 +1873,7 @@ static void test_congestion_loss(void **state)
 	pair_forget(B);
 	run_lines(&ab, &ba, &now, 20000); /* 0.4 s clean at 20 ms: the base RTT */
 	assert_true(a->fec.rtt_min > 15 * YIP_NS_PER_MS && a->fec.rtt_min < 25 * YIP_NS_PER_MS);
-	assert_false(protect_queueing(a));
+	assert_false(protect_queueing(a, now));
 	ab.delay = 50 * YIP_NS_PER_MS; /* a queue of 40 ms builds A->B */
 	run_lines(&ab, &ba, &now, 5000);
 	ab.lose = 3; /* and overflows */
@@ -1885,7 +1885,7 @@ static void test_congestion_loss(void **state)
 	    (unsigned long long)a->stats.nacks_received, (unsigned long long)a->stats.arq_sent,
 	    (unsigned long long)a->stats.arq_congested, (unsigned long long)a->stats.loss_congested,
 	    a->fec.loss, (unsigned long long)b->stats.lost);
-	assert_true(protect_queueing(a));
+	assert_true(protect_queueing(a, now));
 	assert_true(b->stats.lost > 300);
 	assert_true(a->stats.nacks_received > 100);
 	assert_true(a->stats.arq_congested > 100);
@@ -1895,7 +1895,7 @@ static void test_congestion_loss(void **state)
 	/* The queue drains: the same loss is the link's again. */
 	ab.delay = 10 * YIP_NS_PER_MS;
 	run_lines(&ab, &ba, &now, 30000);
-	assert_false(protect_queueing(a));
+	assert_false(protect_queueing(a, now));
 	assert_true(a->stats.arq_sent > 0);
 	assert_true(a->fec.loss > 0.01);
 	/* The queue builds again on this lossy link: the estimate keeps the
@@ -1905,11 +1905,16 @@ static void test_congestion_loss(void **state)
 
 		ab.delay = 50 * YIP_NS_PER_MS;
 		run_lines(&ab, &ba, &now, 30000);
-		assert_true(protect_queueing(a));
+		assert_true(protect_queueing(a, now));
 		print_message("lossy link behind a queue: estimate %.4f, was %.4f\n", a->fec.loss,
 		              before);
 		assert_true(a->fec.loss > before * 0.8);
 	}
+	/* A sample says nothing of the queue a second later: a one-way flow's
+	 * sender gets no new ones, and must not take its loss for a queue's
+	 * on the strength of its last (docs/protocol.md, "Congestion"). */
+	now += 2 * YIP_NS_PER_S;
+	assert_false(protect_queueing(a, now));
 }
 
 /* Inner length of packet seq in the two byte-exact tests below. */
