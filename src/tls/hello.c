@@ -46,22 +46,13 @@
  * transport parameters themselves are the caller's (tls_quic_tp_put for
  * chromium's).
  *
- * The X25519MLKEM768 share is an ML-KEM-768 encapsulation key in form (3 x
- * 256 coefficients of 12 bits, each below q = 3329, then a 32-byte seed
- * rho) followed by an X25519 public key of its own (chromium's hybrid half
- * is not its x25519 share), whose private key is wiped at once. Nothing can
- * decapsulate to it: this client never accepts that group from a server
- * (tls.c).
+ * The X25519MLKEM768 share is the caller's (tls.c makes a fresh ML-KEM-768
+ * key pair and an X25519 key of its own for it: chromium's hybrid half is
+ * not its x25519 share).
  */
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "tls/tls.h"
-
-#include "crypto/crypto.h"
-
-#define MLKEM_Q 3329
 
 static uint16_t grease_value(tls_rand_fn *rand, void *ctx)
 {
@@ -86,32 +77,8 @@ static unsigned rand_below(tls_rand_fn *rand, void *ctx, unsigned n)
 	return v % n;
 }
 
-/* An encapsulation key's 768 coefficients, two to three bytes, then rho. */
-static void mlkem_key(uint8_t *ek, tls_rand_fn *rand, void *ctx)
-{
-	for (size_t i = 0; i < 768; i += 2) {
-		unsigned a = rand_below(rand, ctx, MLKEM_Q), b = rand_below(rand, ctx, MLKEM_Q);
-		uint8_t *p = ek + i / 2 * 3;
-
-		p[0] = (uint8_t)a;
-		p[1] = (uint8_t)(a >> 8 | (b & 0xf) << 4);
-		p[2] = (uint8_t)(b >> 4);
-	}
-	rand(ctx, ek + 1152, 32);
-}
-
-/* The hybrid share's X25519 half: a public key of a private key thrown away. */
-static void hybrid_x25519(uint8_t pub[TLS_X25519_LEN], tls_rand_fn *rand, void *ctx)
-{
-	uint8_t priv[TLS_X25519_LEN];
-
-	rand(ctx, priv, sizeof(priv));
-	(void)yip_key_public(pub, priv);
-	OPENSSL_cleanse(priv, sizeof(priv));
-}
-
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
-                      const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
+                      const uint8_t x25519[TLS_X25519_LEN], const uint8_t mlkem[TLS_MLKEMX_LEN],
                       uint8_t ech[TLS_ECH_GREASE_MAX], bool quic)
 {
 	static const uint16_t ech_lens[4] = {144, 176, 208, 240};
@@ -144,8 +111,6 @@ void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, cons
 	ch->quic = quic;
 	ch->sni = sni;
 	ch->sni_len = sni ? strlen(sni) : 0;
-	mlkem_key(mlkem, rand, rand_ctx);
-	hybrid_x25519(mlkem + TLS_MLKEM768_EK_LEN, rand, rand_ctx);
 	ch->mlkem = mlkem;
 	ch->x25519 = x25519;
 	rand(rand_ctx, &ch->ech_config_id, 1);

@@ -20,6 +20,7 @@
 #include <openssl/x509_vfy.h>
 
 #include "crypto/crypto.h"
+#include "crypto/mlkem.h"
 
 #define HASH_MAX 48
 #define IV_LEN   12
@@ -64,6 +65,8 @@ struct tls_client {
 	EVP_PKEY *leaf;
 
 	uint8_t x25519_priv[TLS_X25519_LEN], x25519_pub[TLS_X25519_LEN];
+	/* The X25519MLKEM768 share's secrets, wiped once the server has answered. */
+	uint8_t mlkem_dk[MLKEM768_DK_LEN], hybrid_priv[TLS_X25519_LEN];
 	/* The hello's choices, kept for a second hello after a HelloRetryRequest,
 	 * and that retry's group and EC key. */
 	struct tls_ch hello;
@@ -487,10 +490,46 @@ static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, cons
 	return TLS_ERR_NONE;
 }
 
+/*
+ * X25519MLKEM768's secret (draft-ietf-tls-ecdhe-mlkem): the server's share
+ * is an ML-KEM-768 ciphertext, then an X25519 public key; the secret is
+ * ML-KEM's 32 bytes, then X25519's. A ciphertext decapsulates to some
+ * secret whatever its bytes (implicit rejection): a wrong one shows as a
+ * Finished that does not verify.
+ */
+static enum tls_err hybrid_shared(struct tls_client *c, const struct tls_sh *sh,
+                                  uint8_t shared[MLKEM_SS_LEN + TLS_X25519_LEN])
+{
+	if (sh->share_len != MLKEM768_CT_LEN + TLS_X25519_LEN)
+		return TLS_ERR_MLKEM;
+	if (!set_suite(c, sh->cipher))
+		return TLS_ERR_PARAMETER;
+	if (mlkem768_decaps(shared, sh->share, c->mlkem_dk) != 0)
+		return TLS_ERR_INTERNAL;
+	if (yip_dh(shared + MLKEM_SS_LEN, c->hybrid_priv, sh->share + MLKEM768_CT_LEN) != 0)
+		return TLS_ERR_MLKEM; /* a low-order point */
+	return TLS_ERR_NONE;
+}
+
+/* A fresh X25519MLKEM768 share: an ML-KEM-768 encapsulation key, then an
+ * X25519 public key (neither the plain X25519 share's). */
+static bool hybrid_share(struct tls_client *c, uint8_t share[TLS_MLKEMX_LEN])
+{
+	uint8_t seed[MLKEM_SEED_LEN];
+	bool ok;
+
+	c->rand(c->rand_ctx, seed, sizeof(seed));
+	ok = mlkem768_keygen(share, c->mlkem_dk, seed) == 0;
+	OPENSSL_cleanse(seed, sizeof(seed));
+	c->rand(c->rand_ctx, c->hybrid_priv, sizeof(c->hybrid_priv));
+	(void)yip_key_public(share + MLKEM768_EK_LEN, c->hybrid_priv);
+	return ok;
+}
+
 static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, size_t n)
 {
 	static const uint8_t zero[HASH_MAX];
-	uint8_t shared[HASH_MAX], early[HASH_MAX], salt[HASH_MAX];
+	uint8_t shared[MLKEM_SS_LEN + TLS_X25519_LEN], early[HASH_MAX], salt[HASH_MAX];
 	size_t shared_len = TLS_X25519_LEN;
 	struct tls_sh sh;
 	bool ok;
@@ -505,16 +544,21 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 		return TLS_ERR_PARAMETER;
 	if (sh.hrr)
 		return on_retry(c, &sh, msg, n);
-	if (sh.share_group == TLS_GROUP_MLKEM768X)
-		return TLS_ERR_MLKEM;
 	if (c->retry_group) {
 		/* After a retry: the suite and group it named. */
 		if (sh.cipher != c->cipher || sh.share_group != c->retry_group ||
 		    !ec_shared(c, sh.share, sh.share_len, shared, &shared_len))
 			return TLS_ERR_PARAMETER;
 	} else {
-		if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN ||
-		    !set_suite(c, sh.cipher) || yip_dh(shared, c->x25519_priv, sh.share) != 0)
+		if (sh.share_group == TLS_GROUP_MLKEM768X) {
+			enum tls_err e = hybrid_shared(c, &sh, shared);
+
+			if (e != TLS_ERR_NONE)
+				return e;
+			shared_len = sizeof(shared);
+		} else if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN ||
+		           !set_suite(c, sh.cipher) ||
+		           yip_dh(shared, c->x25519_priv, sh.share) != 0)
 			return TLS_ERR_PARAMETER;
 		if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1)
 			return TLS_ERR_INTERNAL;
@@ -533,6 +577,8 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 	OPENSSL_cleanse(early, sizeof(early));
 	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
+	OPENSSL_cleanse(c->mlkem_dk, sizeof(c->mlkem_dk));
+	OPENSSL_cleanse(c->hybrid_priv, sizeof(c->hybrid_priv));
 	EVP_PKEY_free(c->ec);
 	c->ec = NULL;
 	if (!ok)
@@ -989,6 +1035,10 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 	if (c->quic && cfg->quic_tp_len > 0)
 		memcpy(c->quic_tp, cfg->quic_tp, cfg->quic_tp_len);
 	c->quic_tp_len = cfg->quic_tp_len;
+	if (!hybrid_share(c, mlkem)) {
+		tls_client_free(c);
+		return NULL;
+	}
 	tls_hello_choose(&c->hello, c->rand, c->rand_ctx, c->has_sni ? c->sni : NULL, c->x25519_pub,
 	                 mlkem, c->ech, c->quic);
 	c->hello.quic_tp = c->quic_tp;

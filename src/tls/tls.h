@@ -20,13 +20,15 @@
  * allocation per record. The handshake allocates in libcrypto (key
  * derivation, the certificate's key) and frees before it returns.
  *
- * What it does not do: the X25519MLKEM768 key share it sends is a
- * well-formed ML-KEM-768 encapsulation key with no decapsulation key behind
- * it (OpenSSL 3.0 has no ML-KEM), so a server that selects that group fails
- * the handshake (TLS_ERR_MLKEM, counted). A HelloRetryRequest for P-256 or
- * P-384 is answered with a second hello (that share from libcrypto's RNG);
- * one for any other group, or a second one, fails it (TLS_ERR_HRR). No resumption
- * (tickets are read and dropped), no client certificates (a
+ * Key exchange: X25519MLKEM768 (ML-KEM-768 from src/crypto/mlkem.c, as
+ * OpenSSL 3.0 has none: the secret is ML-KEM's, then X25519's), X25519,
+ * and P-256 or P-384 after a HelloRetryRequest; a hybrid share that does
+ * not decode fails the handshake (TLS_ERR_MLKEM, counted). A
+ * HelloRetryRequest for P-256 or P-384 is answered with a second hello
+ * (that share from libcrypto's RNG); one for any other group, or a second
+ * one, fails it (TLS_ERR_HRR).
+ *
+ * What it does not do: no resumption (tickets are read and dropped), no client certificates (a
  * CertificateRequest fails it, TLS_ERR_UNSUPPORTED), no compressed
  * certificates (a server that speaks brotli may choose to send one: it
  * fails the handshake, TLS_ERR_UNSUPPORTED), no ALPS answer (a server that
@@ -115,7 +117,7 @@ enum tls_err {
 	TLS_ERR_UNEXPECTED,  /* a message out of order */
 	TLS_ERR_VERSION,     /* the server does not speak TLS 1.3 */
 	TLS_ERR_PARAMETER,   /* a suite, group or echo this client did not offer */
-	TLS_ERR_MLKEM,       /* the server chose X25519MLKEM768 (see above) */
+	TLS_ERR_MLKEM,       /* the server's X25519MLKEM768 share is bad */
 	TLS_ERR_HRR,         /* a HelloRetryRequest it cannot answer (see above) */
 	TLS_ERR_UNSUPPORTED, /* a CertificateRequest, a compressed certificate, ML-DSA */
 	TLS_ERR_CERT,        /* the verify callback refused the chain */
@@ -221,14 +223,14 @@ uint8_t tls_client_quic_alert(const struct tls_client *c);
 /*
  * Fills ch with a fresh connection's choices (GREASE values, extension
  * order, random, session id, ECH GREASE) from rand, with sni and x25519
- * as the plain X25519 share, the X25519MLKEM768 share written to mlkem
+ * as the plain X25519 share, mlkem as the X25519MLKEM768 share
  * (TLS_MLKEMX_LEN; its X25519 half a key of its own) and the ECH GREASE
  * bytes to ech (at least TLS_ECH_GREASE_MAX). quic: the QUIC hello's
  * choices (its extensions permuted; its quic_tp the caller's to set).
  */
 #define TLS_ECH_GREASE_MAX (32 + 240)
 void tls_hello_choose(struct tls_ch *ch, tls_rand_fn *rand, void *rand_ctx, const char *sni,
-                      const uint8_t x25519[TLS_X25519_LEN], uint8_t mlkem[TLS_MLKEMX_LEN],
+                      const uint8_t x25519[TLS_X25519_LEN], const uint8_t mlkem[TLS_MLKEMX_LEN],
                       uint8_t ech[TLS_ECH_GREASE_MAX], bool quic);
 
 /*

@@ -28,6 +28,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "crypto/crypto.h"
+#include "crypto/mlkem.h"
 #include "tls/tls.h"
 #include "wire/tls.h"
 
@@ -801,8 +803,10 @@ static void ca_store(void **state)
 	X509_STORE_free(store);
 }
 
-/* A ServerHello made by hand: group and random as given. */
-static size_t server_hello(uint8_t *out, const struct tls_client *c, uint16_t group, bool hrr)
+/* A ServerHello made by hand: group and random as given, the key share
+ * share_len bytes of key (of 9s if NULL; the group's length if 0). */
+static size_t server_hello_share(uint8_t *out, const struct tls_client *c, uint16_t group, bool hrr,
+                                 const uint8_t *key, size_t share_len)
 {
 	static const uint8_t hrr_random[32] = {
 	    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c,
@@ -811,7 +815,7 @@ static size_t server_hello(uint8_t *out, const struct tls_client *c, uint16_t gr
 	};
 	size_t chn, n = 0, ext;
 	const uint8_t *ch = tls_client_hello(c, &chn);
-	size_t share = group == TLS_GROUP_MLKEM768X ? 1120 : 32;
+	size_t share = share_len ? share_len : group == TLS_GROUP_MLKEM768X ? 1120 : 32;
 
 	n = TLS_REC_HDR + TLS_HS_HDR;
 	out[n++] = 3;
@@ -845,7 +849,10 @@ static size_t server_hello(uint8_t *out, const struct tls_client *c, uint16_t gr
 		out[n++] = (uint8_t)group;
 		out[n++] = (uint8_t)(share >> 8);
 		out[n++] = (uint8_t)share;
-		memset(out + n, 9, share);
+		if (key)
+			memcpy(out + n, key, share);
+		else
+			memset(out + n, 9, share);
 		n += share;
 	}
 	out[ext] = (uint8_t)((n - ext - 2) >> 8);
@@ -860,13 +867,15 @@ static void refused_server_hellos(void **state)
 	static const struct {
 		uint16_t group;
 		bool hrr;
+		size_t share;
 		enum tls_err err;
 	} cases[] = {
-	    {TLS_GROUP_MLKEM768X, false, TLS_ERR_MLKEM},
-	    {TLS_GROUP_X25519, true, TLS_ERR_HRR},
-	    {TLS_GROUP_MLKEM768X, true, TLS_ERR_HRR},
-	    {0x001e, true, TLS_ERR_HRR}, /* x448, never offered */
-	    {TLS_GROUP_P256, false, TLS_ERR_PARAMETER},
+	    {TLS_GROUP_MLKEM768X, false, 1119, TLS_ERR_MLKEM},
+	    {TLS_GROUP_MLKEM768X, false, 32, TLS_ERR_MLKEM},
+	    {TLS_GROUP_X25519, true, 0, TLS_ERR_HRR},
+	    {TLS_GROUP_MLKEM768X, true, 0, TLS_ERR_HRR},
+	    {0x001e, true, 0, TLS_ERR_HRR}, /* x448, never offered */
+	    {TLS_GROUP_P256, false, 0, TLS_ERR_PARAMETER},
 	};
 	struct tls_client_config cfg = {.sni = SNI, .rand = test_rand, .verify = tls_verify_any};
 	uint8_t sh[2048];
@@ -875,7 +884,9 @@ static void refused_server_hellos(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct tls_client *c = tls_client_new(&cfg);
 		struct tls_event ev;
-		size_t n = server_hello(sh, c, cases[i].group, cases[i].hrr), out_len;
+		size_t n = server_hello_share(sh, c, cases[i].group, cases[i].hrr, NULL,
+		                              cases[i].share),
+		       out_len;
 		const uint8_t *out;
 
 		tls_client_out_done(c, TLS_OUT_BUF);
@@ -943,12 +954,13 @@ static void keylog_cb(const SSL *ssl, const char *line)
 		assert_int_equal(sscanf(p + 1 + 2 * i, "%2hhx", &s_hs_secret[i]), 1);
 }
 
-/* HKDF-Expand-Label over SHA-256 with an empty context. */
-static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const char *label)
+/* HKDF-Expand-Label over SHA-256. */
+static void expand_label_ctx(uint8_t *out, size_t n, const uint8_t secret[32], const char *label,
+                             const uint8_t *ctx, size_t ctx_len)
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
 	EVP_KDF_CTX *k = EVP_KDF_CTX_new(kdf);
-	uint8_t info[64];
+	uint8_t info[128];
 	size_t ll = strlen(label), i = 0;
 	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
 	OSSL_PARAM prm[5];
@@ -959,7 +971,9 @@ static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const
 	memcpy(info + i, "tls13 ", 6);
 	memcpy(info + i + 6, label, ll);
 	i += 6 + ll;
-	info[i++] = 0;
+	info[i++] = (uint8_t)ctx_len;
+	memcpy(info + i, ctx, ctx_len);
+	i += ctx_len;
 	prm[0] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
 	prm[1] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0);
 	prm[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, 32);
@@ -968,6 +982,19 @@ static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const
 	assert_int_equal(EVP_KDF_derive(k, out, n, prm), 1);
 	EVP_KDF_CTX_free(k);
 	EVP_KDF_free(kdf);
+}
+
+static void expand_label(uint8_t *out, size_t n, const uint8_t secret[32], const char *label)
+{
+	expand_label_ctx(out, n, secret, label, NULL, 0);
+}
+
+/* HKDF-Extract over SHA-256. */
+static void extract(uint8_t out[32], const uint8_t salt[32], const uint8_t *ikm, size_t n)
+{
+	unsigned len = 32;
+
+	assert_non_null(HMAC(EVP_sha256(), salt, 32, ikm, n, out, &len));
 }
 
 /* Opens (enc 0) or seals (enc 1) the AES-128-GCM record at rec in place,
@@ -1065,6 +1092,84 @@ static void refused_signature_schemes(void **state)
 	}
 }
 
+/*
+ * X25519MLKEM768 chosen: a ServerHello whose share is an encapsulation to
+ * the hello's ML-KEM key and an X25519 key, then EncryptedExtensions sealed
+ * with a handshake secret this test derives itself (RFC 8446 7.1, the
+ * secret ML-KEM's then X25519's): the client reads it. The same with one
+ * byte of the ciphertext changed: its secret is another, so the record
+ * does not open.
+ */
+static void hybrid_server(void **state)
+{
+	static const uint8_t ee[] = {TLS_HS_ENCRYPTED_EXTENSIONS, 0, 0, 2, 0, 0, TLS_CT_HANDSHAKE};
+	static const uint8_t zero[32];
+
+	(void)state;
+	for (int flip = 0; flip < 2; flip++) {
+		struct tls_client_config cfg = {
+		    .sni = SNI, .rand = test_rand, .verify = tls_verify_any};
+		struct tls_client *c = tls_client_new(&cfg);
+		struct tls_ch_view v;
+		uint8_t share[MLKEM768_CT_LEN + TLS_X25519_LEN], shared[64], m[32], priv[32];
+		uint8_t early[32], derived[32], hs[32], th[32], sh[2048];
+		size_t chn, n, used, out_len;
+		const uint8_t *ch = tls_client_hello(c, &chn), *out;
+		struct tls_event ev = {0};
+		EVP_MD_CTX *x = EVP_MD_CTX_new();
+		unsigned thl;
+
+		tls_client_out_done(c, TLS_OUT_BUF);
+		assert_true(tls_ch_get(&v, ch + TLS_HS_HDR, chn - TLS_HS_HDR));
+		assert_non_null(v.mlkem);
+		test_rand(NULL, m, sizeof(m));
+		test_rand(NULL, priv, sizeof(priv));
+		assert_int_equal(mlkem768_encaps(share, shared, v.mlkem, m), 0);
+		assert_int_equal(yip_key_public(share + MLKEM768_CT_LEN, priv), 0);
+		assert_int_equal(yip_dh(shared + 32, priv, v.mlkem + MLKEM768_EK_LEN), 0);
+		n = server_hello_share(sh, c, TLS_GROUP_MLKEM768X, false, share, sizeof(share));
+		/* (version, random, session id, suite, compression, extensions'
+		 * length, supported_versions, key_share's header) */
+		if (flip)
+			sh[TLS_REC_HDR + TLS_HS_HDR + 2 + 32 + 1 + 32 + 2 + 1 + 2 + 6 + 8 + 100] ^=
+			    1;
+		/* The key schedule, from the secret the server holds. */
+		extract(early, zero, zero, 32);
+		assert_int_equal(EVP_Digest(NULL, 0, th, &thl, EVP_sha256(), NULL), 1);
+		expand_label_ctx(derived, 32, early, "derived", th, 32);
+		extract(hs, derived, shared, sizeof(shared));
+		assert_int_equal(EVP_DigestInit_ex(x, EVP_sha256(), NULL), 1);
+		assert_int_equal(EVP_DigestUpdate(x, ch, chn), 1);
+		assert_int_equal(EVP_DigestUpdate(x, sh + TLS_REC_HDR, n - TLS_REC_HDR), 1);
+		assert_int_equal(EVP_DigestFinal_ex(x, th, &thl), 1);
+		EVP_MD_CTX_free(x);
+		expand_label_ctx(s_hs_secret, 32, hs, "s hs traffic", th, 32);
+		/* Then EncryptedExtensions (empty), sealed at sequence 0. */
+		tls_rec_put(sh + n, TLS_CT_APP, 0x0303, sizeof(ee) + 16);
+		memcpy(sh + n + TLS_REC_HDR, ee, sizeof(ee));
+		crypt_record(sh + n, sizeof(ee) + 16, 0, 1);
+		n += TLS_REC_HDR + sizeof(ee) + 16;
+		used = 0;
+		do
+			used += tls_client_recv(c, sh + used, n - used, &ev);
+		while (used < n && ev.kind != TLS_EV_FAILED);
+		if (!flip) {
+			assert_int_equal(used, n);
+			assert_int_not_equal(ev.kind, TLS_EV_FAILED);
+			assert_int_equal(tls_client_err(c), TLS_ERR_NONE);
+			assert_int_equal(tls_client_cipher(c), 0x1301);
+		} else {
+			assert_int_equal(ev.kind, TLS_EV_FAILED);
+			assert_int_not_equal(tls_client_err(c), TLS_ERR_NONE);
+			out = tls_client_out(c, &out_len);
+			assert_int_equal(out_len, 7); /* a fatal alert */
+			assert_int_equal(out[0], TLS_CT_ALERT);
+			assert_int_equal(out[5], 2);
+		}
+		tls_client_free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1082,6 +1187,7 @@ int main(void)
 	    cmocka_unit_test(pinned_key),
 	    cmocka_unit_test(ca_store),
 	    cmocka_unit_test(refused_server_hellos),
+	    cmocka_unit_test(hybrid_server),
 	    cmocka_unit_test(refused_records),
 	    cmocka_unit_test(refused_signature_schemes),
 	};
