@@ -972,7 +972,8 @@ static void expand_label_ctx(uint8_t *out, size_t n, const uint8_t secret[32], c
 	memcpy(info + i + 6, label, ll);
 	i += 6 + ll;
 	info[i++] = (uint8_t)ctx_len;
-	memcpy(info + i, ctx, ctx_len);
+	if (ctx_len > 0)
+		memcpy(info + i, ctx, ctx_len);
 	i += ctx_len;
 	prm[0] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
 	prm[1] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, "SHA256", 0);
