@@ -61,10 +61,9 @@ static void report_send(struct yip_peer *p, uint64_t now)
 	/* Each of the peer's timestamps is echoed once: a second echo of the
 	 * same one would give the peer another sample of a round trip whose
 	 * first half is as old as that timestamp. A one-way flow's sender gets
-	 * none of our data and sends no reports of its own; echoing its last
-	 * report in every one of ours once froze its RTT at one stretched
-	 * sample (a report stamped, then the daemon descheduled), so every loss
-	 * looked like a queue's for the whole flow: no repairs, no resends. */
+	 * none of our data and sends no reports of its own: echoed in every one
+	 * of ours, its last timestamp would pin its RTT to one sample, however
+	 * stretched, for the whole flow. */
 	if (f->peer_ts_at) {
 		r.echo_ts_us = f->peer_ts;
 		r.echo_delay_us = (uint32_t)((now - f->peer_ts_at) / 1000);

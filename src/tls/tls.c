@@ -506,8 +506,10 @@ static enum tls_err hybrid_shared(struct tls_client *c, const struct tls_sh *sh,
 		return TLS_ERR_PARAMETER;
 	if (mlkem768_decaps(shared, sh->share, c->mlkem_dk) != 0)
 		return TLS_ERR_INTERNAL;
-	if (yip_dh(shared + MLKEM_SS_LEN, c->hybrid_priv, sh->share + MLKEM768_CT_LEN) != 0)
+	if (yip_dh(shared + MLKEM_SS_LEN, c->hybrid_priv, sh->share + MLKEM768_CT_LEN) != 0) {
+		OPENSSL_cleanse(shared, MLKEM_SS_LEN + TLS_X25519_LEN);
 		return TLS_ERR_MLKEM; /* a low-order point */
+	}
 	return TLS_ERR_NONE;
 }
 
