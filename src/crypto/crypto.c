@@ -123,6 +123,8 @@ void yip_hkdf(uint8_t out1[YIP_HASH_LEN], uint8_t out2[YIP_HASH_LEN], uint8_t *o
 	sodium_memzero(buf, sizeof(buf));
 }
 
+_Static_assert(YIP_AEAD_NONCE == crypto_aead_chacha20poly1305_ietf_NPUBBYTES, "the nonce length");
+
 /* Noise's ChaChaPoly nonce: 32 zero bits, then the counter little-endian. */
 static void aead_nonce(uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES], uint64_t n)
 {
@@ -133,28 +135,42 @@ static void aead_nonce(uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES]
 		npub[4 + i] = (uint8_t)(n >> (8 * i));
 }
 
+void yip_aead_seal_nonce(uint8_t *c, const uint8_t key[YIP_KEY_LEN],
+                         const uint8_t nonce[YIP_AEAD_NONCE], const uint8_t *ad, size_t adlen,
+                         const uint8_t *m, size_t mlen)
+{
+	crypto_aead_chacha20poly1305_ietf_encrypt(c, NULL, m, mlen, ad, adlen, NULL, nonce, key);
+}
+
+int yip_aead_open_nonce(uint8_t *m, const uint8_t key[YIP_KEY_LEN],
+                        const uint8_t nonce[YIP_AEAD_NONCE], const uint8_t *ad, size_t adlen,
+                        const uint8_t *c, size_t clen)
+{
+	if (clen < YIP_AEAD_TAG)
+		return -1;
+	/* On failure libsodium zeroes m rather than leave forged plaintext. */
+	if (crypto_aead_chacha20poly1305_ietf_decrypt(m, NULL, NULL, c, clen, ad, adlen, nonce,
+	                                              key) != 0)
+		return -1;
+	return 0;
+}
+
 void yip_aead_seal(uint8_t *c, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
                    size_t adlen, const uint8_t *m, size_t mlen)
 {
-	uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+	uint8_t npub[YIP_AEAD_NONCE];
 
 	aead_nonce(npub, nonce);
-	crypto_aead_chacha20poly1305_ietf_encrypt(c, NULL, m, mlen, ad, adlen, NULL, npub, key);
+	yip_aead_seal_nonce(c, key, npub, ad, adlen, m, mlen);
 }
 
 int yip_aead_open(uint8_t *m, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
                   size_t adlen, const uint8_t *c, size_t clen)
 {
-	uint8_t npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+	uint8_t npub[YIP_AEAD_NONCE];
 
-	if (clen < YIP_AEAD_TAG)
-		return -1;
 	aead_nonce(npub, nonce);
-	/* On failure libsodium zeroes m rather than leave forged plaintext. */
-	if (crypto_aead_chacha20poly1305_ietf_decrypt(m, NULL, NULL, c, clen, ad, adlen, npub,
-	                                              key) != 0)
-		return -1;
-	return 0;
+	return yip_aead_open_nonce(m, key, npub, ad, adlen, c, clen);
 }
 
 bool yip_cipher_available(enum yip_cipher c)

@@ -59,6 +59,15 @@ void yip_aead_seal(uint8_t *c, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, c
 int yip_aead_open(uint8_t *m, const uint8_t key[YIP_KEY_LEN], uint64_t nonce, const uint8_t *ad,
                   size_t adlen, const uint8_t *c, size_t clen);
 
+/* The same AEAD with a 96-bit nonce of the caller's (the REALITY seal's). */
+#define YIP_AEAD_NONCE 12
+void yip_aead_seal_nonce(uint8_t *c, const uint8_t key[YIP_KEY_LEN],
+                         const uint8_t nonce[YIP_AEAD_NONCE], const uint8_t *ad, size_t adlen,
+                         const uint8_t *m, size_t mlen);
+int yip_aead_open_nonce(uint8_t *m, const uint8_t key[YIP_KEY_LEN],
+                        const uint8_t nonce[YIP_AEAD_NONCE], const uint8_t *ad, size_t adlen,
+                        const uint8_t *c, size_t clen);
+
 /*
  * Data ciphers a session can use. Both take a 32-byte key, a 96-bit nonce
  * (the same encoding as above) and append a 16-byte tag.

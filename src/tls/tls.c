@@ -21,6 +21,7 @@
 
 #include "crypto/crypto.h"
 #include "crypto/mlkem.h"
+#include "wire/reality.h"
 
 #define HASH_MAX 48
 #define IV_LEN   12
@@ -999,6 +1000,17 @@ size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, stru
 	return used;
 }
 
+/* The seal callback's session id, kept for a second hello too. */
+static bool seal_hello(struct tls_client *c, const struct tls_client_config *cfg)
+{
+	size_t at = wire_reality_sid_at(c->ch, c->ch_len);
+
+	if (c->quic || at == 0 || !cfg->seal(cfg->seal_ctx, c->ch, c->ch_len, c->x25519_priv))
+		return false;
+	memcpy(c->hello.sid, c->ch + at, TLS_SID_MAX);
+	return true;
+}
+
 /* ---- the API ---- */
 
 struct tls_client *tls_client_new(const struct tls_client_config *cfg)
@@ -1047,7 +1059,7 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 	c->hello.quic_tp_len = c->quic_tp_len;
 	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
 	c->hello.mlkem = NULL; /* a second hello sends another share */
-	if (c->ch_len == 0) {
+	if (c->ch_len == 0 || (cfg->seal != NULL && !seal_hello(c, cfg))) {
 		tls_client_free(c);
 		return NULL;
 	}

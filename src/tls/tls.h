@@ -108,6 +108,15 @@ struct tls_client_config {
 	size_t quic_tp_len;
 	tls_secret_fn *secret;
 	void *secret_ctx;
+	/*
+	 * REALITY (src/reality; TCP only): called once the hello is built,
+	 * with the ClientHello handshake message and the private key of its
+	 * X25519 share, to rewrite its 32-byte legacy_session_id in place
+	 * (nothing else); false fails tls_client_new. NULL: a random id.
+	 */
+	bool (*seal)(void *ctx, uint8_t *hello, size_t len,
+	             const uint8_t x25519_priv[TLS_X25519_LEN]);
+	void *seal_ctx;
 };
 
 /* Why a connection failed (struct tls_event.err, tls_client_err). */
