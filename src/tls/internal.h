@@ -105,4 +105,32 @@ uint8_t tls_err_alert(enum tls_err err);
 int tls_rec_take(uint8_t *rec, size_t *rec_n, struct tls_rec *r, const uint8_t *in, size_t len,
                  size_t *used);
 
+/* An output queue: n bytes of p appended to out (*out_n held, cap in
+ * all), or false if they do not fit; and its first k bytes taken off. */
+bool tls_out_put(uint8_t *out, size_t *out_n, size_t cap, const uint8_t *p, size_t n);
+void tls_out_done(uint8_t *out, size_t *out_n, size_t k);
+
+/* An alert record's body: TLS_ERR_NONE with ev->kind TLS_EV_CLOSED for
+ * close_notify, TLS_ERR_ALERT with ev->alert for any other, or
+ * TLS_ERR_DECODE. */
+enum tls_err tls_alert_in(const uint8_t *p, size_t n, struct tls_event *ev);
+
+/*
+ * A protected record's handshake bytes (p, n) added to the reassembly
+ * buffer hs (*hs_n held, cap in all) and each whole message handed to
+ * msg; a message that changes keys (msg sets *rekeyed) must end the
+ * record. The first error, or TLS_ERR_OVERFLOW for a message that could
+ * never fit in cap.
+ */
+typedef enum tls_err tls_msg_fn(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
+                                const uint8_t *body, size_t body_len, bool *rekeyed);
+enum tls_err tls_hs_feed(uint8_t *hs, size_t *hs_n, size_t cap, const uint8_t *p, size_t n,
+                         tls_msg_fn *msg, void *ctx);
+
+/* A whole record at rec (r its header) opened with d if protected: its
+ * inner type and plaintext; TLS_ERR_UNEXPECTED (protected before keys),
+ * TLS_ERR_RECORD_MAC, or TLS_ERR_OVERFLOW. */
+enum tls_err tls_rec_in(struct tls_dir *d, uint8_t *rec, const struct tls_rec *r, uint8_t *type,
+                        uint8_t **plain, size_t *plain_len);
+
 #endif

@@ -309,3 +309,85 @@ int tls_rec_take(uint8_t *rec, size_t *rec_n, struct tls_rec *r, const uint8_t *
 	*rec_n = 0;
 	return 1;
 }
+
+bool tls_out_put(uint8_t *out, size_t *out_n, size_t cap, const uint8_t *p, size_t n)
+{
+	if (cap - *out_n < n)
+		return false;
+	memcpy(out + *out_n, p, n);
+	*out_n += n;
+	return true;
+}
+
+void tls_out_done(uint8_t *out, size_t *out_n, size_t k)
+{
+	if (k > *out_n)
+		k = *out_n;
+	memmove(out, out + k, *out_n - k);
+	*out_n -= k;
+}
+
+enum tls_err tls_alert_in(const uint8_t *p, size_t n, struct tls_event *ev)
+{
+	uint8_t level, desc;
+
+	if (!tls_alert_get(&level, &desc, p, n))
+		return TLS_ERR_DECODE;
+	if (desc == TLS_ALERT_CLOSE_NOTIFY) {
+		ev->kind = TLS_EV_CLOSED;
+		return TLS_ERR_NONE;
+	}
+	ev->alert = desc;
+	return TLS_ERR_ALERT;
+}
+
+enum tls_err tls_hs_feed(uint8_t *hs, size_t *hs_n, size_t cap, const uint8_t *p, size_t n,
+                         tls_msg_fn *msg, void *ctx)
+{
+	size_t used = 0, k;
+	enum tls_err err = TLS_ERR_NONE;
+
+	if (n == 0)
+		return TLS_ERR_DECODE;
+	if (cap - *hs_n < n)
+		return TLS_ERR_OVERFLOW;
+	memcpy(hs + *hs_n, p, n);
+	*hs_n += n;
+	while (err == TLS_ERR_NONE) {
+		const uint8_t *body;
+		size_t body_len;
+		uint8_t type;
+		bool rekeyed = false;
+
+		k = tls_hs_get(hs + used, *hs_n - used, &type, &body, &body_len);
+		if (k == 0)
+			break;
+		err = msg(ctx, hs + used, k, type, body, body_len, &rekeyed);
+		used += k;
+		/* The keys changed: nothing may follow in this record. */
+		if (err == TLS_ERR_NONE && rekeyed && used != *hs_n)
+			err = TLS_ERR_UNEXPECTED;
+	}
+	memmove(hs, hs + used, *hs_n - used);
+	*hs_n -= used;
+	/* A message header longer than the buffer could ever hold. */
+	if (err == TLS_ERR_NONE && *hs_n >= TLS_HS_HDR &&
+	    ((size_t)hs[1] << 16 | (size_t)hs[2] << 8 | hs[3]) > cap - TLS_HS_HDR)
+		err = TLS_ERR_OVERFLOW;
+	return err;
+}
+
+enum tls_err tls_rec_in(struct tls_dir *d, uint8_t *rec, const struct tls_rec *r, uint8_t *type,
+                        uint8_t **plain, size_t *plain_len)
+{
+	*type = r->type;
+	*plain = rec + TLS_REC_HDR;
+	*plain_len = r->len;
+	if (r->type == TLS_CT_APP) {
+		if (!d->on)
+			return TLS_ERR_UNEXPECTED;
+		if (!tls_dir_open(d, rec, r->len, type, plain, plain_len))
+			return TLS_ERR_RECORD_MAC;
+	}
+	return *plain_len > TLS_REC_PLAIN ? TLS_ERR_OVERFLOW : TLS_ERR_NONE;
+}

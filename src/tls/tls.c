@@ -111,11 +111,7 @@ static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
 
 static bool out_put(struct tls_client *c, const uint8_t *p, size_t n)
 {
-	if (TLS_OUT_BUF - c->out_n < n)
-		return false;
-	memcpy(c->out + c->out_n, p, n);
-	c->out_n += n;
-	return true;
+	return tls_out_put(c->out, &c->out_n, TLS_OUT_BUF, p, n);
 }
 
 /* Queues a handshake message or an alert, protected once there are keys.
@@ -584,65 +580,39 @@ static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t 
 	return err;
 }
 
+/* One whole message from the server (tls_hs_feed). */
+static enum tls_err on_msg(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
+                           const uint8_t *body, size_t body_len, bool *rekeyed)
+{
+	struct tls_client *c = ctx;
+	enum state before = c->state;
+	enum tls_err err;
+
+	if (c->state == ST_WAIT_SH)
+		err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, msg, n) : TLS_ERR_UNEXPECTED;
+	else
+		err = on_message(c, msg, n, type, body, body_len);
+	*rekeyed = before != c->state && (c->state == ST_WAIT_EE || c->state == ST_CONNECTED);
+	return err;
+}
+
 /* Handshake bytes from one record: whole messages are handled as they
  * complete. A message may not straddle a change of keys. */
 static enum tls_err on_handshake(struct tls_client *c, const uint8_t *p, size_t n)
 {
-	size_t used = 0, k;
-	enum tls_err err = TLS_ERR_NONE;
-
-	if (n == 0)
-		return TLS_ERR_DECODE;
-	if (TLS_HS_BUF - c->hs_n < n)
-		return TLS_ERR_OVERFLOW;
-	memcpy(c->hs + c->hs_n, p, n);
-	c->hs_n += n;
-	while (err == TLS_ERR_NONE) {
-		const uint8_t *body;
-		size_t body_len;
-		uint8_t type;
-		enum state before = c->state;
-
-		k = tls_hs_get(c->hs + used, c->hs_n - used, &type, &body, &body_len);
-		if (k == 0)
-			break;
-		if (c->state == ST_WAIT_SH)
-			err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, c->hs + used, k)
-			                                  : TLS_ERR_UNEXPECTED;
-		else
-			err = on_message(c, c->hs + used, k, type, body, body_len);
-		used += k;
-		/* The keys changed: nothing may follow in this record. */
-		if (err == TLS_ERR_NONE && before != c->state &&
-		    (c->state == ST_WAIT_EE || c->state == ST_CONNECTED) && used != c->hs_n)
-			err = TLS_ERR_UNEXPECTED;
-	}
-	memmove(c->hs, c->hs + used, c->hs_n - used);
-	c->hs_n -= used;
-	/* A message header longer than the buffer could ever hold. */
-	if (err == TLS_ERR_NONE && c->hs_n >= TLS_HS_HDR &&
-	    ((size_t)c->hs[1] << 16 | (size_t)c->hs[2] << 8 | c->hs[3]) > TLS_HS_BUF - TLS_HS_HDR)
-		err = TLS_ERR_OVERFLOW;
-	return err;
+	return tls_hs_feed(c->hs, &c->hs_n, TLS_HS_BUF, p, n, on_msg, c);
 }
 
 /* ---- records in ---- */
 
 static void on_alert(struct tls_client *c, struct tls_event *ev, const uint8_t *p, size_t n)
 {
-	uint8_t level, desc;
+	enum tls_err err = tls_alert_in(p, n, ev);
 
-	if (!tls_alert_get(&level, &desc, p, n)) {
-		fail(c, ev, TLS_ERR_DECODE);
-		return;
-	}
-	if (desc == TLS_ALERT_CLOSE_NOTIFY) {
+	if (err == TLS_ERR_NONE)
 		c->state = ST_CLOSED;
-		ev->kind = TLS_EV_CLOSED;
-		return;
-	}
-	ev->alert = desc;
-	fail(c, ev, TLS_ERR_ALERT);
+	else
+		fail(c, ev, err);
 }
 
 /* The whole record in c->rec. */
@@ -661,25 +631,12 @@ static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_
 			fail(c, ev, TLS_ERR_UNEXPECTED);
 		return;
 	}
-	if (type == TLS_CT_APP) {
-		if (!c->rx.on) {
-			fail(c, ev, TLS_ERR_UNEXPECTED);
-			return;
-		}
-		if (!tls_dir_open(&c->rx, c->rec, n, &type, &p, &n)) {
-			fail(c, ev, TLS_ERR_RECORD_MAC);
-			return;
-		}
-		if (n > TLS_REC_PLAIN) {
-			fail(c, ev, TLS_ERR_OVERFLOW);
-			return;
-		}
-	} else if (n > TLS_REC_PLAIN) {
-		fail(c, ev, TLS_ERR_OVERFLOW);
-		return;
-	} else if (type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH) {
-		/* Plaintext handshake records end with the ServerHello. */
-		fail(c, ev, TLS_ERR_UNEXPECTED);
+	err = tls_rec_in(&c->rx, c->rec, r, &type, &p, &n);
+	/* Plaintext handshake records end with the ServerHello. */
+	if (err == TLS_ERR_NONE && r->type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH)
+		err = TLS_ERR_UNEXPECTED;
+	if (err != TLS_ERR_NONE) {
+		fail(c, ev, err);
 		return;
 	}
 	switch (type) {
@@ -823,10 +780,7 @@ const uint8_t *tls_client_out(const struct tls_client *c, size_t *len)
 
 void tls_client_out_done(struct tls_client *c, size_t n)
 {
-	if (n > c->out_n)
-		n = c->out_n;
-	memmove(c->out, c->out + n, c->out_n - n);
-	c->out_n -= n;
+	tls_out_done(c->out, &c->out_n, n);
 }
 
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
