@@ -68,15 +68,6 @@ struct build {
 
 /* ---- output ---- */
 
-static bool out_put(struct tls_server *s, const uint8_t *p, size_t n)
-{
-	if (s->out_cap - s->out_n < n)
-		return false;
-	memcpy(s->out + s->out_n, p, n);
-	s->out_n += n;
-	return true;
-}
-
 /* One protected record of inner type with len bytes of p and pad zeros, queued. */
 static bool out_sealed(struct tls_server *s, uint8_t type, const uint8_t *p, size_t len, size_t pad)
 {
@@ -404,7 +395,7 @@ static enum tls_err start(struct tls_server *s, struct build *b)
 	    !tls_dir_set(&s->suite, &s->tx, b->s_hs, 1) ||
 	    !tls_dir_set(&s->suite, &s->rx, b->c_hs, 0))
 		return TLS_ERR_INTERNAL;
-	if (cfg->ccs && !out_put(s, ccs, sizeof(ccs)))
+	if (cfg->ccs && !tls_out_put(s->out, &s->out_n, s->out_cap, ccs, sizeof(ccs)))
 		return TLS_ERR_INTERNAL;
 	n = flight(s, b, stream);
 	if (n == 0 || !pack(s, cfg, stream, n) || !tls_dir_set(&s->suite, &s->tx, b->s_ap, 1))
@@ -417,27 +408,25 @@ static enum tls_err start(struct tls_server *s, struct build *b)
 
 static void on_alert(struct tls_server *s, struct tls_event *ev, const uint8_t *p, size_t n)
 {
-	uint8_t level, desc;
+	enum tls_err err = tls_alert_in(p, n, ev);
 
-	if (!tls_alert_get(&level, &desc, p, n)) {
-		fail(s, ev, TLS_ERR_DECODE);
-	} else if (desc == TLS_ALERT_CLOSE_NOTIFY) {
-		s->state = ST_CLOSED;
-		ev->kind = TLS_EV_CLOSED;
-	} else {
-		ev->alert = desc;
-		fail(s, ev, TLS_ERR_ALERT);
-	}
+	if (err != TLS_ERR_NONE)
+		fail(s, ev, err);
+	s->state = err == TLS_ERR_NONE ? ST_CLOSED : ST_FAILED;
 }
 
-/* One whole handshake message from the client. */
-static enum tls_err on_message(struct tls_server *s, const uint8_t *msg, size_t n)
+/* One whole handshake message from the client (tls_hs_feed): its
+ * Finished, then KeyUpdates. */
+static enum tls_err on_message(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
+                               const uint8_t *body, size_t body_len, bool *rekeyed)
 {
+	struct tls_server *s = ctx;
 	uint8_t ku[TLS_HS_HDR + 1];
 	bool requested;
 
 	if (s->state == ST_WAIT_FIN) {
-		if (msg[0] != TLS_HS_FINISHED)
+		*rekeyed = true;
+		if (type != TLS_HS_FINISHED)
 			return TLS_ERR_UNEXPECTED;
 		if (n != TLS_HS_HDR + s->suite.hlen)
 			return TLS_ERR_DECODE;
@@ -449,9 +438,9 @@ static enum tls_err on_message(struct tls_server *s, const uint8_t *msg, size_t 
 		s->state = ST_CONNECTED;
 		return TLS_ERR_NONE;
 	}
-	if (msg[0] != TLS_HS_KEY_UPDATE)
+	if (type != TLS_HS_KEY_UPDATE)
 		return TLS_ERR_UNEXPECTED;
-	if (!tls_ku_get(&requested, msg + TLS_HS_HDR, n - TLS_HS_HDR))
+	if (!tls_ku_get(&requested, body, body_len))
 		return TLS_ERR_DECODE;
 	s->stats.key_updates_in++;
 	if (!tls_dir_next(&s->suite, &s->rx, 0))
@@ -465,40 +454,6 @@ static enum tls_err on_message(struct tls_server *s, const uint8_t *msg, size_t 
 		return TLS_ERR_INTERNAL;
 	s->stats.key_updates_out++;
 	return TLS_ERR_NONE;
-}
-
-/* Handshake bytes from one record; nothing may follow a change of keys in it. */
-static enum tls_err on_handshake(struct tls_server *s, const uint8_t *p, size_t n)
-{
-	enum tls_err err = TLS_ERR_NONE;
-	size_t used = 0, k;
-
-	if (n == 0)
-		return TLS_ERR_DECODE;
-	if (sizeof(s->hs) - s->hs_n < n)
-		return TLS_ERR_OVERFLOW;
-	memcpy(s->hs + s->hs_n, p, n);
-	s->hs_n += n;
-	while (err == TLS_ERR_NONE) {
-		const uint8_t *body;
-		size_t body_len;
-		uint8_t type;
-		enum state before = s->state;
-
-		k = tls_hs_get(s->hs + used, s->hs_n - used, &type, &body, &body_len);
-		if (k == 0)
-			break;
-		err = on_message(s, s->hs + used, k);
-		used += k;
-		if (err == TLS_ERR_NONE && before != s->state && used != s->hs_n)
-			err = TLS_ERR_UNEXPECTED;
-	}
-	memmove(s->hs, s->hs + used, s->hs_n - used);
-	s->hs_n -= used;
-	if (err == TLS_ERR_NONE && s->hs_n >= TLS_HS_HDR &&
-	    ((size_t)s->hs[1] << 16 | (size_t)s->hs[2] << 8 | s->hs[3]) > HS_SMALL - TLS_HS_HDR)
-		err = TLS_ERR_OVERFLOW;
-	return err;
 }
 
 /* The whole record in s->rec. */
@@ -516,18 +471,13 @@ static void on_record(struct tls_server *s, const struct tls_rec *r, struct tls_
 			fail(s, ev, TLS_ERR_UNEXPECTED);
 		return;
 	}
-	if (type == TLS_CT_APP) {
-		if (!tls_dir_open(&s->rx, s->rec, n, &type, &p, &n)) {
-			fail(s, ev, TLS_ERR_RECORD_MAC);
-			return;
-		}
-	} else if (type != TLS_CT_ALERT || s->state != ST_WAIT_FIN) {
-		/* In the clear: only an alert from a client that has no keys. */
-		fail(s, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
-	if (n > TLS_REC_PLAIN) {
-		fail(s, ev, TLS_ERR_OVERFLOW);
+	err = tls_rec_in(&s->rx, s->rec, r, &type, &p, &n);
+	/* In the clear: only an alert, from a client that has no keys. */
+	if (err == TLS_ERR_NONE && r->type != TLS_CT_APP &&
+	    (r->type != TLS_CT_ALERT || s->state != ST_WAIT_FIN))
+		err = TLS_ERR_UNEXPECTED;
+	if (err != TLS_ERR_NONE) {
+		fail(s, ev, err);
 		return;
 	}
 	switch (type) {
@@ -535,7 +485,7 @@ static void on_record(struct tls_server *s, const struct tls_rec *r, struct tls_
 		on_alert(s, ev, p, n);
 		return;
 	case TLS_CT_HANDSHAKE:
-		err = on_handshake(s, p, n);
+		err = tls_hs_feed(s->hs, &s->hs_n, sizeof(s->hs), p, n, on_message, s);
 		if (err != TLS_ERR_NONE)
 			fail(s, ev, err);
 		else if (waiting && s->state == ST_CONNECTED)
@@ -613,10 +563,7 @@ const uint8_t *tls_server_out(const struct tls_server *s, size_t *len)
 
 void tls_server_out_done(struct tls_server *s, size_t n)
 {
-	if (n > s->out_n)
-		n = s->out_n;
-	memmove(s->out, s->out + n, s->out_n - n);
-	s->out_n -= n;
+	tls_out_done(s->out, &s->out_n, n);
 }
 
 size_t tls_server_recv(struct tls_server *s, const uint8_t *in, size_t len, struct tls_event *ev)
@@ -664,27 +611,13 @@ void tls_server_close(struct tls_server *s)
 	send_alert(s, TLS_ALERT_CLOSE_NOTIFY);
 }
 
-bool tls_server_connected(const struct tls_server *s)
+void tls_server_info(const struct tls_server *s, struct tls_server_info *info)
 {
-	return s->state == ST_CONNECTED;
-}
-
-enum tls_err tls_server_err(const struct tls_server *s)
-{
-	return s->err;
-}
-
-uint16_t tls_server_cipher(const struct tls_server *s)
-{
-	return s->suite.cipher;
-}
-
-uint16_t tls_server_group(const struct tls_server *s)
-{
-	return s->group;
-}
-
-const struct tls_stats *tls_server_stats(const struct tls_server *s)
-{
-	return &s->stats;
+	*info = (struct tls_server_info){
+	    .connected = s->state == ST_CONNECTED,
+	    .err = s->err,
+	    .cipher = s->suite.cipher,
+	    .group = s->group,
+	    .stats = &s->stats,
+	};
 }

@@ -132,11 +132,16 @@ size_t tls_server_seal(struct tls_server *s, uint8_t *out, size_t cap, const uin
 /* Queues close_notify; nothing more can be sealed. */
 void tls_server_close(struct tls_server *s);
 
-bool tls_server_connected(const struct tls_server *s);
-enum tls_err tls_server_err(const struct tls_server *s);
-/* The suite and group the template named. */
-uint16_t tls_server_cipher(const struct tls_server *s);
-uint16_t tls_server_group(const struct tls_server *s);
-const struct tls_stats *tls_server_stats(const struct tls_server *s);
+/* Where the connection stands: connected (the client's Finished checked,
+ * not closed or failed), why it failed, the suite and group the template
+ * named, and what it counted (in the server, valid while it lives). */
+struct tls_server_info {
+	bool connected;
+	enum tls_err err;
+	uint16_t cipher, group;
+	const struct tls_stats *stats;
+};
+
+void tls_server_info(const struct tls_server *s, struct tls_server_info *info);
 
 #endif
