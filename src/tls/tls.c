@@ -1,9 +1,10 @@
 /*
- * The TLS 1.3 client's state machine, key schedule (RFC 8446 7.1, HKDF
- * from libcrypto) and record protection (7.3, 5.2). See tls.h for the API
- * and what it leaves out.
+ * The TLS 1.3 client's state machine; the key schedule (RFC 8446 7.1) and
+ * record protection (5.2) it runs on are keys.c's, shared with the server
+ * (server.c). See tls.h for the API and what it leaves out.
  */
 #include "tls/tls.h"
+#include "tls/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,6 @@
 #include <openssl/ec.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/kdf.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
@@ -23,10 +22,7 @@
 #include "crypto/mlkem.h"
 #include "wire/reality.h"
 
-#define HASH_MAX 48
-#define IV_LEN   12
-#define TAG_LEN  16
-#define CCS_MAX  32 /* ChangeCipherSpec records tolerated in a handshake */
+#define HASH_MAX TLS_HASH_MAX
 
 enum state {
 	ST_WAIT_SH,
@@ -39,15 +35,6 @@ enum state {
 	ST_FAILED,
 };
 
-/* One direction's record protection. */
-struct dir {
-	EVP_CIPHER_CTX *ctx;
-	uint8_t secret[HASH_MAX];
-	uint8_t iv[IV_LEN];
-	uint64_t seq;
-	bool on;
-};
-
 struct tls_client {
 	enum state state;
 	enum tls_err err;
@@ -58,10 +45,7 @@ struct tls_client {
 	tls_verify_fn *verify;
 	void *verify_ctx;
 
-	uint16_t cipher;
-	const EVP_MD *md;
-	const EVP_CIPHER *aead;
-	size_t hlen, keylen;
+	struct tls_suite suite;
 	EVP_MD_CTX *transcript;
 	EVP_PKEY *leaf;
 
@@ -76,7 +60,7 @@ struct tls_client {
 	EVP_PKEY *ec;
 	bool ccs_sent;
 	uint8_t hs_secret[HASH_MAX], c_hs[HASH_MAX], s_hs[HASH_MAX];
-	struct dir rx, tx;
+	struct tls_dir rx, tx;
 	uint8_t alpn[255];
 	size_t alpn_len;
 	unsigned ccs;
@@ -112,126 +96,6 @@ const char *tls_err_name(unsigned err)
 	return err < TLS_ERRS ? names[err] : "?";
 }
 
-/* ---- the key schedule ---- */
-
-/* HKDF-Extract (prk = out, hlen bytes) or HKDF-Expand (out, n bytes). */
-static bool hkdf(const struct tls_client *c, int mode, uint8_t *out, size_t n, const uint8_t *salt,
-                 size_t salt_len, const uint8_t *key, size_t key_len, const uint8_t *info,
-                 size_t info_len)
-{
-	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
-	EVP_KDF_CTX *k = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
-	OSSL_PARAM p[6], *q = p;
-	bool ok;
-
-	*q++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
-	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
-	                                        (char *)EVP_MD_get0_name(c->md), 0);
-	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, key_len);
-	if (salt)
-		*q++ =
-		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
-	if (info)
-		*q++ =
-		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
-	*q = OSSL_PARAM_construct_end();
-	ok = k && EVP_KDF_derive(k, out, n, p) == 1;
-	EVP_KDF_CTX_free(k);
-	EVP_KDF_free(kdf);
-	return ok;
-}
-
-static bool extract(const struct tls_client *c, uint8_t *prk, const uint8_t *salt,
-                    const uint8_t *ikm, size_t ikm_len)
-{
-	return hkdf(c, EVP_KDF_HKDF_MODE_EXTRACT_ONLY, prk, c->hlen, salt, c->hlen, ikm, ikm_len,
-	            NULL, 0);
-}
-
-/* HKDF-Expand-Label(secret, label, context, n). */
-static bool expand_label(const struct tls_client *c, uint8_t *out, size_t n, const uint8_t *secret,
-                         const char *label, const uint8_t *ctx, size_t ctx_len)
-{
-	uint8_t info[2 + 1 + 6 + 32 + 1 + HASH_MAX];
-	size_t ll = strlen(label), i = 0;
-
-	info[i++] = (uint8_t)(n >> 8);
-	info[i++] = (uint8_t)n;
-	info[i++] = (uint8_t)(6 + ll);
-	memcpy(info + i, "tls13 ", 6);
-	memcpy(info + i + 6, label, ll);
-	i += 6 + ll;
-	info[i++] = (uint8_t)ctx_len;
-	if (ctx_len)
-		memcpy(info + i, ctx, ctx_len);
-	i += ctx_len;
-	return hkdf(c, EVP_KDF_HKDF_MODE_EXPAND_ONLY, out, n, NULL, 0, secret, c->hlen, info, i);
-}
-
-/* The transcript's hash so far. */
-static bool transcript_hash(const struct tls_client *c, uint8_t *out)
-{
-	EVP_MD_CTX *t = EVP_MD_CTX_new();
-	bool ok =
-	    t && EVP_MD_CTX_copy_ex(t, c->transcript) == 1 && EVP_DigestFinal_ex(t, out, NULL) == 1;
-
-	EVP_MD_CTX_free(t);
-	return ok;
-}
-
-/* Derive-Secret(secret, label, the transcript so far). */
-static bool derive(const struct tls_client *c, uint8_t *out, const uint8_t *secret,
-                   const char *label)
-{
-	uint8_t h[HASH_MAX];
-
-	return transcript_hash(c, h) && expand_label(c, out, c->hlen, secret, label, h, c->hlen);
-}
-
-/* Derive-Secret(secret, "derived", ""): the next stage's salt. */
-static bool derive_empty(const struct tls_client *c, uint8_t *out, const uint8_t *secret)
-{
-	uint8_t h[HASH_MAX];
-
-	return EVP_Digest(NULL, 0, h, NULL, c->md, NULL) == 1 &&
-	       expand_label(c, out, c->hlen, secret, "derived", h, c->hlen);
-}
-
-/* A direction's keys from its traffic secret; its sequence starts again. */
-static bool dir_set(struct tls_client *c, struct dir *d, const uint8_t *secret, int enc)
-{
-	uint8_t key[32];
-	bool ok;
-
-	if (d->secret != secret)
-		memcpy(d->secret, secret, c->hlen);
-	ok = expand_label(c, key, c->keylen, secret, "key", NULL, 0) &&
-	     expand_label(c, d->iv, IV_LEN, secret, "iv", NULL, 0) &&
-	     EVP_CipherInit_ex(d->ctx, c->aead, NULL, key, NULL, enc) == 1;
-	OPENSSL_cleanse(key, sizeof(key));
-	d->seq = 0;
-	d->on = ok;
-	return ok;
-}
-
-/* The next traffic secret (KeyUpdate). */
-static bool dir_next(struct tls_client *c, struct dir *d, int enc)
-{
-	uint8_t next[HASH_MAX];
-	bool ok = expand_label(c, next, c->hlen, d->secret, "traffic upd", NULL, 0) &&
-	          dir_set(c, d, next, enc);
-
-	OPENSSL_cleanse(next, sizeof(next));
-	return ok;
-}
-
-static void nonce(const struct dir *d, uint8_t n[IV_LEN])
-{
-	memcpy(n, d->iv, IV_LEN);
-	for (unsigned i = 0; i < 8; i++)
-		n[IV_LEN - 1 - i] ^= (uint8_t)(d->seq >> (8 * i));
-}
-
 /* ---- records ---- */
 
 /* A protected record of type with len bytes of data (which may already be in
@@ -239,66 +103,16 @@ static void nonce(const struct dir *d, uint8_t n[IV_LEN])
 static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
                    const uint8_t *data, size_t len, size_t pad)
 {
-	struct dir *d = &c->tx;
-	size_t n = len + 1 + pad;
-	uint8_t iv[IV_LEN], *body = out + TLS_REC_HDR;
-	int outl;
+	size_t n = tls_dir_seal(&c->tx, out, cap, type, data, len, pad);
 
-	if (!d->on || n > TLS_REC_PLAIN + 1 || cap < TLS_REC_HDR + n + TAG_LEN)
-		return 0;
-	tls_rec_put(out, TLS_CT_APP, 0x0303, (uint16_t)(n + TAG_LEN));
-	if (data != body)
-		memmove(body, data, len);
-	body[len] = type;
-	memset(body + len + 1, 0, pad);
-	nonce(d, iv);
-	if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, iv, 1) != 1 ||
-	    EVP_CipherUpdate(d->ctx, NULL, &outl, out, TLS_REC_HDR) != 1 ||
-	    EVP_CipherUpdate(d->ctx, body, &outl, body, (int)n) != 1 ||
-	    EVP_CipherFinal_ex(d->ctx, body + n, &outl) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, body + n) != 1)
-		return 0;
-	d->seq++;
-	c->stats.records_out++;
-	return TLS_REC_HDR + n + TAG_LEN;
-}
-
-/* Opens the record in c->rec in place: its inner type and plaintext, or
- * false (bad_record_mac). */
-static bool open_rec(struct tls_client *c, size_t body_len, uint8_t *type, uint8_t **plain,
-                     size_t *plain_len)
-{
-	struct dir *d = &c->rx;
-	uint8_t iv[IV_LEN], *body = c->rec + TLS_REC_HDR;
-	size_t n;
-	int outl;
-
-	if (body_len < 1 + TAG_LEN)
-		return false;
-	n = body_len - TAG_LEN;
-	nonce(d, iv);
-	if (EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, iv, 0) != 1 ||
-	    EVP_CipherUpdate(d->ctx, NULL, &outl, c->rec, TLS_REC_HDR) != 1 ||
-	    EVP_CipherUpdate(d->ctx, body, &outl, body, (int)n) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, body + n) != 1 ||
-	    EVP_CipherFinal_ex(d->ctx, body + n, &outl) != 1)
-		return false;
-	d->seq++;
-	while (n > 0 && body[n - 1] == 0)
-		n--;
-	*type = n > 0 ? body[n - 1] : 0;
-	*plain = body;
-	*plain_len = n > 0 ? n - 1 : 0;
-	return true;
+	if (n > 0)
+		c->stats.records_out++;
+	return n;
 }
 
 static bool out_put(struct tls_client *c, const uint8_t *p, size_t n)
 {
-	if (TLS_OUT_BUF - c->out_n < n)
-		return false;
-	memcpy(c->out + c->out_n, p, n);
-	c->out_n += n;
-	return true;
+	return tls_out_put(c->out, &c->out_n, TLS_OUT_BUF, p, n);
 }
 
 /* Queues a handshake message or an alert, protected once there are keys.
@@ -341,29 +155,12 @@ static void send_alert(struct tls_client *c, uint8_t desc)
 
 static enum tls_event_kind fail(struct tls_client *c, struct tls_event *ev, enum tls_err err)
 {
-	static const uint8_t alerts[TLS_ERRS] = {
-	    [TLS_ERR_DECODE] = TLS_ALERT_DECODE_ERROR,
-	    [TLS_ERR_UNEXPECTED] = TLS_ALERT_UNEXPECTED_MESSAGE,
-	    [TLS_ERR_VERSION] = TLS_ALERT_PROTOCOL_VERSION,
-	    [TLS_ERR_PARAMETER] = TLS_ALERT_ILLEGAL_PARAMETER,
-	    [TLS_ERR_MLKEM] = TLS_ALERT_HANDSHAKE_FAILURE,
-	    [TLS_ERR_HRR] = TLS_ALERT_HANDSHAKE_FAILURE,
-	    [TLS_ERR_UNSUPPORTED] = TLS_ALERT_HANDSHAKE_FAILURE,
-	    [TLS_ERR_CERT] = TLS_ALERT_BAD_CERTIFICATE,
-	    [TLS_ERR_SIGNATURE] = TLS_ALERT_DECRYPT_ERROR,
-	    [TLS_ERR_FINISHED] = TLS_ALERT_DECRYPT_ERROR,
-	    [TLS_ERR_RECORD_MAC] = TLS_ALERT_BAD_RECORD_MAC,
-	    [TLS_ERR_OVERFLOW] = TLS_ALERT_RECORD_OVERFLOW,
-	    [TLS_ERR_INTERNAL] = TLS_ALERT_INTERNAL_ERROR,
-	    [TLS_ERR_QUIC_TP] = TLS_ALERT_MISSING_EXTENSION,
-	};
-
 	if (c->state != ST_FAILED) {
 		c->state = ST_FAILED;
 		c->err = err;
 		c->stats.fail[err]++;
 		if (err != TLS_ERR_ALERT)
-			send_alert(c, alerts[err]);
+			send_alert(c, tls_err_alert(err));
 	}
 	ev->kind = TLS_EV_FAILED;
 	ev->err = c->err;
@@ -375,33 +172,6 @@ static enum tls_event_kind fail(struct tls_client *c, struct tls_event *ev, enum
 static void transcript_add(struct tls_client *c, const uint8_t *msg, size_t n)
 {
 	(void)EVP_DigestUpdate(c->transcript, msg, n);
-}
-
-/* The cipher suite's hash and AEAD, if it is one of Chrome's three TLS 1.3 suites. */
-static bool set_suite(struct tls_client *c, uint16_t cipher)
-{
-	switch (cipher) {
-	case 0x1301:
-		c->md = EVP_sha256();
-		c->aead = EVP_aes_128_gcm();
-		c->keylen = 16;
-		break;
-	case 0x1302:
-		c->md = EVP_sha384();
-		c->aead = EVP_aes_256_gcm();
-		c->keylen = 32;
-		break;
-	case 0x1303:
-		c->md = EVP_sha256();
-		c->aead = EVP_chacha20_poly1305();
-		c->keylen = 32;
-		break;
-	default:
-		return false;
-	}
-	c->cipher = cipher;
-	c->hlen = (size_t)EVP_MD_get_size(c->md);
-	return true;
 }
 
 static const char *ec_group_name(uint16_t group)
@@ -455,7 +225,7 @@ static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, cons
 	if (c->retry_group ||
 	    (sh->share_group != TLS_GROUP_P256 && sh->share_group != TLS_GROUP_P384))
 		return TLS_ERR_HRR;
-	if (sh->share != NULL || !set_suite(c, sh->cipher))
+	if (sh->share != NULL || !tls_suite_set(&c->suite, sh->cipher))
 		return TLS_ERR_PARAMETER;
 	c->retry_group = sh->share_group;
 	c->ec = EVP_EC_gen(ec_group_name(c->retry_group));
@@ -463,11 +233,11 @@ static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, cons
 	    EVP_PKEY_get_octet_string_param(c->ec, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pub,
 	                                    sizeof(pub), &pub_len) != 1)
 		return TLS_ERR_INTERNAL;
-	tls_hs_put(h, 254, c->hlen); /* message_hash */
-	if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1 ||
-	    EVP_Digest(c->ch, c->ch_len, h + TLS_HS_HDR, NULL, c->md, NULL) != 1)
+	tls_hs_put(h, 254, c->suite.hlen); /* message_hash */
+	if (EVP_DigestInit_ex(c->transcript, c->suite.md, NULL) != 1 ||
+	    EVP_Digest(c->ch, c->ch_len, h + TLS_HS_HDR, NULL, c->suite.md, NULL) != 1)
 		return TLS_ERR_INTERNAL;
-	transcript_add(c, h, TLS_HS_HDR + c->hlen);
+	transcript_add(c, h, TLS_HS_HDR + c->suite.hlen);
 	transcript_add(c, msg, n);
 	c->hello.retry_group = c->retry_group;
 	c->hello.retry_share = pub;
@@ -503,7 +273,7 @@ static enum tls_err hybrid_shared(struct tls_client *c, const struct tls_sh *sh,
 {
 	if (sh->share_len != MLKEM768_CT_LEN + TLS_X25519_LEN)
 		return TLS_ERR_MLKEM;
-	if (!set_suite(c, sh->cipher))
+	if (!tls_suite_set(&c->suite, sh->cipher))
 		return TLS_ERR_PARAMETER;
 	if (mlkem768_decaps(shared, sh->share, c->mlkem_dk) != 0)
 		return TLS_ERR_INTERNAL;
@@ -531,8 +301,7 @@ static bool hybrid_share(struct tls_client *c, uint8_t share[TLS_MLKEMX_LEN])
 
 static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, size_t n)
 {
-	static const uint8_t zero[HASH_MAX];
-	uint8_t shared[MLKEM_SS_LEN + TLS_X25519_LEN], early[HASH_MAX], salt[HASH_MAX];
+	uint8_t shared[MLKEM_SS_LEN + TLS_X25519_LEN];
 	size_t shared_len = TLS_X25519_LEN;
 	struct tls_sh sh;
 	bool ok;
@@ -549,7 +318,7 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 		return on_retry(c, &sh, msg, n);
 	if (c->retry_group) {
 		/* After a retry: the suite and group it named. */
-		if (sh.cipher != c->cipher || sh.share_group != c->retry_group ||
+		if (sh.cipher != c->suite.cipher || sh.share_group != c->retry_group ||
 		    !ec_shared(c, sh.share, sh.share_len, shared, &shared_len))
 			return TLS_ERR_PARAMETER;
 	} else {
@@ -560,25 +329,21 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 				return e;
 			shared_len = sizeof(shared);
 		} else if (sh.share_group != TLS_GROUP_X25519 || sh.share_len != TLS_X25519_LEN ||
-		           !set_suite(c, sh.cipher) ||
+		           !tls_suite_set(&c->suite, sh.cipher) ||
 		           yip_dh(shared, c->x25519_priv, sh.share) != 0)
 			return TLS_ERR_PARAMETER;
-		if (EVP_DigestInit_ex(c->transcript, c->md, NULL) != 1)
+		if (EVP_DigestInit_ex(c->transcript, c->suite.md, NULL) != 1)
 			return TLS_ERR_INTERNAL;
 		transcript_add(c, c->ch, c->ch_len);
 	}
 	transcript_add(c, msg, n);
-	ok = extract(c, early, zero, zero, c->hlen) && derive_empty(c, salt, early) &&
-	     extract(c, c->hs_secret, salt, shared, shared_len) &&
-	     derive(c, c->c_hs, c->hs_secret, "c hs traffic") &&
-	     derive(c, c->s_hs, c->hs_secret, "s hs traffic") &&
-	     (c->quic ? c->secret(c->secret_ctx, TLS_LEVEL_HANDSHAKE, c->cipher, c->s_hs, c->c_hs,
-	                          c->hlen)
-	              : dir_set(c, &c->rx, c->s_hs, 0));
+	ok = tls_key_handshake(&c->suite, c->transcript, shared, shared_len, c->hs_secret, c->c_hs,
+	                       c->s_hs) &&
+	     (c->quic ? c->secret(c->secret_ctx, TLS_LEVEL_HANDSHAKE, c->suite.cipher, c->s_hs,
+	                          c->c_hs, c->suite.hlen)
+	              : tls_dir_set(&c->suite, &c->rx, c->s_hs, 0));
 	c->rx_level = TLS_LEVEL_HANDSHAKE;
 	OPENSSL_cleanse(shared, sizeof(shared));
-	OPENSSL_cleanse(early, sizeof(early));
-	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
 	OPENSSL_cleanse(c->mlkem_dk, sizeof(c->mlkem_dk));
 	OPENSSL_cleanse(c->hybrid_priv, sizeof(c->hybrid_priv));
@@ -655,8 +420,8 @@ static enum tls_err on_certificate(struct tls_client *c, const uint8_t *body, si
 
 static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *body, size_t n)
 {
-	static const char context[] = "TLS 1.3, server CertificateVerify";
-	uint8_t signed_[64 + sizeof(context) + HASH_MAX];
+	uint8_t signed_[TLS_CV_SIGNED_MAX];
+	size_t signed_len;
 	int type = EVP_PKEY_get_base_id(c->leaf);
 	const EVP_MD *md;
 	EVP_MD_CTX *m;
@@ -693,15 +458,14 @@ static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *b
 	default: /* one not offered (GREASE), or PKCS#1 v1.5, which TLS 1.3 forbids here */
 		return TLS_ERR_PARAMETER;
 	}
-	memset(signed_, 0x20, 64);
-	memcpy(signed_ + 64, context, sizeof(context));
-	if (!transcript_hash(c, signed_ + 64 + sizeof(context)))
+	signed_len = tls_key_cv_signed(&c->suite, c->transcript, signed_);
+	if (signed_len == 0)
 		return TLS_ERR_INTERNAL;
 	m = EVP_MD_CTX_new();
 	ok = m && EVP_DigestVerifyInit(m, &pc, md, NULL, c->leaf) == 1 &&
 	     (!pss || (EVP_PKEY_CTX_set_rsa_padding(pc, RSA_PKCS1_PSS_PADDING) == 1 &&
 	               EVP_PKEY_CTX_set_rsa_pss_saltlen(pc, RSA_PSS_SALTLEN_DIGEST) == 1)) &&
-	     EVP_DigestVerify(m, sig, sig_len, signed_, 64 + sizeof(context) + c->hlen) == 1;
+	     EVP_DigestVerify(m, sig, sig_len, signed_, signed_len) == 1;
 	EVP_MD_CTX_free(m);
 	if (!ok)
 		return TLS_ERR_SIGNATURE;
@@ -709,56 +473,42 @@ static enum tls_err on_certificate_verify(struct tls_client *c, const uint8_t *b
 	return TLS_ERR_NONE;
 }
 
-/* verify_data for base_key over the transcript so far. */
-static bool finished_mac(const struct tls_client *c, uint8_t *out, const uint8_t *base_key)
-{
-	uint8_t key[HASH_MAX], h[HASH_MAX];
-	unsigned len = 0;
-	bool ok = expand_label(c, key, c->hlen, base_key, "finished", NULL, 0) &&
-	          transcript_hash(c, h) &&
-	          HMAC(c->md, key, (int)c->hlen, h, c->hlen, out, &len) != NULL;
-
-	OPENSSL_cleanse(key, sizeof(key));
-	return ok && len == c->hlen;
-}
-
 /* The server's Finished is the whole message msg; then this side's. */
 static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t n)
 {
-	static const uint8_t zero[HASH_MAX], ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
-	uint8_t want[HASH_MAX], fin[TLS_HS_HDR + HASH_MAX], salt[HASH_MAX], master[HASH_MAX];
+	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
+	uint8_t want[HASH_MAX], fin[TLS_HS_HDR + HASH_MAX];
 	uint8_t c_ap[HASH_MAX], s_ap[HASH_MAX];
 	bool ok;
 
-	if (n != TLS_HS_HDR + c->hlen)
+	if (n != TLS_HS_HDR + c->suite.hlen)
 		return TLS_ERR_DECODE;
-	if (!finished_mac(c, want, c->s_hs))
+	if (!tls_key_finished(&c->suite, c->transcript, want, c->s_hs))
 		return TLS_ERR_INTERNAL;
-	if (CRYPTO_memcmp(want, msg + TLS_HS_HDR, c->hlen) != 0)
+	if (CRYPTO_memcmp(want, msg + TLS_HS_HDR, c->suite.hlen) != 0)
 		return TLS_ERR_FINISHED;
 	transcript_add(c, msg, n);
-	ok = derive_empty(c, salt, c->hs_secret) && extract(c, master, salt, zero, c->hlen) &&
-	     derive(c, c_ap, master, "c ap traffic") && derive(c, s_ap, master, "s ap traffic");
-	tls_hs_put(fin, TLS_HS_FINISHED, c->hlen);
-	ok = ok && finished_mac(c, fin + TLS_HS_HDR, c->c_hs);
+	ok = tls_key_app(&c->suite, c->transcript, c->hs_secret, c_ap, s_ap);
+	tls_hs_put(fin, TLS_HS_FINISHED, c->suite.hlen);
+	ok = ok && tls_key_finished(&c->suite, c->transcript, fin + TLS_HS_HDR, c->c_hs);
 	/* Chrome's middlebox-compatibility ChangeCipherSpec, then Finished
 	 * under the handshake key, then the application keys. (After a
 	 * retry the ChangeCipherSpec went before the second hello.) */
 	if (c->quic) {
 		/* Finished at the Handshake level, then the 1-RTT secrets. */
 		c->tx_level = TLS_LEVEL_HANDSHAKE;
-		ok = ok && out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
-		     c->secret(c->secret_ctx, TLS_LEVEL_APP, c->cipher, s_ap, c_ap, c->hlen);
+		ok = ok && out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->suite.hlen) &&
+		     c->secret(c->secret_ctx, TLS_LEVEL_APP, c->suite.cipher, s_ap, c_ap,
+		               c->suite.hlen);
 		c->rx_level = TLS_LEVEL_APP;
 		c->tx_level = TLS_LEVEL_APP;
 	} else {
 		ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
-		     dir_set(c, &c->tx, c->c_hs, 1) &&
-		     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->hlen) &&
-		     dir_set(c, &c->tx, c_ap, 1) && dir_set(c, &c->rx, s_ap, 0);
+		     tls_dir_set(&c->suite, &c->tx, c->c_hs, 1) &&
+		     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->suite.hlen) &&
+		     tls_dir_set(&c->suite, &c->tx, c_ap, 1) &&
+		     tls_dir_set(&c->suite, &c->rx, s_ap, 0);
 	}
-	OPENSSL_cleanse(master, sizeof(master));
-	OPENSSL_cleanse(salt, sizeof(salt));
 	OPENSSL_cleanse(c_ap, sizeof(c_ap));
 	OPENSSL_cleanse(s_ap, sizeof(s_ap));
 	OPENSSL_cleanse(c->hs_secret, sizeof(c->hs_secret));
@@ -786,7 +536,7 @@ static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const 
 		if (!tls_ku_get(&requested, body, n))
 			return TLS_ERR_DECODE;
 		c->stats.key_updates_in++;
-		if (!dir_next(c, &c->rx, 0))
+		if (!tls_dir_next(&c->suite, &c->rx, 0))
 			return TLS_ERR_INTERNAL;
 		if (requested && !c->tx_closed && !tls_client_key_update(c, false))
 			return TLS_ERR_INTERNAL;
@@ -831,65 +581,39 @@ static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t 
 	return err;
 }
 
+/* One whole message from the server (tls_hs_feed). */
+static enum tls_err on_msg(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
+                           const uint8_t *body, size_t body_len, bool *rekeyed)
+{
+	struct tls_client *c = ctx;
+	enum state before = c->state;
+	enum tls_err err;
+
+	if (c->state == ST_WAIT_SH)
+		err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, msg, n) : TLS_ERR_UNEXPECTED;
+	else
+		err = on_message(c, msg, n, type, body, body_len);
+	*rekeyed = before != c->state && (c->state == ST_WAIT_EE || c->state == ST_CONNECTED);
+	return err;
+}
+
 /* Handshake bytes from one record: whole messages are handled as they
  * complete. A message may not straddle a change of keys. */
 static enum tls_err on_handshake(struct tls_client *c, const uint8_t *p, size_t n)
 {
-	size_t used = 0, k;
-	enum tls_err err = TLS_ERR_NONE;
-
-	if (n == 0)
-		return TLS_ERR_DECODE;
-	if (TLS_HS_BUF - c->hs_n < n)
-		return TLS_ERR_OVERFLOW;
-	memcpy(c->hs + c->hs_n, p, n);
-	c->hs_n += n;
-	while (err == TLS_ERR_NONE) {
-		const uint8_t *body;
-		size_t body_len;
-		uint8_t type;
-		enum state before = c->state;
-
-		k = tls_hs_get(c->hs + used, c->hs_n - used, &type, &body, &body_len);
-		if (k == 0)
-			break;
-		if (c->state == ST_WAIT_SH)
-			err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, c->hs + used, k)
-			                                  : TLS_ERR_UNEXPECTED;
-		else
-			err = on_message(c, c->hs + used, k, type, body, body_len);
-		used += k;
-		/* The keys changed: nothing may follow in this record. */
-		if (err == TLS_ERR_NONE && before != c->state &&
-		    (c->state == ST_WAIT_EE || c->state == ST_CONNECTED) && used != c->hs_n)
-			err = TLS_ERR_UNEXPECTED;
-	}
-	memmove(c->hs, c->hs + used, c->hs_n - used);
-	c->hs_n -= used;
-	/* A message header longer than the buffer could ever hold. */
-	if (err == TLS_ERR_NONE && c->hs_n >= TLS_HS_HDR &&
-	    ((size_t)c->hs[1] << 16 | (size_t)c->hs[2] << 8 | c->hs[3]) > TLS_HS_BUF - TLS_HS_HDR)
-		err = TLS_ERR_OVERFLOW;
-	return err;
+	return tls_hs_feed(c->hs, &c->hs_n, TLS_HS_BUF, p, n, on_msg, c);
 }
 
 /* ---- records in ---- */
 
 static void on_alert(struct tls_client *c, struct tls_event *ev, const uint8_t *p, size_t n)
 {
-	uint8_t level, desc;
+	enum tls_err err = tls_alert_in(p, n, ev);
 
-	if (!tls_alert_get(&level, &desc, p, n)) {
-		fail(c, ev, TLS_ERR_DECODE);
-		return;
-	}
-	if (desc == TLS_ALERT_CLOSE_NOTIFY) {
+	if (err == TLS_ERR_NONE)
 		c->state = ST_CLOSED;
-		ev->kind = TLS_EV_CLOSED;
-		return;
-	}
-	ev->alert = desc;
-	fail(c, ev, TLS_ERR_ALERT);
+	else
+		fail(c, ev, err);
 }
 
 /* The whole record in c->rec. */
@@ -904,29 +628,16 @@ static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_
 	if (type == TLS_CT_CCS) {
 		/* Tolerated between ServerHello and Finished, as middleboxes need. */
 		if ((c->state == ST_WAIT_SH ? !c->retry_group : c->state > ST_WAIT_FIN) || n != 1 ||
-		    p[0] != 1 || ++c->ccs > CCS_MAX)
+		    p[0] != 1 || ++c->ccs > TLS_CCS_MAX)
 			fail(c, ev, TLS_ERR_UNEXPECTED);
 		return;
 	}
-	if (type == TLS_CT_APP) {
-		if (!c->rx.on) {
-			fail(c, ev, TLS_ERR_UNEXPECTED);
-			return;
-		}
-		if (!open_rec(c, n, &type, &p, &n)) {
-			fail(c, ev, TLS_ERR_RECORD_MAC);
-			return;
-		}
-		if (n > TLS_REC_PLAIN) {
-			fail(c, ev, TLS_ERR_OVERFLOW);
-			return;
-		}
-	} else if (n > TLS_REC_PLAIN) {
-		fail(c, ev, TLS_ERR_OVERFLOW);
-		return;
-	} else if (type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH) {
-		/* Plaintext handshake records end with the ServerHello. */
-		fail(c, ev, TLS_ERR_UNEXPECTED);
+	err = tls_rec_in(&c->rx, c->rec, r, &type, &p, &n);
+	/* Plaintext handshake records end with the ServerHello. */
+	if (err == TLS_ERR_NONE && r->type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH)
+		err = TLS_ERR_UNEXPECTED;
+	if (err != TLS_ERR_NONE) {
+		fail(c, ev, err);
 		return;
 	}
 	switch (type) {
@@ -958,7 +669,7 @@ static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_
 size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, struct tls_event *ev)
 {
 	struct tls_rec r;
-	size_t take, used = 0;
+	size_t used;
 	int h;
 
 	memset(ev, 0, sizeof(*ev));
@@ -974,28 +685,13 @@ size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, stru
 		fail(c, ev, TLS_ERR_UNEXPECTED);
 		return len;
 	}
-	if (c->rec_n < TLS_REC_HDR) {
-		take = TLS_REC_HDR - c->rec_n < len ? TLS_REC_HDR - c->rec_n : len;
-		memcpy(c->rec + c->rec_n, in, take);
-		c->rec_n += take;
-		used = take;
-	}
-	h = tls_rec_get(&r, c->rec, c->rec_n, TLS_REC_CIPHER);
+	h = tls_rec_take(c->rec, &c->rec_n, &r, in, len, &used);
 	if (h == 0)
 		return used;
 	if (h < 0) {
 		fail(c, ev, TLS_ERR_DECODE);
 		return len;
 	}
-	take = TLS_REC_HDR + r.len - c->rec_n;
-	if (take > len - used)
-		take = len - used;
-	memcpy(c->rec + c->rec_n, in + used, take);
-	c->rec_n += take;
-	used += take;
-	if (c->rec_n < TLS_REC_HDR + (size_t)r.len)
-		return used;
-	c->rec_n = 0;
 	on_record(c, &r, ev);
 	return used;
 }
@@ -1096,10 +792,7 @@ const uint8_t *tls_client_out(const struct tls_client *c, size_t *len)
 
 void tls_client_out_done(struct tls_client *c, size_t n)
 {
-	if (n > c->out_n)
-		n = c->out_n;
-	memmove(c->out, c->out + n, c->out_n - n);
-	c->out_n -= n;
+	tls_out_done(c->out, &c->out_n, n);
 }
 
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
@@ -1119,7 +812,7 @@ bool tls_client_key_update(struct tls_client *c, bool request)
 		return false;
 	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
 	ku[TLS_HS_HDR] = request ? 1 : 0;
-	if (!out_record(c, TLS_CT_HANDSHAKE, ku, sizeof(ku)) || !dir_next(c, &c->tx, 1))
+	if (!out_record(c, TLS_CT_HANDSHAKE, ku, sizeof(ku)) || !tls_dir_next(&c->suite, &c->tx, 1))
 		return false;
 	c->stats.key_updates_out++;
 	return true;
@@ -1142,7 +835,7 @@ enum tls_err tls_client_err(const struct tls_client *c)
 
 uint16_t tls_client_cipher(const struct tls_client *c)
 {
-	return c->cipher;
+	return c->suite.cipher;
 }
 
 const uint8_t *tls_client_alpn(const struct tls_client *c, size_t *len)

@@ -4,7 +4,9 @@
  * (ServerHello, EncryptedExtensions, Certificate, CertificateVerify,
  * Finished both ways) and then protects application data, KeyUpdate,
  * close_notify and alerts. The same engine is meant for the TLS link, the
- * QUIC handshake and REALITY.
+ * QUIC handshake and REALITY. The server of a REALITY front, which shapes
+ * its flight on a real site's, is server.h's; both run on keys.c's key
+ * schedule and record protection.
  *
  * Using it: tls_client_new, then send what tls_client_out holds (the
  * ClientHello first) and mark it sent with tls_client_out_done; hand every

@@ -906,3 +906,106 @@ bool tls_alert_get(uint8_t *level, uint8_t *desc, const uint8_t *body, size_t le
 	*desc = body[1];
 	return true;
 }
+
+/* ---- what a server sends ---- */
+
+/* Room for a handshake header, which hs_done fills in: the message's
+ * length (c.n bytes), or 0 if c overflowed. */
+static void hs_begin(struct cur *c)
+{
+	static const uint8_t zero[TLS_HS_HDR];
+
+	cur_put(c, zero, TLS_HS_HDR);
+}
+
+static size_t hs_done(uint8_t *out, const struct cur *c, uint8_t type)
+{
+	if (!c->ok)
+		return 0;
+	tls_hs_put(out, type, c->n - TLS_HS_HDR);
+	return c->n;
+}
+
+size_t tls_sh_put(uint8_t *out, size_t cap, const struct tls_sh *sh)
+{
+	struct cur c = cur_out(out, cap);
+	size_t exts, e;
+
+	hs_begin(&c);
+	be_put16(&c, 0x0303);
+	cur_put(&c, sh->hrr ? hrr_random : sh->random, TLS_RANDOM_LEN);
+	cur_check(&c, sh->sid_len <= TLS_SID_MAX);
+	cur_put8(&c, (uint8_t)sh->sid_len);
+	if (sh->sid_len > 0)
+		cur_put(&c, sh->sid, sh->sid_len);
+	be_put16(&c, sh->cipher);
+	cur_put8(&c, 0);
+	exts = be_begin(&c, 2);
+	if (sh->version != 0) {
+		be_put16(&c, TLS_EXT_VERSIONS);
+		be_put16(&c, 2);
+		be_put16(&c, sh->version);
+	}
+	be_put16(&c, TLS_EXT_KEY_SHARE);
+	e = be_begin(&c, 2);
+	be_put16(&c, sh->share_group);
+	if (sh->share != NULL) {
+		cur_check(&c, sh->share_len < 65536);
+		be_put16(&c, (uint16_t)sh->share_len);
+		cur_put(&c, sh->share, sh->share_len);
+	}
+	be_end(&c, e, 2);
+	be_end(&c, exts, 2);
+	return hs_done(out, &c, TLS_HS_SERVER_HELLO);
+}
+
+size_t tls_ee_put(uint8_t *out, size_t cap, const uint8_t *alpn, size_t alpn_len)
+{
+	struct cur c = cur_out(out, cap);
+	size_t exts, a;
+
+	hs_begin(&c);
+	exts = be_begin(&c, 2);
+	if (alpn != NULL) {
+		cur_check(&c, alpn_len >= 1 && alpn_len <= 255);
+		be_put16(&c, TLS_EXT_ALPN);
+		a = be_begin(&c, 2);
+		be_put16(&c, (uint16_t)(alpn_len + 1));
+		cur_put8(&c, (uint8_t)alpn_len);
+		cur_put(&c, alpn, alpn_len);
+		be_end(&c, a, 2);
+	}
+	be_end(&c, exts, 2);
+	return hs_done(out, &c, TLS_HS_ENCRYPTED_EXTENSIONS);
+}
+
+size_t tls_cert_put(uint8_t *out, size_t cap, const struct tls_chain *chain)
+{
+	struct cur c = cur_out(out, cap);
+	size_t list;
+
+	hs_begin(&c);
+	cur_check(&c, chain->n > 0 && chain->n <= TLS_CHAIN_MAX);
+	cur_put8(&c, 0); /* certificate_request_context */
+	list = be_begin(&c, 3);
+	for (size_t i = 0; c.ok && i < chain->n; i++) {
+		cur_check(&c, chain->len[i] > 0);
+		be_put24(&c, chain->len[i]);
+		cur_put(&c, chain->der[i], chain->len[i]);
+		be_put16(&c, 0); /* no extensions */
+	}
+	be_end(&c, list, 3);
+	return hs_done(out, &c, TLS_HS_CERTIFICATE);
+}
+
+size_t tls_cv_put(uint8_t *out, size_t cap, uint16_t scheme, const uint8_t *sig, size_t sig_len)
+{
+	struct cur c = cur_out(out, cap);
+
+	hs_begin(&c);
+	be_put16(&c, scheme);
+	cur_check(&c, sig_len > 0 && sig_len < 65536);
+	be_put16(&c, (uint16_t)sig_len);
+	cur_put(&c, sig, sig_len);
+	return hs_done(out, &c, TLS_HS_CERTIFICATE_VERIFY);
+}

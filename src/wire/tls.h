@@ -1,9 +1,10 @@
 /*
- * TLS 1.3 on the wire (RFC 8446), the client's side of it: the record
- * header, the handshake message header, a Chrome-shaped ClientHello
- * encoder and its decoder, and decoders for what a server sends
- * (ServerHello and HelloRetryRequest, EncryptedExtensions, Certificate,
- * CertificateVerify, NewSessionTicket, KeyUpdate, alerts). Unlike the rest
+ * TLS 1.3 on the wire (RFC 8446): the record header, the handshake
+ * message header, a Chrome-shaped ClientHello encoder and its decoder,
+ * decoders for what a server sends (ServerHello and HelloRetryRequest,
+ * EncryptedExtensions, Certificate, CertificateVerify, NewSessionTicket,
+ * KeyUpdate, alerts), and encoders for the server's EncryptedExtensions,
+ * Certificate and CertificateVerify (src/tls/server.c). Unlike the rest
  * of src/wire, multi-byte fields are big-endian, as TLS has them.
  *
  * The decoders read one message body (the bytes after the 4-byte handshake
@@ -330,6 +331,29 @@ bool tls_ku_get(bool *requested, const uint8_t *body, size_t len);
 
 /* An alert record's body. */
 bool tls_alert_get(uint8_t *level, uint8_t *desc, const uint8_t *body, size_t len);
+
+/* ---- what a server sends (src/tls/server.c) ---- */
+
+/* A ServerHello message (header included) from sh: its random (RFC 8446's
+ * HelloRetryRequest value if hrr), sid, cipher, then supported_versions
+ * (left out if version is 0) and key_share (share_group alone if share is
+ * NULL); its length, or 0 if it does not fit in cap. For tests and
+ * fuzzers: a front takes its ServerHello from the target. */
+size_t tls_sh_put(uint8_t *out, size_t cap, const struct tls_sh *sh);
+
+/* An EncryptedExtensions message (header included) naming the ALPN
+ * protocol alpn (alpn_len bytes, 1 to 255), or empty if alpn is NULL; its
+ * length, or 0 if it does not fit in cap. */
+size_t tls_ee_put(uint8_t *out, size_t cap, const uint8_t *alpn, size_t alpn_len);
+
+/* A Certificate message (header included): an empty request context, then
+ * chain->n DER certificates (leaf first), none with extensions; its length,
+ * or 0 if it does not fit in cap (or chain->n is 0 or a certificate is
+ * empty or over 2^24 - 1 bytes). */
+size_t tls_cert_put(uint8_t *out, size_t cap, const struct tls_chain *chain);
+
+/* A CertificateVerify message (header included): scheme and the signature. */
+size_t tls_cv_put(uint8_t *out, size_t cap, uint16_t scheme, const uint8_t *sig, size_t sig_len);
 
 /* Alert descriptions this side sends or names. */
 enum {
