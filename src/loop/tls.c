@@ -311,12 +311,19 @@ static void on_epoll(void *ctx, uint32_t events)
 static void dial_now(struct loop_tls *t, int k, uint64_t now)
 {
 	struct loop_tls_dial *d = &t->dials[k];
-	struct tls_dial_config dc = {
-	    .sni = d->sni[0] ? d->sni : NULL, .pad_records = t->pad_records, .pad_max = t->pad_max};
+	struct tls_dial_config dc = {.sni = d->sni[0] ? d->sni : NULL,
+	                             .pad_records = t->pad_records,
+	                             .pad_max = t->pad_max,
+	                             .reality = d->reality};
 	char err[128];
-	struct tls_conn *c = tls_conn_dial(&d->addr, &dc, err, sizeof(err));
+	struct tls_conn *c;
 	int slot;
 
+	if (d->reality) {
+		memcpy(dc.front_pub, d->front_pub, sizeof(dc.front_pub));
+		memcpy(dc.short_id, d->short_id, sizeof(dc.short_id));
+	}
+	c = tls_conn_dial(&d->addr, &dc, err, sizeof(err));
 	d->next_at = 0;
 	if (c == NULL || (slot = conn_add(t, c, k, now)) < 0) {
 		snprintf(d->why, sizeof(d->why), "%s", c == NULL ? err : "no connection free");
@@ -366,6 +373,9 @@ int loop_tls_dial_server(struct loop_tls *t, uint64_t now, size_t k, size_t line
 
 	if (i < 0)
 		return -1;
+	t->dials[i].reality = ln->reality;
+	memcpy(t->dials[i].front_pub, ln->front_pub, YIP_KEY_LEN);
+	memcpy(t->dials[i].short_id, ln->short_id, sizeof(ln->short_id));
 	t->dials[i].next_at = now;
 	return 0;
 }
@@ -441,19 +451,23 @@ int loop_tls_setup(struct loop_tls *t, const struct yip_config *cfg, const char 
 	}
 	for (size_t i = 0; i < cfg->n_rendezvous && i < YIP_MAX_RENDEZVOUS_LINES; i++) {
 		const struct yip_rendezvous_config *rc = &cfg->rendezvous[i];
-		const char *sni = sni_for(cfg, NULL, rc->name);
+		/* A REALITY front is dialed with the real site's name, the URL's. */
+		const char *sni = rc->reality ? rc->reality_sni : sni_for(cfg, NULL, rc->name);
 
 		if (rc->transport != YIP_TRANSPORT_TLS)
 			continue;
 		t->lines[i].tls = true;
 		t->lines[i].addr = rc->addr;
+		t->lines[i].reality = rc->reality;
+		memcpy(t->lines[i].front_pub, rc->reality_pub, YIP_KEY_LEN);
+		memcpy(t->lines[i].short_id, rc->reality_sid, sizeof(rc->reality_sid));
 		snprintf(t->lines[i].sni, sizeof(t->lines[i].sni), "%s", sni ? sni : "");
 	}
 	if (cfg->has_listen_tls) {
-		struct tls_server_config sc = {.cert_path = cfg->tls_cert_path,
-		                               .key_path = cfg->tls_key_path,
-		                               .self_name = host_name,
-		                               .alpn = alpn_http};
+		struct tls_ctx_config sc = {.cert_path = cfg->tls_cert_path,
+		                            .key_path = cfg->tls_key_path,
+		                            .self_name = host_name,
+		                            .alpn = alpn_http};
 		const union yip_sockaddr *a = &cfg->listen_tls;
 		socklen_t alen = a->sa.sa_family == AF_INET6 ? sizeof(a->in6) : sizeof(a->in4);
 		char addr[YIP_ADDRSTRLEN];
@@ -568,6 +582,18 @@ void loop_tls_flush(struct loop_tls *t)
 	}
 }
 
+const char *loop_tls_server_error(const struct loop_tls *t, size_t k)
+{
+	for (size_t i = 0; i < t->n_dials; i++) {
+		const struct loop_tls_dial *d = &t->dials[i];
+
+		if (d->server && d->index == k && d->wanted && d->why[0] != '\0' &&
+		    (d->conn < 0 || t->conn[d->conn]->link < 0))
+			return d->why;
+	}
+	return NULL;
+}
+
 bool loop_tls_link_info(const struct loop_tls *t, uint32_t link, struct loop_tls_link_info *out)
 {
 	for (int i = 0; i < LOOP_TLS_CONNS; i++) {
@@ -582,6 +608,8 @@ bool loop_tls_link_info(const struct loop_tls *t, uint32_t link, struct loop_tls
 		                                   .sni = ti.sni,
 		                                   .alpn = ti.alpn,
 		                                   .accepted = ti.server,
+		                                   .reality =
+		                                       cc->dial >= 0 && t->dials[cc->dial].reality,
 		                                   .peer = *tls_conn_peer(cc->c)};
 		return true;
 	}

@@ -749,7 +749,7 @@ struct rdv_front *rdv_front_new(const struct rdv_front_config *c, struct rdv_ser
                                 char *err, size_t errlen)
 {
 	static const char *const alpn[] = {"http/1.1", NULL};
-	struct tls_server_config tc = {
+	struct tls_ctx_config tc = {
 	    .cert_path = c->cert_path, .key_path = c->key_path, .alpn = alpn};
 	struct rdv_front *f = calloc(1, sizeof(*f));
 	socklen_t alen = sizeof(f->st.listen);

@@ -23,8 +23,11 @@
 #define OUT_SPARE 256
 /* The share this server sends: an ML-KEM-768 ciphertext, then X25519's key. */
 #define SHARE_MAX (MLKEM768_CT_LEN + TLS_X25519_LEN)
-/* Signatures made at most for a flight that fits the target's records. */
-#define SIGN_TRIES 64
+/* Signatures made at most for the shortest one (flight()). */
+#define SIGN_TRIES 32
+/* The output queue: the ServerHello, and two records of the flight (the
+ * caller drains it after each). */
+#define OUT_FLIGHT (2 * TLS_REC_MAX)
 
 enum state {
 	ST_WAIT_FIN,
@@ -43,6 +46,11 @@ struct tls_server {
 	uint8_t fin_want[TLS_HASH_MAX], c_ap[TLS_HASH_MAX];
 	unsigned ccs;
 	bool tx_closed;
+	/* The flight's handshake stream (stream_n bytes after out's out_cap),
+	 * stream_off of them sent; the server's application secret, until
+	 * the stream is out. */
+	size_t stream_n, stream_off;
+	uint8_t s_ap[TLS_HASH_MAX];
 	struct tls_stats stats;
 	size_t rec_n, hs_n, out_n, out_cap;
 	uint8_t hs[HS_SMALL];
@@ -58,12 +66,12 @@ struct build {
 	const uint8_t *ch_body;
 	struct tls_sh sh;
 	uint16_t scheme;
-	size_t sig_max, stream_max, room;
+	size_t sig_max, stream_max;
 	EVP_MD_CTX *transcript;
 	uint8_t shared[MLKEM_SS_LEN + TLS_X25519_LEN];
 	size_t shared_len;
 	uint8_t share[SHARE_MAX];
-	uint8_t hs_secret[TLS_HASH_MAX], c_hs[TLS_HASH_MAX], s_hs[TLS_HASH_MAX], s_ap[TLS_HASH_MAX];
+	uint8_t hs_secret[TLS_HASH_MAX], c_hs[TLS_HASH_MAX], s_hs[TLS_HASH_MAX];
 };
 
 /* ---- output ---- */
@@ -164,15 +172,8 @@ static enum tls_err check(struct build *b)
 	if (cfg->rand == NULL || cfg->client_hello == NULL || cfg->template_sh == NULL ||
 	    cfg->key == NULL || cfg->chain == NULL || cfg->chain_lens == NULL ||
 	    cfg->chain_n == 0 || cfg->chain_n > TLS_CHAIN_MAX ||
-	    cfg->n_rec_lens > TLS_SERVER_RECS || (cfg->n_rec_lens > 0 && cfg->rec_lens == NULL) ||
 	    (cfg->alpn != NULL && (cfg->alpn_len == 0 || cfg->alpn_len > 255)))
 		return TLS_ERR_PARAMETER;
-	for (size_t i = 0; i < cfg->n_rec_lens; i++) {
-		if (cfg->rec_lens[i] < 2 + TLS_TAG_LEN ||
-		    cfg->rec_lens[i] > TLS_REC_PLAIN + 1 + TLS_TAG_LEN)
-			return TLS_ERR_PARAMETER;
-		b->room += (size_t)cfg->rec_lens[i] - TLS_TAG_LEN - 1;
-	}
 	if (tls_hs_get(cfg->client_hello, cfg->client_hello_len, &type, &b->ch_body, &body_len) !=
 	        cfg->client_hello_len ||
 	    type != TLS_HS_CLIENT_HELLO || !tls_ch_get(&b->ch, b->ch_body, body_len))
@@ -309,14 +310,16 @@ static size_t flight(struct tls_server *s, struct build *b, uint8_t *stream)
 	if (k == 0 || !transcript_add(b, stream, n + k))
 		return 0;
 	n += k;
-	/* An ECDSA signature's length varies by a byte or two: signed again
-	 * (a bounded number of times) if the flight would not fit in the
-	 * target's records otherwise. */
+	/* An ECDSA signature's DER length varies by a byte or two (a 0 before
+	 * r or s with its top bit set): the flight follows records whose sizes
+	 * it cannot know yet, so it takes the shortest common length (no such
+	 * 0; P-256: 70 bytes, P-384: 102), signing again a bounded number of
+	 * times, and fits wherever a target's own signature does. */
 	for (unsigned tries = 0;; tries++) {
 		if (!sign(s, b, sig, &sig_len))
 			return 0;
-		if (b->room == 0 || b->scheme == 0x0804 || tries == SIGN_TRIES ||
-		    n + TLS_HS_HDR + 4 + sig_len + TLS_HS_HDR + hlen <= b->room)
+		if (b->scheme == 0x0804 || tries == SIGN_TRIES ||
+		    sig_len <= (b->scheme == 0x0503 ? 102u : 70u))
 			break;
 	}
 	k = tls_cv_put(stream + n, b->stream_max - n, b->scheme, sig, sig_len);
@@ -329,47 +332,16 @@ static size_t flight(struct tls_server *s, struct build *b, uint8_t *stream)
 	    !transcript_add(b, stream + n, TLS_HS_HDR + hlen))
 		return 0;
 	n += TLS_HS_HDR + hlen;
-	if (!tls_key_app(&s->suite, b->transcript, b->hs_secret, s->c_ap, b->s_ap) ||
+	if (!tls_key_app(&s->suite, b->transcript, b->hs_secret, s->c_ap, s->s_ap) ||
 	    !tls_key_finished(&s->suite, b->transcript, s->fin_want, b->c_hs))
 		return 0;
 	return n;
 }
 
-/*
- * The stream (n bytes) into protected records: one of each target length
- * in turn, as many bytes as it holds but one for each target record still
- * to come, the rest inner padding; what is left after them in records of
- * natural size.
- */
-static bool pack(struct tls_server *s, const struct tls_server_config *cfg, const uint8_t *stream,
-                 size_t n)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < cfg->n_rec_lens && off < n; i++) {
-		size_t room = (size_t)cfg->rec_lens[i] - TLS_TAG_LEN - 1, left = n - off;
-		size_t later = cfg->n_rec_lens - i - 1, keep = later < left - 1 ? later : left - 1;
-		size_t take = room < left - keep ? room : left - keep;
-
-		if (!out_sealed(s, TLS_CT_HANDSHAKE, stream + off, take, room - take))
-			return false;
-		off += take;
-	}
-	while (off < n) {
-		size_t take = n - off < TLS_REC_PLAIN ? n - off : TLS_REC_PLAIN;
-
-		if (!out_sealed(s, TLS_CT_HANDSHAKE, stream + off, take, 0))
-			return false;
-		off += take;
-	}
-	return true;
-}
-
-/* The first flight into s->out, the keys set: the stream is built past
- * out_cap (b->stream_max bytes there). */
+/* The ServerHello into s->out and the rest of the flight built past
+ * out_cap (b->stream_max bytes there), the handshake keys set. */
 static enum tls_err start(struct tls_server *s, struct build *b)
 {
-	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
 	const struct tls_server_config *cfg = b->cfg;
 	uint8_t *stream = s->out + s->out_cap;
 	enum tls_err err;
@@ -395,13 +367,22 @@ static enum tls_err start(struct tls_server *s, struct build *b)
 	    !tls_dir_set(&s->suite, &s->tx, b->s_hs, 1) ||
 	    !tls_dir_set(&s->suite, &s->rx, b->c_hs, 0))
 		return TLS_ERR_INTERNAL;
-	if (cfg->ccs && !tls_out_put(s->out, &s->out_n, s->out_cap, ccs, sizeof(ccs)))
-		return TLS_ERR_INTERNAL;
 	n = flight(s, b, stream);
-	if (n == 0 || !pack(s, cfg, stream, n) || !tls_dir_set(&s->suite, &s->tx, b->s_ap, 1))
+	if (n == 0)
 		return TLS_ERR_INTERNAL;
+	s->stream_n = n;
 	s->state = ST_WAIT_FIN;
 	return TLS_ERR_NONE;
+}
+
+/* The stream is out: from now on the server's records are application data. */
+static bool stream_sent(struct tls_server *s)
+{
+	bool ok = tls_dir_set(&s->suite, &s->tx, s->s_ap, 1);
+
+	OPENSSL_cleanse(s->s_ap, sizeof(s->s_ap));
+	OPENSSL_cleanse(s->out + s->out_cap, s->stream_n);
+	return ok;
 }
 
 /* ---- records in ---- */
@@ -519,13 +500,8 @@ struct tls_server *tls_server_new(const struct tls_server_config *cfg, enum tls_
 	b.cfg = cfg;
 	e = check(&b);
 	if (e == TLS_ERR_NONE) {
-		/* The ServerHello and ChangeCipherSpec records, the target's
-		 * records, the rest at natural sizes, and room for alerts. */
-		cap = TLS_REC_HDR + cfg->template_sh_len + TLS_REC_HDR + 1;
-		for (size_t i = 0; i < cfg->n_rec_lens; i++)
-			cap += TLS_REC_HDR + cfg->rec_lens[i];
-		cap += b.stream_max + (b.stream_max / TLS_REC_PLAIN + 1) * TLS_SEAL_OVERHEAD;
-		cap += OUT_SPARE;
+		/* The ServerHello record, two of the flight's, room for alerts. */
+		cap = TLS_REC_HDR + cfg->template_sh_len + OUT_FLIGHT + OUT_SPARE;
 		s = calloc(1, sizeof(*s) + cap + b.stream_max);
 		if (s == NULL)
 			e = TLS_ERR_INTERNAL;
@@ -551,8 +527,58 @@ void tls_server_free(struct tls_server *s)
 		return;
 	EVP_CIPHER_CTX_free(s->rx.ctx);
 	EVP_CIPHER_CTX_free(s->tx.ctx);
-	OPENSSL_cleanse(s, sizeof(*s) + s->out_cap);
+	OPENSSL_cleanse(s, sizeof(*s) + s->out_cap + s->stream_n);
 	free(s);
+}
+
+bool tls_server_ccs(struct tls_server *s)
+{
+	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
+
+	if (s->stream_off > 0 || s->state != ST_WAIT_FIN)
+		return false;
+	return tls_out_put(s->out, &s->out_n, s->out_cap, ccs, sizeof(ccs));
+}
+
+bool tls_server_flight(struct tls_server *s, size_t len)
+{
+	size_t room, take;
+
+	if (len < 1 + TLS_TAG_LEN || len > TLS_REC_PLAIN + 1 + TLS_TAG_LEN ||
+	    s->out_cap - s->out_n < TLS_REC_HDR + len || s->state == ST_FAILED || s->tx_closed)
+		return false;
+	room = len - 1 - TLS_TAG_LEN;
+	if (s->stream_off == s->stream_n)
+		return out_sealed(s, TLS_CT_APP, NULL, 0, room); /* padding alone */
+	if (room == 0)
+		return false; /* a handshake record holds at least a byte (RFC 8446 5.1) */
+	take = s->stream_n - s->stream_off < room ? s->stream_n - s->stream_off : room;
+	if (!out_sealed(s, TLS_CT_HANDSHAKE, s->out + s->out_cap + s->stream_off, take,
+	                room - take))
+		return false;
+	s->stream_off += take;
+	return s->stream_off < s->stream_n || stream_sent(s);
+}
+
+bool tls_server_flight_rest(struct tls_server *s)
+{
+	while (s->stream_off < s->stream_n) {
+		size_t take = s->stream_n - s->stream_off;
+
+		take = take < TLS_REC_PLAIN ? take : TLS_REC_PLAIN;
+		if (s->out_cap - s->out_n < TLS_REC_HDR + take + 1 + TLS_TAG_LEN ||
+		    !out_sealed(s, TLS_CT_HANDSHAKE, s->out + s->out_cap + s->stream_off, take, 0))
+			return false;
+		s->stream_off += take;
+		if (s->stream_off == s->stream_n && !stream_sent(s))
+			return false;
+	}
+	return true;
+}
+
+bool tls_server_flight_done(const struct tls_server *s)
+{
+	return s->stream_off == s->stream_n;
 }
 
 const uint8_t *tls_server_out(const struct tls_server *s, size_t *len)

@@ -32,8 +32,9 @@
  * ciphertext then an X25519 key and whose secret is ML-KEM's, then
  * X25519's; the client's legacy_session_id echoed) and fails with why if
  * it does not hold, so the caller can splice the visitor to the target
- * instead. Otherwise tls_server_out holds the whole first flight: send it
- * and mark it sent with tls_server_out_done. Hand every byte the client
+ * instead. Otherwise tls_server_out holds the ServerHello: send it and
+ * mark it sent with tls_server_out_done; then the flight's records as
+ * above, each into tls_server_out, sent the same way. Hand every byte the client
  * sends to tls_server_recv, which takes at most one record per call and
  * says what that record was (TLS_EV_CONNECTED for the client's Finished,
  * TLS_EV_DATA, TLS_EV_CLOSED for close_notify, TLS_EV_FAILED with an alert
@@ -66,9 +67,6 @@
 
 #include "tls/tls.h"
 
-/* At most this many target record lengths. */
-#define TLS_SERVER_RECS 64
-
 struct tls_server_config {
 	tls_rand_fn *rand; /* the server's random, its key share's secret, ML-KEM's m */
 	void *rand_ctx;
@@ -79,13 +77,6 @@ struct tls_server_config {
 	/* The target's ServerHello handshake message (header included). */
 	const uint8_t *template_sh;
 	size_t template_sh_len;
-	/* A ChangeCipherSpec record after the ServerHello, as the target sent. */
-	bool ccs;
-	/* The body lengths of the target's protected handshake records, in
-	 * order (each 18 to TLS_REC_PLAIN + 17: one content byte, the inner
-	 * type, the 16-byte tag; at most TLS_SERVER_RECS), or none. */
-	const uint16_t *rec_lens;
-	size_t n_rec_lens;
 	/* The protocol EncryptedExtensions names (one of the client's ALPN
 	 * offers), or NULL for no ALPN extension. */
 	const uint8_t *alpn;
@@ -114,6 +105,23 @@ struct tls_server;
 struct tls_server *tls_server_new(const struct tls_server_config *cfg, enum tls_err *err);
 /* Frees the server, its secrets wiped. */
 void tls_server_free(struct tls_server *s);
+
+/* A ChangeCipherSpec record, as the target sent after its ServerHello;
+ * false once the flight has begun, or with no room. */
+bool tls_server_ccs(struct tls_server *s);
+
+/*
+ * The next record of the flight, its body len bytes (17, the inner type
+ * and the tag, to TLS_REC_PLAIN + 17): as much of the handshake stream as
+ * it holds, padded; once the stream is out, no bytes, padded. False if len
+ * is out of those bounds, the queue has no room for it (send what it
+ * holds first: it keeps two records), or the connection failed.
+ */
+bool tls_server_flight(struct tls_server *s, size_t len);
+/* What is left of the stream in records of natural size; false with no room. */
+bool tls_server_flight_rest(struct tls_server *s);
+/* Whether the whole stream (through the server's Finished) is out. */
+bool tls_server_flight_done(const struct tls_server *s);
 
 /* Bytes waiting to be sent; n of them sent. */
 const uint8_t *tls_server_out(const struct tls_server *s, size_t *len);

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tls/server.h"
 #include "tls/tls.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -43,13 +44,18 @@ struct tls_conn {
 	bool closing; /* close once the queue is out */
 	union yip_sockaddr peer;
 	/* The client end: yip's engine, fed from raw; the record it last
-	 * opened waits in plain (plain_len bytes from plain_off). */
+	 * opened waits in plain (plain_len bytes from plain_off). An adopted
+	 * server end (tls_conn_adopt) is yip's server engine, own, in cli's
+	 * place: the same calls, made by the eng_ functions below. */
 	struct tls_client *cli;
+	struct tls_server *own;
 	const uint8_t *plain;
 	size_t plain_off, plain_len;
 	size_t raw_off, raw_len;
 	unsigned pad_left, pad_max;
 	char sni[256];
+	bool reality;
+	struct reality_client rc; /* a REALITY dial's seal and keys */
 	/* The server end: OpenSSL reads the socket, writes into wbio. */
 	SSL *ssl;
 	BIO *wbio;
@@ -168,7 +174,7 @@ out:
 	return ok ? 0 : -1;
 }
 
-struct tls_server_ctx *tls_server_ctx_new(const struct tls_server_config *cfg, char *err,
+struct tls_server_ctx *tls_server_ctx_new(const struct tls_ctx_config *cfg, char *err,
                                           size_t errlen)
 {
 	struct tls_server_ctx *s = calloc(1, sizeof(*s));
@@ -284,6 +290,42 @@ static uint8_t *out_tail(struct tls_conn *c)
 	return c->out + c->out_off + c->out_len;
 }
 
+/* ---- yip's engine, either end ---- */
+
+static const uint8_t *eng_out(const struct tls_conn *c, size_t *len)
+{
+	return c->own != NULL ? tls_server_out(c->own, len) : tls_client_out(c->cli, len);
+}
+
+static void eng_out_done(struct tls_conn *c, size_t n)
+{
+	if (c->own != NULL)
+		tls_server_out_done(c->own, n);
+	else
+		tls_client_out_done(c->cli, n);
+}
+
+static size_t eng_recv(struct tls_conn *c, const uint8_t *in, size_t len, struct tls_event *ev)
+{
+	return c->own != NULL ? tls_server_recv(c->own, in, len, ev)
+	                      : tls_client_recv(c->cli, in, len, ev);
+}
+
+static size_t eng_seal(struct tls_conn *c, uint8_t *out, size_t cap, const uint8_t *p, size_t n,
+                       size_t pad)
+{
+	return c->own != NULL ? tls_server_seal(c->own, out, cap, p, n, pad)
+	                      : tls_client_seal(c->cli, out, cap, p, n, pad);
+}
+
+static void eng_close(struct tls_conn *c)
+{
+	if (c->own != NULL)
+		tls_server_close(c->own);
+	else
+		tls_client_close(c->cli);
+}
+
 /* A connection with its first queue memory, or NULL. */
 static struct tls_conn *conn_new(void)
 {
@@ -344,7 +386,7 @@ static void collect(struct tls_conn *c)
 		}
 	} else {
 		size_t len;
-		const uint8_t *p = tls_client_out(c->cli, &len);
+		const uint8_t *p = eng_out(c, &len);
 
 		if (len > 0) {
 			uint8_t *t = out_tail(c);
@@ -352,7 +394,7 @@ static void collect(struct tls_conn *c)
 			if (len <= out_free(c)) {
 				memcpy(t, p, len);
 				queued(c, len);
-				tls_client_out_done(c->cli, len);
+				eng_out_done(c, len);
 			}
 		}
 	}
@@ -424,6 +466,16 @@ struct tls_conn *tls_conn_dial(const union yip_sockaddr *to, const struct tls_di
 	c->pad_left = cfg->pad_records;
 	c->pad_max = cfg->pad_max;
 	tc.sni = cfg->sni != NULL ? c->sni : NULL;
+	if (cfg->reality) {
+		c->reality = true;
+		memcpy(c->rc.front_pub, cfg->front_pub, sizeof(c->rc.front_pub));
+		memcpy(c->rc.short_id, cfg->short_id, sizeof(c->rc.short_id));
+		c->rc.unix_s = (uint32_t)(yip_now_wall() / YIP_NS_PER_S);
+		tc.seal = reality_client_seal;
+		tc.seal_ctx = &c->rc;
+		tc.verify = reality_client_verify;
+		tc.verify_ctx = &c->rc;
+	}
 	c->cli = tls_client_new(&tc);
 	c->fd = socket(to->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->cli == NULL || c->fd < 0) {
@@ -456,7 +508,7 @@ static unsigned client_records(struct tls_conn *c)
 
 	while (c->plain_len == 0 && c->raw_len > 0 && c->state != TLS_CONN_DONE) {
 		struct tls_event ev;
-		size_t n = tls_client_recv(c->cli, c->raw + c->raw_off, c->raw_len, &ev);
+		size_t n = eng_recv(c, c->raw + c->raw_off, c->raw_len, &ev);
 
 		c->raw_off += n;
 		c->raw_len -= n;
@@ -465,6 +517,8 @@ static unsigned client_records(struct tls_conn *c)
 		case TLS_EV_CONNECTED:
 			c->state = TLS_CONN_OPEN;
 			bits |= TLS_CONN_OPENED;
+			if (c->reality)
+				reality_client_wipe(&c->rc); /* the seal's keys are spent */
 			break;
 		case TLS_EV_DATA:
 			c->plain = ev.data;
@@ -477,7 +531,14 @@ static unsigned client_records(struct tls_conn *c)
 			break;
 		case TLS_EV_FAILED:
 			push(c); /* the alert, if one waits */
-			end(c, "tls: ", tls_err_name(ev.err));
+			if (c->reality && ev.err == TLS_ERR_CERT && c->rc.spliced)
+				end(c,
+				    "reality: the real site answered, not the front (a wrong pbk "
+				    "or "
+				    "sid, clocks over 2 minutes apart, or someone in the way)",
+				    "");
+			else
+				end(c, "tls: ", tls_err_name(ev.err));
 			break;
 		case TLS_EV_NONE:
 			if (n == 0)
@@ -571,6 +632,43 @@ struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd, const union
 	return c;
 }
 
+struct tls_conn *tls_conn_adopt(int fd, const union yip_sockaddr *from, struct tls_server *own,
+                                const struct tls_adopt_config *cfg)
+{
+	struct tls_conn *c = conn_new();
+	struct tls_server_info si;
+
+	tls_server_info(own, &si);
+	if (c == NULL || !si.connected || cfg->raw_len > RAW_BUF) {
+		tls_server_free(own);
+		close(fd);
+		if (c != NULL)
+			free(c->out);
+		free(c);
+		return NULL;
+	}
+	c->fd = fd;
+	c->own = own;
+	c->peer = *from;
+	c->state = TLS_CONN_OPEN;
+	c->pad_left = cfg->pad_records;
+	c->pad_max = cfg->pad_max;
+	if (cfg->sni != NULL)
+		snprintf(c->sni, sizeof(c->sni), "%s", cfg->sni);
+	sock_setup(fd);
+	memcpy(c->raw, cfg->raw, cfg->raw_len);
+	c->raw_len = cfg->raw_len;
+	if (cfg->out_len > 0) {
+		uint8_t *t = out_tail(c);
+
+		memcpy(t, cfg->out, cfg->out_len <= out_free(c) ? cfg->out_len : out_free(c));
+		queued(c, cfg->out_len <= out_free(c) ? cfg->out_len : out_free(c));
+	}
+	collect(c);
+	push(c);
+	return c;
+}
+
 static void ssl_fail(struct tls_conn *c, int r)
 {
 	int e = SSL_get_error(c->ssl, r);
@@ -627,6 +725,7 @@ void tls_conn_free(struct tls_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	tls_client_free(c->cli);
+	tls_server_free(c->own);
 	SSL_free(c->ssl); /* frees both BIOs */
 	sodium_memzero(c->out, c->out_cap);
 	free(c->out);
@@ -755,7 +854,7 @@ bool tls_conn_write(struct tls_conn *c, const uint8_t *p, size_t len)
 				c->pad_left--;
 			}
 			t = out_tail(c);
-			w = tls_client_seal(c->cli, t, out_free(c), p, n, pad);
+			w = eng_seal(c, t, out_free(c), p, n, pad);
 			if (w == 0) {
 				end(c, "tls: cannot seal", "");
 				return false;
@@ -779,7 +878,7 @@ void tls_conn_close(struct tls_conn *c)
 		if (c->server)
 			SSL_shutdown(c->ssl);
 		else
-			tls_client_close(c->cli);
+			eng_close(c);
 		collect(c);
 	}
 	c->closing = true;
@@ -810,9 +909,18 @@ static const char *alpn_name(const uint8_t *a, size_t len)
 
 void tls_conn_info(const struct tls_conn *c, struct tls_conn_info *out)
 {
-	*out = (struct tls_conn_info){.server = c->server};
+	*out = (struct tls_conn_info){.server = c->server || c->own != NULL};
 	if (c->state != TLS_CONN_OPEN)
 		return;
+	if (c->own != NULL) {
+		struct tls_server_info si;
+
+		tls_server_info(c->own, &si);
+		out->version = "TLSv1.3";
+		out->cipher = cipher_name(si.cipher);
+		out->sni = c->sni[0] ? c->sni : NULL;
+		return;
+	}
 	if (c->server) {
 		const unsigned char *a;
 		unsigned alen;

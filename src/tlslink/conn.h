@@ -2,7 +2,8 @@
  * One TLS connection over TCP, either end: a plaintext byte stream in both
  * directions over a non-blocking socket. The client end is yip's own TLS
  * 1.3 client (src/tls: the Chrome-shaped ClientHello); the server end is
- * OpenSSL's libssl, as real web servers run it. What the stream carries is
+ * OpenSSL's libssl, as real web servers run it, or yip's own server engine
+ * for a connection the REALITY front has shaped (tls_conn_adopt). What the stream carries is
  * the caller's: yipd's TLS link frames datagrams in it (tlslink.h,
  * wire/stream.h), yip-rendezvous's front first looks at what a visitor
  * sends and then either does the same or hands the stream to its decoy.
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "reality/reality.h"
 
 /*
  * The queue: records waiting in the connection past what the socket took.
@@ -48,7 +50,7 @@
 /* The server side's certificate, key and policy: one per listener. */
 struct tls_server_ctx;
 
-struct tls_server_config {
+struct tls_ctx_config {
 	const char *cert_path; /* PEM chain, leaf first; NULL with key_path NULL: self-signed */
 	const char *key_path;  /* PEM private key */
 	/* No certificate given: a fresh self-signed one for this name, like a
@@ -68,7 +70,7 @@ struct tls_server_config {
 int tls_conn_init(void);
 
 /* Loads the certificate and key (or makes a self-signed pair); NULL with err. */
-struct tls_server_ctx *tls_server_ctx_new(const struct tls_server_config *cfg, char *err,
+struct tls_server_ctx *tls_server_ctx_new(const struct tls_ctx_config *cfg, char *err,
                                           size_t errlen);
 void tls_server_ctx_free(struct tls_server_ctx *s);
 
@@ -99,6 +101,13 @@ struct tls_dial_config {
 	/* Record padding: the first pad_records records written get a random
 	 * 0..pad_max bytes of TLS 1.3 padding each (docs/protocol.md). */
 	unsigned pad_records, pad_max;
+	/* A REALITY front (src/reality): the hello is sealed to front_pub with
+	 * short_id, and only the front's own certificate for this dial is
+	 * taken; a chain that is not (the real site's: the key or id is wrong,
+	 * the clocks differ, or someone is in the way) fails the dial. */
+	bool reality;
+	uint8_t front_pub[REALITY_KEY_LEN];
+	uint8_t short_id[WIRE_REALITY_SHORT_ID];
 };
 
 /*
@@ -113,6 +122,26 @@ struct tls_conn *tls_conn_dial(const union yip_sockaddr *to, const struct tls_di
  * end; NULL if out of memory (fd closed). */
 struct tls_conn *tls_conn_accept(struct tls_server_ctx *srv, int fd,
                                  const union yip_sockaddr *from);
+
+/*
+ * A server end whose handshake yip's own TLS server (src/tls/server.h)
+ * has done on fd already (the REALITY front's): the connection takes the
+ * socket and the server (connected), with raw (raw_len bytes, at most two
+ * records) the client sent that the server has not taken yet, and out
+ * (out_len bytes) still to be sent before anything else. Its first
+ * pad_records records get 0..pad_max bytes of padding each; sni is what
+ * tls_conn_info names. NULL if out of memory or the server is not
+ * connected (fd closed and the server freed either way).
+ */
+struct tls_adopt_config {
+	const uint8_t *raw, *out;
+	size_t raw_len, out_len;
+	unsigned pad_records, pad_max;
+	const char *sni;
+};
+struct tls_server;
+struct tls_conn *tls_conn_adopt(int fd, const union yip_sockaddr *from, struct tls_server *own,
+                                const struct tls_adopt_config *cfg);
 
 /* Closes the socket and frees everything, secrets wiped. NULL is fine. */
 void tls_conn_free(struct tls_conn *c);

@@ -240,8 +240,43 @@ struct conn {
 	struct tls_server *s;
 	uint8_t flight[65536];
 	size_t flight_len;
+	bool flown; /* pump sent the flight */
 	struct side cli, srv;
 };
+
+/*
+ * The server's first flight as the front has it made: the ServerHello, a
+ * ChangeCipherSpec if ccs, a record of each of lens in turn (the server's
+ * queue drained after each, as the front does), the rest at natural sizes;
+ * all of it into out (cap bytes). Its length.
+ */
+static size_t fly_into(struct tls_server *s, uint8_t *out, size_t cap, bool ccs,
+                       const uint16_t *lens, size_t n_lens)
+{
+	size_t len = 0, n;
+	const uint8_t *p;
+
+	for (size_t step = 0; step <= n_lens + 2; step++) {
+		p = tls_server_out(s, &n);
+		assert_true(len + n <= cap);
+		memcpy(out + len, p, n);
+		len += n;
+		tls_server_out_done(s, n);
+		if (step == 0 && ccs)
+			assert_true(tls_server_ccs(s));
+		else if (step >= 1 && step <= n_lens)
+			assert_true(tls_server_flight(s, lens[step - 1]));
+		else if (step == n_lens + 1)
+			assert_true(tls_server_flight_rest(s));
+	}
+	return len;
+}
+
+/* The same for k's server, into k->flight, which pump sends first. */
+static void fly(struct conn *k, bool ccs, const uint16_t *lens, size_t n_lens)
+{
+	k->flight_len = fly_into(k->s, k->flight, sizeof(k->flight), ccs, lens, n_lens);
+}
 
 #define RX_MAX (1 << 18)
 
@@ -343,21 +378,22 @@ static void to_server(struct conn *k, const uint8_t *p, size_t n)
 	feed(&k->srv, p, n);
 }
 
-/* Moves bytes both ways until neither side has any; the server's first
- * output (its flight) is kept in k->flight. */
+/* Moves bytes both ways until neither side has any, the server's flight
+ * (fly's, or natural sizes if the test made none) first. */
 static void pump(struct conn *k)
 {
+	if (!k->flown) {
+		if (k->flight_len == 0)
+			fly(k, false, NULL, 0);
+		to_client(k, k->flight, k->flight_len);
+		k->flown = true;
+	}
 	for (int round = 0; round < 50; round++) {
 		uint8_t buf[TLS_OUT_BUF];
 		const uint8_t *p;
 		size_t n;
 
 		p = tls_server_out(k->s, &n);
-		if (n > 0 && k->flight_len == 0) {
-			assert_true(n <= sizeof(k->flight));
-			memcpy(k->flight, p, n);
-			k->flight_len = n;
-		}
 		if (n > 0) {
 			/* to_client may make the client answer, not the server. */
 			uint8_t *copy = malloc(n);
@@ -455,18 +491,23 @@ static void test_x25519_openssl_template(void **state)
 		rec = tls_client_hello(k.c, &n);
 		tls_rec_put(hdr, TLS_CT_HANDSHAKE, 0x0301, (uint16_t)n);
 		memcpy(hdr + TLS_REC_HDR, rec, n);
-		target_answer(&t, hdr, TLS_REC_HDR + n, "TLS_AES_128_GCM_SHA256");
+		/* OpenSSL's signature is 69 bytes about once in 128 (r or s under
+		 * 2^248), one shorter than the least the server makes: asked again
+		 * then, as that one target's records could not hold this flight. */
+		for (int tries = 0; tries < 20; tries++) {
+			target_answer(&t, hdr, TLS_REC_HDR + n, "TLS_AES_128_GCM_SHA256");
+			if (t.n_lens != 4 || t.lens[2] >= TLS_HS_HDR + 4 + 70 + 1 + 16)
+				break;
+		}
 	}
 	assert_true(t.ccs);
 	assert_true(t.n_lens >= 1);
 	cfg = server_cfg(&k, &ec_id, t.sh, t.sh_len);
-	cfg.ccs = t.ccs;
 	cfg.alpn = NULL; /* as the target named none */
-	cfg.rec_lens = t.lens;
-	cfg.n_rec_lens = t.n_lens;
 	k.s = tls_server_new(&cfg, &err);
 	assert_int_equal(err, TLS_ERR_NONE);
 	assert_non_null(k.s);
+	fly(&k, t.ccs, t.lens, t.n_lens);
 	assert_int_equal(info(k.s).cipher, 0x1301);
 	assert_int_equal(info(k.s).group, TLS_GROUP_X25519);
 	pump(&k);
@@ -545,11 +586,9 @@ static void run_lens(const uint16_t *lens, size_t n_lens, const uint16_t *want, 
 	ch = client_hello(&k, &n);
 	sh_len = template_make(sh, sizeof(sh), ch, n, 0x1302, TLS_GROUP_X25519, 32, 0x0304, false);
 	cfg = server_cfg(&k, &ec_id, sh, sh_len);
-	cfg.ccs = true;
-	cfg.rec_lens = lens;
-	cfg.n_rec_lens = n_lens;
 	k.s = tls_server_new(&cfg, &err);
 	assert_int_equal(err, TLS_ERR_NONE);
+	fly(&k, true, lens, n_lens);
 	pump(&k);
 	assert_true(k.cli.connected);
 	assert_true(k.srv.connected);
@@ -561,6 +600,45 @@ static void run_lens(const uint16_t *lens, size_t n_lens, const uint16_t *want, 
 			assert_int_equal(r.len[2 + i], want[i]);
 	}
 	exchange_data(&k);
+	conn_close(&k);
+}
+
+/* Records no TLS 1.3 server sends are refused: under the inner type and
+ * tag, over 2^14 + 17, no handshake byte before the stream is out, a CCS
+ * once the flight has begun. */
+static void flight_bounds(void)
+{
+	struct conn k;
+	struct tls_server_config cfg;
+	uint8_t sh[256];
+	size_t n, sh_len;
+	enum tls_err err;
+	const uint8_t *ch;
+
+	client_open(&k, &ec_id);
+	ch = client_hello(&k, &n);
+	sh_len = template_make(sh, sizeof(sh), ch, n, 0x1301, TLS_GROUP_X25519, 32, 0x0304, false);
+	cfg = server_cfg(&k, &ec_id, sh, sh_len);
+	k.s = tls_server_new(&cfg, &err);
+	assert_non_null(k.s);
+	(void)tls_server_out(k.s, &n);
+	tls_server_out_done(k.s, n);
+	assert_false(tls_server_flight(k.s, 16));
+	assert_false(tls_server_flight(k.s, 17));
+	assert_false(tls_server_flight(k.s, TLS_REC_PLAIN + 18));
+	assert_true(tls_server_flight(k.s, 18));
+	assert_false(tls_server_ccs(k.s));
+	assert_false(tls_server_flight_done(k.s));
+	assert_true(tls_server_flight_rest(k.s));
+	assert_true(tls_server_flight_done(k.s));
+	(void)tls_server_out(k.s, &n);
+	tls_server_out_done(k.s, n);
+	/* After it, application data of no bytes: 17 is the least. */
+	assert_true(tls_server_flight(k.s, 17));
+	assert_true(tls_server_flight_rest(k.s));
+	(void)tls_server_out(k.s, &n);
+	assert_int_equal(n, TLS_REC_HDR + 17);
+	tls_server_out_done(k.s, n);
 	conn_close(&k);
 }
 
@@ -579,6 +657,7 @@ static void test_record_lengths(void **state)
 	run_lens(full, 1, full, 1);
 	/* No lengths: one natural record. */
 	run_lens(NULL, 0, natural_after + 2, 1);
+	flight_bounds();
 }
 
 /* ---- an OpenSSL client ---- */
@@ -631,7 +710,6 @@ static void run_openssl_client(const struct ident *id, const char *suite, uint16
 	                                 .client_hello_len = ch_len,
 	                                 .template_sh = sh,
 	                                 .template_sh_len = sh_len,
-	                                 .ccs = true,
 	                                 .alpn = (const uint8_t *)"h2",
 	                                 .alpn_len = 2,
 	                                 .chain = chain,
@@ -641,12 +719,8 @@ static void run_openssl_client(const struct ident *id, const char *suite, uint16
 	s = tls_server_new(&cfg, &err);
 	assert_int_equal(err, TLS_ERR_NONE);
 	/* The flight to OpenSSL; its CCS and Finished back. */
-	{
-		const uint8_t *p = tls_server_out(s, &n);
-
-		assert_int_equal(BIO_write(rbio, p, (int)n), (int)n);
-		tls_server_out_done(s, n);
-	}
+	n = fly_into(s, buf, sizeof(buf), true, NULL, 0);
+	assert_int_equal(BIO_write(rbio, buf, (int)n), (int)n);
 	assert_int_equal(SSL_do_handshake(ssl), 1);
 	assert_int_equal(SSL_version(ssl), TLS1_3_VERSION);
 	SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
@@ -727,16 +801,15 @@ static void test_bad_finished(void **state)
 	cfg.alpn_len = 8;
 	other = tls_server_new(&cfg, &err);
 	assert_non_null(other);
-	p = tls_server_out(k.s, &n);
-	to_client(&k, p, n);
-	tls_server_out_done(k.s, n);
+	fly(&k, false, NULL, 0);
+	to_client(&k, k.flight, k.flight_len);
+	k.flown = true;
 	assert_true(k.cli.connected);
 	p = tls_client_out(k.c, &cfin_len);
 	assert_true(cfin_len <= sizeof(cfin));
 	memcpy(cfin, p, cfin_len);
 	tls_client_out_done(k.c, cfin_len);
-	(void)tls_server_out(other, &n);
-	tls_server_out_done(other, n);
+	(void)fly_into(other, k.flight, sizeof(k.flight), false, NULL, 0);
 	/* CCS, then the Finished: it opens, and does not verify. */
 	used = tls_server_recv(other, cfin, cfin_len, &ev);
 	assert_int_equal(ev.kind, TLS_EV_NONE);
@@ -790,12 +863,6 @@ static enum tls_err try_template(uint16_t cipher, uint16_t group, size_t share_l
 		cfg.alpn = (const uint8_t *)"h3";
 	if (tweak == 3)
 		cfg.template_sh_len--;
-	if (tweak == 4) {
-		static const uint16_t bad[] = {17};
-
-		cfg.rec_lens = bad;
-		cfg.n_rec_lens = 1;
-	}
 	if (tweak == 5)
 		cfg.chain_n = 0;
 	k.s = tls_server_new(&cfg, &err);
@@ -808,7 +875,7 @@ static enum tls_err try_template(uint16_t cipher, uint16_t group, size_t share_l
 static void test_bad_templates(void **state)
 {
 	/* tweak: 1 the sid not echoed, 2 ALPN h3 (not offered), 3 the template
-	 * cut short, 4 a record length too small, 5 no certificate. */
+	 * cut short, 5 no certificate. */
 	static const struct {
 		uint16_t cipher, group;
 		size_t share_len;
@@ -831,7 +898,6 @@ static void test_bad_templates(void **state)
 	    {0x1301, TLS_GROUP_X25519, 32, 0x0304, false, 1, TLS_ERR_PARAMETER},
 	    {0x1301, TLS_GROUP_X25519, 32, 0x0304, false, 2, TLS_ERR_PARAMETER},
 	    {0x1301, TLS_GROUP_X25519, 32, 0x0304, false, 3, TLS_ERR_DECODE},
-	    {0x1301, TLS_GROUP_X25519, 32, 0x0304, false, 4, TLS_ERR_PARAMETER},
 	    {0x1301, TLS_GROUP_X25519, 32, 0x0304, false, 5, TLS_ERR_PARAMETER},
 	};
 

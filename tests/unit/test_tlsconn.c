@@ -67,7 +67,7 @@ struct pair {
 
 static void pair_open(struct pair *pr)
 {
-	struct tls_server_config sc = {.self_name = "host.example", .alpn = alpn};
+	struct tls_ctx_config sc = {.self_name = "host.example", .alpn = alpn};
 	struct tls_dial_config dc = {.sni = "www.example.com", .pad_records = 4, .pad_max = 200};
 	union yip_sockaddr a;
 	char err[256];
@@ -190,7 +190,7 @@ static void test_full_queue_refuses(void **state)
 
 static void test_not_tls_fails(void **state)
 {
-	struct tls_server_config sc = {.alpn = alpn};
+	struct tls_ctx_config sc = {.alpn = alpn};
 	char err[256];
 	struct tls_server_ctx *srv = tls_server_ctx_new(&sc, err, sizeof(err));
 	int sv[2];
@@ -245,7 +245,7 @@ static void pump(int from, int to, bool client, size_t *off, size_t *lens, size_
  * writes in fresh connections make records of many sizes. */
 static void test_first_records_padded(void **state)
 {
-	struct tls_server_config sc = {.alpn = alpn};
+	struct tls_ctx_config sc = {.alpn = alpn};
 	struct tls_dial_config dc = {.pad_records = 4, .pad_max = 255};
 	char err[256];
 	struct tls_server_ctx *srv = tls_server_ctx_new(&sc, err, sizeof(err));
@@ -311,7 +311,7 @@ static void test_first_records_padded(void **state)
 
 static void test_bad_key_file(void **state)
 {
-	struct tls_server_config sc = {.cert_path = "/nonexistent.pem", .key_path = NULL};
+	struct tls_ctx_config sc = {.cert_path = "/nonexistent.pem", .key_path = NULL};
 	char err[256] = "";
 
 	(void)state;
