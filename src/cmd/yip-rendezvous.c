@@ -39,6 +39,8 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: yip-rendezvous [options] --key FILE    run the server in the foreground\n"
 	        "       yip-rendezvous --genkey                print a new key pair (a key file)\n"
+	        "       yip-rendezvous --reality-genkey        print a new REALITY key pair (the\n"
+	        "                                              private key file, the nodes' pbk)\n"
 	        "       yip-rendezvous --pubkey                read a private key or key file on\n"
 	        "                                              stdin, print its public key\n"
 	        "       yip-rendezvous status [--json] [--summary | node-public-key]\n"
@@ -71,6 +73,11 @@ static void usage(FILE *f)
 	        "  --tls-key FILE       ... and its private key (PEM); both needed\n"
 	        "  --decoy HOST:PORT    a plain HTTP server for visitors that are not nodes\n"
 	        "                       (default: a built-in static site)\n"
+	        "  --reality-dest HOST:PORT  a REALITY front on --listen-tcp instead: visitors\n"
+	        "                       are spliced to this real site; sealed hellos are nodes\n"
+	        "  --reality-private-key FILE  its key (--reality-genkey's output, mode 0600)\n"
+	        "  --reality-short-id HEX  a short id nodes seal (0-16 hex digits; repeatable)\n"
+	        "  --reality-server-name NAME  an SNI nodes send (the site's; repeatable)\n"
 	        "  --listen-quic ADDR:PORT  nodes over QUIC on this UDP address (e.g.\n"
 	        "                       0.0.0.0:443); --tls-cert/--tls-key, else self-signed\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
@@ -182,7 +189,7 @@ static int load_members(const struct rdv_conf *c, struct rdv_members *m,
 	struct member_revocations *r;
 	enum member_verdict v;
 	uint8_t *raw;
-	char *text, why[256];
+	char *text, why[200];
 	size_t len, rlen;
 	int rc;
 
@@ -260,11 +267,41 @@ static int reload_gate(void *arg, struct rdv_members *m)
 	return 0;
 }
 
+/* The REALITY front's settings: its key read, its target resolved (now:
+ * the sandbox resolves nothing). */
+static int reality_setup(const struct rdv_conf *c, struct rdv_reality_config *r, char *err,
+                         size_t errlen)
+{
+	char *text, why[200];
+	size_t len;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (yip_endpoint_parse(c->reality_dest, 0, true, &r->target, NULL, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "reality_dest %s: %s", c->reality_dest, why);
+		return -1;
+	}
+	if (read_text(c->reality_key_file, true, &text, &len, err, errlen) != 0)
+		return -1;
+	rc = rdv_keyfile_parse(text, len, c->reality_key_file, r->seal.priv, err, errlen);
+	drop_text(text, len);
+	if (rc != 0)
+		return -1;
+	for (size_t i = 0; i < c->n_reality_names; i++)
+		r->seal.names[i] = c->reality_names[i];
+	r->seal.n_names = c->n_reality_names;
+	memcpy(r->seal.ids, c->reality_ids, sizeof(r->seal.ids));
+	r->seal.n_ids = c->n_reality_ids;
+	return 0;
+}
+
 static int serve(const struct rdv_conf *c)
 {
 	struct rdv_config engine;
 	struct rdv_loop_config lc;
 	struct rdv_front_config front;
+	struct rdv_reality_config reality = {.fd = -1};
 	struct rdv_quic_config quic = {.fd = -1};
 	char *cert = NULL, *key = NULL;
 	size_t cert_len = 0, key_len = 0;
@@ -320,7 +357,15 @@ static int serve(const struct rdv_conf *c)
 	    .reload = has_revocations(c) ? reload_gate : NULL,
 	    .reload_arg = &gate,
 	};
-	if (c->has_tcp) {
+	if (c->has_tcp && c->reality_dest[0] != '\0') {
+		if (reality_setup(c, &reality, err, sizeof(err)) != 0) {
+			fprintf(stderr, "yip-rendezvous: %s\n", err);
+			sodium_memzero(&engine, sizeof(engine));
+			free(gate.revs);
+			return EXIT_USAGE;
+		}
+		lc.reality = &reality;
+	} else if (c->has_tcp) {
 		/* The decoy's name is resolved once, now: the sandbox resolves nothing. */
 		front = (struct rdv_front_config){
 		    .cert_path = c->tls_cert, .key_path = c->tls_key, .decoy = c->decoy[0] != '\0'};
@@ -353,7 +398,8 @@ static int serve(const struct rdv_conf *c)
 		lc.quic = &quic;
 	}
 	if (open_sockets(c, lc.fd, err, sizeof(err)) != 0 ||
-	    (c->has_tcp && (front.fd = rdv_front_listen(&c->listen_tcp, err, sizeof(err))) < 0) ||
+	    (c->has_tcp && (*(lc.reality != NULL ? &reality.fd : &front.fd) =
+	                        rdv_front_listen(&c->listen_tcp, err, sizeof(err))) < 0) ||
 	    (c->has_quic && (quic.fd = rdv_quic_listen(&c->listen_quic, err, sizeof(err))) < 0)) {
 		log_err("%s", err);
 		drop_text(cert, cert_len);
@@ -367,6 +413,7 @@ static int serve(const struct rdv_conf *c)
 		return EXIT_RUNTIME;
 	}
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
+	sodium_memzero(&reality, sizeof(reality));
 	drop_text(cert, cert_len);
 	drop_text(key, key_len);
 	sodium_memzero(&engine, sizeof(engine));
@@ -505,9 +552,20 @@ int main(int argc, char **argv)
 	    {"tls-key", required_argument, NULL, OPT_SETTING + RDV_CONF_TLS_KEY},
 	    {"decoy", required_argument, NULL, OPT_SETTING + RDV_CONF_DECOY},
 	    {"listen-quic", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN_QUIC},
+	    {"reality-genkey", no_argument, NULL, 'G'},
+	    {"reality-dest", required_argument, NULL, OPT_SETTING + RDV_CONF_REALITY_DEST},
+	    {"reality-private-key", required_argument, NULL,
+	     OPT_SETTING + RDV_CONF_REALITY_PRIVATE_KEY},
+	    {"reality-short-id", required_argument, NULL, OPT_SETTING + RDV_CONF_REALITY_SHORT_ID},
+	    {"reality-server-name", required_argument, NULL,
+	     OPT_SETTING + RDV_CONF_REALITY_SERVER_NAME},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *set[RDV_CONF_COUNT] = {NULL}, *config = NULL;
+	/* Repeatable settings, in the order given: each adds one. */
+	const char *more[2 * (REALITY_IDS_MAX + REALITY_NAMES_MAX)];
+	int more_key[2 * (REALITY_IDS_MAX + REALITY_NAMES_MAX)];
+	size_t n_more = 0;
 	struct rdv_conf conf;
 	char err[512];
 	int c;
@@ -521,6 +579,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
+		case 'G':
 			return cmd_genkey();
 		case 'p':
 			return cmd_pubkey();
@@ -537,6 +596,17 @@ int main(int argc, char **argv)
 			yip_log_set_level(YIP_LOG_DEBUG);
 			break;
 		default:
+			if (c >= OPT_SETTING && c < OPT_SETTING + RDV_CONF_COUNT &&
+			    rdv_conf_repeatable((enum rdv_conf_key)(c - OPT_SETTING))) {
+				if (n_more == sizeof(more) / sizeof(more[0])) {
+					fprintf(stderr, "yip-rendezvous: too many --%s\n",
+					        option_name(opts, c - OPT_SETTING));
+					return EXIT_USAGE;
+				}
+				more_key[n_more] = c - OPT_SETTING;
+				more[n_more++] = optarg;
+				break;
+			}
 			if (c >= OPT_SETTING && c < OPT_SETTING + RDV_CONF_COUNT) {
 				set[c - OPT_SETTING] = optarg; /* the last one given wins */
 				break;
@@ -572,6 +642,14 @@ int main(int argc, char **argv)
 			continue;
 		if (rdv_conf_set(&conf, (enum rdv_conf_key)k, set[k], err, sizeof(err)) != 0) {
 			fprintf(stderr, "yip-rendezvous: --%s: %s\n", option_name(opts, k), err);
+			return EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < n_more; i++) {
+		if (rdv_conf_set(&conf, (enum rdv_conf_key)more_key[i], more[i], err,
+		                 sizeof(err)) != 0) {
+			fprintf(stderr, "yip-rendezvous: --%s: %s\n",
+			        option_name(opts, more_key[i]), err);
 			return EXIT_USAGE;
 		}
 	}

@@ -21,6 +21,7 @@
 #include <sodium.h>
 
 #include "config/lines.h"
+#include "reality/reality.h"
 #include "util/file.h"
 #include "util/hex.h"
 
@@ -448,19 +449,23 @@ static bool has_port(const char *s)
  * default port.
  */
 static int parse_scheme(struct parser *p, const char *what, const char *value, uint8_t *transport,
-                        const char **rest)
+                        const char **rest, bool *reality)
 {
 	const char *sep = strstr(value, "://");
 	size_t len;
 
 	*transport = YIP_TRANSPORT_UDP;
 	*rest = value;
+	*reality = false;
 	if (sep == NULL)
 		return 0;
 	len = (size_t)(sep - value);
-	if (len == 3 && strncasecmp(value, "tls", 3) == 0)
+	if (len == 3 && strncasecmp(value, "tls", 3) == 0) {
 		*transport = YIP_TRANSPORT_TLS;
-	else if (len == 4 && strncasecmp(value, "quic", 4) == 0)
+	} else if (len == 7 && strncasecmp(value, "reality", 7) == 0) {
+		*transport = YIP_TRANSPORT_TLS;
+		*reality = true;
+	} else if (len == 4 && strncasecmp(value, "quic", 4) == 0)
 		*transport = YIP_TRANSPORT_QUIC;
 	else if (len != 3 || strncasecmp(value, "udp", 3) != 0)
 		return fail(p,
@@ -468,9 +473,77 @@ static int parse_scheme(struct parser *p, const char *what, const char *value, u
 		            "tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT for udp)",
 		            what, (int)(len < 32 ? len : 32), value, value);
 	*rest = sep + 3;
-	if ((*rest)[0] != '\0' && !has_port(*rest))
+	if ((*rest)[0] != '\0' && !*reality && !has_port(*rest))
 		return fail(p, "%s: '%s' has no port (a URL needs one: %s://HOST:PORT)", what,
 		            value, transport_name(*transport));
+	return 0;
+}
+
+/*
+ * The query of a reality:// URL, cut off rest (which then ends at its
+ * HOST:PORT): pbk (the front's public key, 64 hex digits), sid (its short
+ * id, 0 to 16 hex digits) and sni (the real site's name), each once.
+ */
+static int parse_reality(struct parser *p, char *rest, struct yip_rendezvous_config *r)
+{
+	char *q = strchr(rest, '?');
+	bool pbk = false, sid = false;
+
+	if (q == NULL)
+		return fail(p,
+		            "rendezvous: reality://HOST:PORT needs ?pbk=KEY&sid=HEX&sni=NAME "
+		            "(the front's yip-rendezvous --reality-genkey public key, one of its "
+		            "short ids and server names)");
+	*q++ = '\0';
+	if (!has_port(rest))
+		return fail(
+		    p, "rendezvous: '%s' has no port (a URL needs one: reality://HOST:PORT)", rest);
+	while (*q != '\0') {
+		char *amp = strchr(q, '&'), *eq;
+
+		if (amp != NULL)
+			*amp = '\0';
+		eq = strchr(q, '=');
+		if (eq == NULL)
+			return fail(
+			    p, "rendezvous: '%.32s' in the reality:// query is no NAME=VALUE", q);
+		*eq++ = '\0';
+		if (strcmp(q, "pbk") == 0 && !pbk) {
+			if (strlen(eq) != 2 * YIP_KEY_LEN ||
+			    yip_hex_decode(r->reality_pub, YIP_KEY_LEN, eq) != 0)
+				return fail(p,
+				            "rendezvous: pbk= is the front's public key, %d hex "
+				            "digits (yip-rendezvous --reality-genkey)",
+				            2 * YIP_KEY_LEN);
+			pbk = true;
+		} else if (strcmp(q, "sid") == 0 && !sid) {
+			if (!reality_short_id_parse(r->reality_sid, eq))
+				return fail(
+				    p, "rendezvous: sid= is a short id of the front, 0 to 16 hex "
+				       "digits (an even number)");
+			sid = true;
+		} else if (strcmp(q, "sni") == 0 && r->reality_sni[0] == '\0') {
+			if (eq[0] == '\0' || strlen(eq) >= sizeof(r->reality_sni) ||
+			    strspn(eq, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456"
+			               "789.-") != strlen(eq))
+				return fail(
+				    p, "rendezvous: sni= is the real site's DNS name, got '%.64s'",
+				    eq);
+			snprintf(r->reality_sni, sizeof(r->reality_sni), "%s", eq);
+		} else {
+			return fail(p,
+			            "rendezvous: '%s' in the reality:// query is unknown or given "
+			            "twice (the query takes pbk, sid and sni)",
+			            q);
+		}
+		q = amp != NULL ? amp + 1 : q + strlen(q);
+	}
+	if (!pbk || !sid || r->reality_sni[0] == '\0')
+		return fail(p, "rendezvous: reality:// needs pbk=, sid= and sni= (missing %s)",
+		            !pbk   ? "pbk"
+		            : !sid ? "sid"
+		                   : "sni");
+	r->reality = true;
 	return 0;
 }
 
@@ -492,6 +565,7 @@ static int parse_rendezvous(struct parser *p, char *value)
 	char reason[MAX_MSG];
 	const char *rest;
 	uint8_t transport;
+	bool reality;
 
 	if (cfg->n_rendezvous > 0 && !cfg->rendezvous[cfg->n_rendezvous - 1].has_key)
 		return fail(p,
@@ -504,10 +578,12 @@ static int parse_rendezvous(struct parser *p, char *value)
 		    "too many rendezvous lines (at most %d: %d servers, each over udp, quic "
 		    "and tls)",
 		    YIP_MAX_RENDEZVOUS_LINES, YIP_MAX_RENDEZVOUS);
-	if (parse_scheme(p, "rendezvous", value, &transport, &rest) < 0)
+	if (parse_scheme(p, "rendezvous", value, &transport, &rest, &reality) < 0)
 		return -1;
 	r = &cfg->rendezvous[cfg->n_rendezvous];
 	memset(r, 0, sizeof(*r));
+	if (reality && parse_reality(p, value + (rest - value), r) < 0)
+		return -1;
 	if (yip_endpoint_parse_family(rest, 0, p->resolve, dial_family(p, transport), &r->addr,
 	                              NULL, reason, sizeof(reason)) < 0)
 		return fail(p, "rendezvous: %s", reason);
@@ -692,9 +768,13 @@ static int parse_endpoint(struct parser *p, char *value)
 	char reason[MAX_MSG];
 	const char *rest;
 	uint8_t transport;
+	bool reality;
 
-	if (parse_scheme(p, "endpoint", value, &transport, &rest) < 0)
+	if (parse_scheme(p, "endpoint", value, &transport, &rest, &reality) < 0)
 		return -1;
+	if (reality)
+		return fail(p, "endpoint: reality:// names a REALITY front, a rendezvous server "
+		               "(rendezvous=reality://...); a peer is reached by tls://");
 	/* listen comes first (an interface key): prefer the family it can reach. */
 	if (yip_endpoint_parse_family(rest, 0, p->resolve, dial_family(p, transport),
 	                              &peer->endpoint, NULL, reason, sizeof(reason)) < 0)

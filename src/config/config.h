@@ -33,7 +33,8 @@
 #define YIP_MAX_OBF_JUNK          16 /* obf_junk at most */
 #define YIP_DEFAULT_NAT_KEEPALIVE 20 /* seconds: well under the 30 s UDP mappings often last */
 
-/* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, tls://, quic://. */
+/* The link an endpoint= or rendezvous= is reached over: HOST:PORT or udp://, tls://
+ * (and reality://, a TLS link to a REALITY front), quic://. */
 enum yip_transport { YIP_TRANSPORT_UDP = 0, YIP_TRANSPORT_TLS = 1, YIP_TRANSPORT_QUIC = 2 };
 enum yip_device_kind { YIP_DEVICE_TUN = 0, YIP_DEVICE_TAP = 1 };
 enum yip_io_driver { YIP_IO_EPOLL = 0, YIP_IO_URING = 1, YIP_IO_URING_BUSY = 2 };
@@ -66,6 +67,12 @@ struct yip_rendezvous_config {
 	uint8_t public_key[YIP_KEY_LEN];
 	bool has_key;
 	unsigned line; /* of its rendezvous= line */
+	/* reality://HOST:PORT?pbk=HEX&sid=HEX&sni=NAME: a TLS link to a REALITY
+	 * front (docs/transports.md), its key, short id and server name. */
+	bool reality;
+	uint8_t reality_pub[YIP_KEY_LEN];
+	uint8_t reality_sid[8];
+	char reality_sni[254];
 };
 
 struct yip_config {

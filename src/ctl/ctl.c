@@ -390,7 +390,8 @@ static bool add_rendezvous(cJSON *o, const struct yip_ctl_snapshot *s)
 		    !add_u64(c, "unknowns", r->unknowns) || !add_u64(c, "asks", r->asks) ||
 		    !add_u64(c, "cands_refused", r->cands_refused) ||
 		    !add_link(c, &s->server_links[i]) ||
-		    !add_str_or_null(c, "link_reason", r->reason))
+		    !add_str_or_null(c, "link_reason", r->reason) ||
+		    !add_str_or_null(c, "dial_error", s->server_dial_error[i]))
 			return false;
 	}
 	return true;

@@ -161,6 +161,9 @@ struct yip_ctl_snapshot {
 	const char *nat; /* our NAT mapping as the rendezvous servers show it */
 	struct yip_server_info servers[YIP_MAX_RENDEZVOUS];
 	struct yip_ctl_link server_links[YIP_MAX_RENDEZVOUS]; /* filled in by the loop */
+	/* Why the loop's last TLS or REALITY dial to server i failed, while it
+	 * has no link (filled in by the loop; NULL: none). */
+	const char *server_dial_error[YIP_MAX_RENDEZVOUS];
 	size_t n_servers;
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_ctl_peer *peers; /* heap array */

@@ -197,6 +197,10 @@ static void put_rendezvous(FILE *out, const cJSON *root)
 			fputs(": ", out);
 			put_clean(out, str_field(r, "link_reason"));
 		}
+		if (str_field(r, "dial_error") != NULL) {
+			fputs("; dial failed: ", out);
+			put_clean(out, str_field(r, "dial_error"));
+		}
 		fputc(')', out);
 	}
 }

@@ -25,6 +25,19 @@ const char *yip_rdv_nat_name(unsigned nat)
 	return nat < WIRE_NAT_COUNT ? names[nat] : "unknown";
 }
 
+const char *yip_rdv_reality_outcome_name(unsigned o)
+{
+	static const char *const more[] = {
+#define X(name, str) str,
+	    YIP_RDV_REALITY_MORE(X)
+#undef X
+	};
+
+	if (o < REALITY_VERDICTS)
+		return reality_verdict_name(o);
+	return o < YIP_RDV_REALITY_OUTCOMES ? more[o - REALITY_VERDICTS] : "?";
+}
+
 const char *yip_rdv_decoy_name(unsigned r)
 {
 	static const char *const names[] = {
@@ -168,6 +181,30 @@ static void put_front(FILE *f, const struct yip_rdv_front *t)
 	        t->stream_broken, t->stream_full, t->stream_stale, t->stream_too_big);
 }
 
+static void put_reality(FILE *f, const struct yip_rdv_reality *t)
+{
+	fputs(",\"reality\":{", f);
+	put_addr(f, "listen", &t->listen);
+	fputc(',', f);
+	put_addr(f, "target", &t->target);
+	fprintf(f,
+	        ",\"open\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"accepted\":%" PRIu64
+	        ",\"refused\":%" PRIu64 ",\"spliced\":%" PRIu64 ",\"tls_failed\":%" PRIu64
+	        ",\"yip_streams\":%" PRIu64 ",\"frames_in\":%" PRIu64 ",\"frames_out\":%" PRIu64
+	        ",\"bytes_to_target\":%" PRIu64 ",\"bytes_from_target\":%" PRIu64,
+	        t->open, t->pending, t->accepted, t->refused, t->spliced, t->tls_failed,
+	        t->yip_streams, t->frames_in, t->frames_out, t->bytes_to_target,
+	        t->bytes_from_target);
+	fputs(",\"outcomes\":{", f);
+	for (unsigned o = 0; o < YIP_RDV_REALITY_OUTCOMES; o++)
+		fprintf(f, "%s\"%s\":%" PRIu64, o ? "," : "", yip_rdv_reality_outcome_name(o),
+		        t->outcome[o]);
+	fprintf(f,
+	        "},\"stream_drops\":{\"broken\":%" PRIu64 ",\"full\":%" PRIu64 ",\"stale\":%" PRIu64
+	        ",\"too_big\":%" PRIu64 "}}",
+	        t->stream_broken, t->stream_full, t->stream_stale, t->stream_too_big);
+}
+
 static void put_quic(FILE *f, const struct yip_rdv_quic *q)
 {
 	fputs(",\"quic\":{", f);
@@ -213,6 +250,8 @@ static void put_server(FILE *f, const struct yip_rdv_status *st, const struct wa
 	fprintf(f, ",\"replay_memory\":%zu,\"replay_memory_max\":%zu", s->n_seen, rdv_seen_max(s));
 	if (st->front != NULL)
 		put_front(f, st->front);
+	if (st->reality != NULL)
+		put_reality(f, st->reality);
 	if (st->quic != NULL)
 		put_quic(f, st->quic);
 	fprintf(f, ",\"members_only\":%s", s->members_only ? "true" : "false");
@@ -361,6 +400,31 @@ static void show_front(FILE *out, const cJSON *t)
 	        u64_field(t, "decoy_failed"), u64_field(t, "site_requests"));
 }
 
+static void show_reality(FILE *out, const cJSON *t)
+{
+	if (!cJSON_IsObject(t))
+		return;
+	fputs("\n  REALITY front: TCP ", out);
+	put_str(out, t, "listen", "(unknown)");
+	fputs(", target ", out);
+	put_str(out, t, "target", "(unknown)");
+	fprintf(out,
+	        "; %" PRIu64 " open (%" PRIu64 " undecided), %" PRIu64 " accepted, %" PRIu64
+	        " refused (limits)\n    spliced to the target %" PRIu64 " (%" PRIu64
+	        " bytes in, %" PRIu64 " out); outcomes: ",
+	        u64_field(t, "open"), u64_field(t, "pending"), u64_field(t, "accepted"),
+	        u64_field(t, "refused"), u64_field(t, "spliced"), u64_field(t, "bytes_to_target"),
+	        u64_field(t, "bytes_from_target"));
+	put_counts(out, field(t, "outcomes"));
+	fprintf(out,
+	        "\n    yip streams %" PRIu64 ", handshakes failed %" PRIu64 " (frames in %" PRIu64
+	        ", out %" PRIu64 "; dropped: ",
+	        u64_field(t, "yip_streams"), u64_field(t, "tls_failed"), u64_field(t, "frames_in"),
+	        u64_field(t, "frames_out"));
+	put_counts(out, field(t, "stream_drops"));
+	fputc(')', out);
+}
+
 static void show_quic(FILE *out, const cJSON *q)
 {
 	if (!cJSON_IsObject(q))
@@ -453,6 +517,7 @@ static void show_server(FILE *out, const cJSON *r)
 	        u64_field(r, "replay_memory"), u64_field(r, "replay_memory_max"),
 	        u64_field(c, "replay_overflows"));
 	show_front(out, field(r, "tls_front"));
+	show_reality(out, field(r, "reality"));
 	show_quic(out, field(r, "quic"));
 	fprintf(out, "\n  relayed: %" PRIu64 " datagrams, ", u64_field(c, "relayed_dgrams"));
 	put_bytes(out, u64_field(c, "relayed_bytes"));

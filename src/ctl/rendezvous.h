@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "addr/addr.h"
+#include "reality/reality.h"
 #include "rendezvous/rendezvous.h"
 
 #define YIP_RDV_CTL_NAME "rendezvous" /* the socket is <dir>/rendezvous.sock */
@@ -56,6 +57,46 @@ struct yip_rdv_front {
 	uint64_t stream_too_big; /* frames dropped: a datagram longer than a frame */
 };
 
+/*
+ * How a connection to the REALITY front ended (docs/rendezvous.md, "The
+ * REALITY front"): the seal's verdict on a whole first record (enum
+ * reality_verdict: REALITY_AUTHENTICATED, or why it was spliced), or one
+ * of these. Every connection gets exactly one, when it is decided.
+ */
+#define YIP_RDV_REALITY_MORE(X)                                                                    \
+	X(NOT_TLS, "not_tls")         /* its first bytes are no TLS handshake record */            \
+	X(TOO_BIG, "record_too_big")  /* a first record over 16 KiB */                             \
+	X(SPLIT, "split_hello")       /* a hello that does not fit its first record */             \
+	X(EARLY, "early")             /* closed, or the target spoke, before it was whole */       \
+	X(FALLBACK, "fallback")       /* sealed, but the target's answer cannot be shaped */       \
+	X(TARGET_DOWN, "target_down") /* the target could not be reached: closed */
+
+enum {
+	YIP_RDV_REALITY_FIRST_MORE = REALITY_VERDICTS - 1,
+#define X(name, str) YIP_RDV_REALITY_##name,
+	YIP_RDV_REALITY_MORE(X)
+#undef X
+	    YIP_RDV_REALITY_OUTCOMES
+};
+
+const char *yip_rdv_reality_outcome_name(unsigned o);
+
+/* The REALITY front's counters (src/rdvloop/reality.c). */
+struct yip_rdv_reality {
+	union yip_sockaddr listen, target;
+	uint64_t open;     /* connections open now */
+	uint64_t pending;  /* ... of them not decided yet */
+	uint64_t accepted; /* connections accepted */
+	uint64_t refused;  /* ... closed at once: over the total, undecided or per-source limit */
+	uint64_t outcome[YIP_RDV_REALITY_OUTCOMES];
+	uint64_t spliced;     /* connections spliced to the target */
+	uint64_t tls_failed;  /* authenticated handshakes that failed, or timed out */
+	uint64_t yip_streams; /* authenticated connections whose handshake completed */
+	uint64_t frames_in, frames_out;
+	uint64_t stream_broken, stream_full, stream_stale, stream_too_big; /* as the TLS front's */
+	uint64_t bytes_to_target, bytes_from_target;                       /* spliced bytes */
+};
+
 /* The QUIC listener's counters (docs/rendezvous.md, "QUIC"). */
 struct yip_rdv_quic {
 	union yip_sockaddr listen; /* its UDP address */
@@ -78,8 +119,9 @@ struct yip_rdv_quic {
 
 /* What the daemon adds to the engine's state. */
 struct yip_rdv_status {
-	const struct yip_rdv_front *front; /* NULL: no TLS front */
-	const struct yip_rdv_quic *quic;   /* NULL: no QUIC listener */
+	const struct yip_rdv_front *front;     /* NULL: no TLS front */
+	const struct yip_rdv_reality *reality; /* NULL: no REALITY front */
+	const struct yip_rdv_quic *quic;       /* NULL: no QUIC listener */
 	const struct rdv_server *srv;
 	union yip_sockaddr listen; /* the main socket's address */
 	uint16_t alt_port;         /* the second socket's port; 0: none */

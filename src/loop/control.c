@@ -26,7 +26,7 @@ static void link_describe(const struct yip_loop *l, uint32_t id, struct yip_ctl_
 		return;
 	out->kind = yip_link_kind_name(lk->ops->kind);
 	if (lk->ops->kind == YIP_LINK_TLS && loop_tls_link_info(&l->tls, id, &ti))
-		*out = (struct yip_ctl_link){.kind = out->kind,
+		*out = (struct yip_ctl_link){.kind = ti.reality ? "reality" : out->kind,
 		                             .version = ti.version,
 		                             .cipher = ti.cipher,
 		                             .sni = ti.sni,
@@ -52,9 +52,11 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	for (size_t i = 0; i < snap->n_peers; i++)
 		if (snap->peers[i].has_path)
 			link_describe(l, snap->peers[i].path_link, &snap->peers[i].link);
-	for (size_t i = 0; i < snap->n_servers; i++)
+	for (size_t i = 0; i < snap->n_servers; i++) {
 		if (snap->servers[i].has_path)
 			link_describe(l, snap->servers[i].link, &snap->server_links[i]);
+		snap->server_dial_error[i] = loop_tls_server_error(&l->tls, i);
+	}
 	snap->datapath = (struct yip_ctl_datapath){
 	    .present = true,
 	    .io = l->io_name,

@@ -64,7 +64,9 @@ struct loop_tls_dial {
 	uint8_t key[YIP_KEY_LEN];
 	union yip_sockaddr addr;
 	char sni[254]; /* "": none */
-	int conn;      /* its connection, or -1 */
+	bool reality;  /* to a REALITY front: sealed to front_pub with short_id */
+	uint8_t front_pub[YIP_KEY_LEN], short_id[8];
+	int conn; /* its connection, or -1 */
 	uint64_t next_at;
 	uint64_t backoff;
 	uint64_t failures;
@@ -94,6 +96,8 @@ struct loop_tls {
 		bool tls;
 		union yip_sockaddr addr;
 		char sni[254];
+		bool reality; /* reality://: the front's key and short id */
+		uint8_t front_pub[YIP_KEY_LEN], short_id[8];
 	} lines[YIP_MAX_RENDEZVOUS_LINES];
 	struct loop_tls_stats stats;
 	struct yip_bucket accepts;      /* new connections on listen_tls */
@@ -129,8 +133,12 @@ void loop_tls_undial_server(struct loop_tls *t, size_t k);
 struct loop_tls_link_info {
 	const char *version, *cipher, *sni, *alpn;
 	bool accepted;
+	bool reality; /* dialed to a REALITY front */
 	union yip_sockaddr peer;
 };
 bool loop_tls_link_info(const struct loop_tls *t, uint32_t link, struct loop_tls_link_info *out);
+
+/* Why the last dial to server k failed, while it has no link open; NULL: none. */
+const char *loop_tls_server_error(const struct loop_tls *t, size_t k);
 
 #endif

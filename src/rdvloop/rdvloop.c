@@ -34,8 +34,9 @@
 
 struct rdv_loop {
 	struct rdv_server srv;
-	struct rdv_front *front; /* NULL: no TLS front */
-	struct rdv_quic *quic;   /* NULL: no QUIC listener */
+	struct rdv_front *front;     /* NULL: no TLS front */
+	struct rdv_quic *quic;       /* NULL: no QUIC listener */
+	struct rdv_reality *reality; /* NULL: no REALITY front */
 	int fd[RDV_SOCKS];
 	struct udp_batch rx[RDV_SOCKS], tx[RDV_SOCKS];
 	struct yip_poll poll;
@@ -95,6 +96,8 @@ static void io_send(void *ctx, unsigned sock, const union yip_sockaddr *to, size
 			rdv_quic_send(l->quic, to, udp_tx_buf(b), len);
 		else if (!rdv_is_quic_addr(to) && l->front != NULL)
 			rdv_front_send(l->front, to, udp_tx_buf(b), len);
+		else if (!rdv_is_quic_addr(to) && l->reality != NULL)
+			rdv_reality_send(l->reality, to, udp_tx_buf(b), len);
 		else
 			l->tx_failed++;
 		return;
@@ -124,6 +127,7 @@ static void status_fill(struct rdv_loop *l, struct yip_rdv_status *st)
 	*st = (struct yip_rdv_status){
 	    .srv = &l->srv,
 	    .front = l->front != NULL ? rdv_front_status(l->front) : NULL,
+	    .reality = l->reality != NULL ? rdv_reality_status(l->reality) : NULL,
 	    .quic = l->quic != NULL ? rdv_quic_status(l->quic) : NULL,
 	    .listen = l->listen,
 	    .alt_port = l->alt_port,
@@ -298,8 +302,11 @@ static int run(struct rdv_loop *l)
 			rdv_quic_timers(l->quic, now);
 			flush_all(l);
 		}
-		if (l->front != NULL && now - l->front_at >= YIP_NS_PER_S) {
-			rdv_front_timers(l->front, now);
+		if ((l->front != NULL || l->reality != NULL) && now - l->front_at >= YIP_NS_PER_S) {
+			if (l->front != NULL)
+				rdv_front_timers(l->front, now);
+			else
+				rdv_reality_timers(l->reality, now);
 			l->front_at = now;
 		}
 		/* What comes back is the front's (its fds are not registered). */
@@ -308,10 +315,14 @@ static int run(struct rdv_loop *l)
 			log_err("epoll_wait: %s", strerror(errno));
 			return 1;
 		}
-		if (n > 0 && l->front != NULL) {
+		if (n > 0 && (l->front != NULL || l->reality != NULL)) {
 			now = yip_now_mono();
-			for (int i = 0; i < n; i++)
-				rdv_front_event(l->front, now, &evs[i]);
+			for (int i = 0; i < n; i++) {
+				if (l->front != NULL)
+					rdv_front_event(l->front, now, &evs[i]);
+				else
+					rdv_reality_event(l->reality, now, &evs[i]);
+			}
 			flush_all(l);
 		}
 	}
@@ -360,6 +371,13 @@ static int setup(struct rdv_loop *l, const struct rdv_loop_config *c)
 		l->front = rdv_front_new(c->front, &l->srv, l->poll.epfd, err, sizeof(err));
 		if (l->front == NULL) {
 			log_err("TLS front: %s", err);
+			return -1;
+		}
+	}
+	if (c->reality != NULL) {
+		l->reality = rdv_reality_new(c->reality, &l->srv, l->poll.epfd, err, sizeof(err));
+		if (l->reality == NULL) {
+			log_err("REALITY front: %s", err);
 			return -1;
 		}
 	}
@@ -421,6 +439,16 @@ static void log_start(struct rdv_loop *l)
 		log_info("TLS front on TCP %s; what is not a yip node goes to %s%s", tcp,
 		         st->decoy ? "the decoy " : "the built-in site", st->decoy ? decoy : "");
 	}
+	if (l->reality != NULL) {
+		const struct yip_rdv_reality *st = rdv_reality_status(l->reality);
+		char tcp[YIP_ADDRSTRLEN], target[YIP_ADDRSTRLEN];
+
+		yip_sockaddr_format(&st->listen, tcp, sizeof(tcp));
+		yip_sockaddr_format(&st->target, target, sizeof(target));
+		log_info(
+		    "REALITY front on TCP %s; every visitor but a sealed node is spliced to %s",
+		    tcp, target);
+	}
 	if (l->quic != NULL) {
 		char udp[YIP_ADDRSTRLEN];
 
@@ -467,6 +495,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		log_status(l);
 		rdv_front_free(l->front);
 		l->front = NULL;
+		rdv_reality_free(l->reality);
+		l->reality = NULL;
 		rdv_quic_free(l->quic);
 		l->quic = NULL;
 		rdv_free(&l->srv);

@@ -8,7 +8,8 @@
  * <ctl_dir>/rendezvous.sock (src/ctl/rendezvous.h), all of them fds
  * registered with src/poll; with --listen-tcp, the TLS front (front.h),
  * whose many fds are its own in the same epoll set; with --listen-quic,
- * the QUIC listener (quic.h), one more UDP socket. It shares
+ * the QUIC listener (quic.h), one more UDP socket; or, with --reality-dest,
+ * the REALITY front (reality.h) in the TLS front's place. It shares
  * src/poll and src/udp with yipd's loop (src/loop) and calls nothing of it.
  */
 #ifndef YIP_RDVLOOP_RDVLOOP_H
@@ -19,6 +20,7 @@
 #include "addr/addr.h"
 #include "rdvloop/front.h"
 #include "rdvloop/quic.h"
+#include "rdvloop/reality.h"
 #include "rendezvous/rendezvous.h"
 #include "sandbox/sandbox.h"
 
@@ -33,6 +35,9 @@ struct rdv_loop_config {
 	const struct rdv_members *members;    /* members only; NULL: open to every node */
 	const struct rdv_front_config *front; /* the TLS front (its fd the loop's); NULL: none */
 	const struct rdv_quic_config *quic; /* the QUIC listener (its fd the loop's); NULL: none */
+	/* The REALITY front on listen_tcp instead of the TLS front (its fd the loop's); NULL: none
+	 */
+	const struct rdv_reality_config *reality;
 	/* SIGHUP on a members-only server: fills *m with the gate as its files
 	 * now say (0) or logs why not (-1); the gate filled by the call before
 	 * stays valid until this one returns. NULL: nothing to reload. */

@@ -143,6 +143,50 @@ static int set_path(char *out, size_t cap, const char *value, char *err, size_t 
 	return 0;
 }
 
+/* HOST:PORT, resolved when the server starts. */
+static int set_hostport(char *out, size_t cap, const char *value, const char *what, char *err,
+                        size_t errlen)
+{
+	const char *colon = strrchr(value, ':');
+	uint64_t v;
+
+	if (strlen(value) >= cap || colon == NULL || colon == value ||
+	    parse_u64(colon + 1, strlen(colon + 1), &v) != 0 || v == 0 || v > 65535)
+		return fail(err, errlen, "expected HOST:PORT (%s), got '%.64s'", what, value);
+	snprintf(out, cap, "%s", value);
+	return 0;
+}
+
+/* A DNS name as an SNI carries it: labels of letters, digits and '-'. */
+static bool dns_name_ok(const char *s)
+{
+	size_t n = strlen(s), label = 0;
+
+	if (n == 0 || n > 253 || s[0] == '.' || s[n - 1] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (ch == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+		} else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		           (ch >= '0' && ch <= '9') || ch == '-') {
+			if (++label > 63)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool rdv_conf_repeatable(enum rdv_conf_key key)
+{
+	return key == RDV_CONF_REALITY_SHORT_ID || key == RDV_CONF_REALITY_SERVER_NAME;
+}
+
 int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, char *err,
                  size_t errlen)
 {
@@ -237,19 +281,41 @@ int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, c
 		return set_path(c->tls_cert, sizeof(c->tls_cert), value, err, errlen);
 	case RDV_CONF_TLS_KEY:
 		return set_path(c->tls_key, sizeof(c->tls_key), value, err, errlen);
-	case RDV_CONF_DECOY: {
-		const char *colon = strrchr(value, ':');
-
-		if (strlen(value) >= sizeof(c->decoy) || colon == NULL || colon == value ||
-		    parse_u64(colon + 1, strlen(colon + 1), &v) != 0 || v == 0 || v > 65535)
+	case RDV_CONF_DECOY:
+		return set_hostport(c->decoy, sizeof(c->decoy), value,
+		                    "the decoy web server, e.g. 127.0.0.1:8080", err, errlen);
+	case RDV_CONF_REALITY_DEST:
+		return set_hostport(c->reality_dest, sizeof(c->reality_dest), value,
+		                    "the real web site, e.g. www.example.com:443", err, errlen);
+	case RDV_CONF_REALITY_PRIVATE_KEY:
+		return set_path(c->reality_key_file, sizeof(c->reality_key_file), value, err,
+		                errlen);
+	case RDV_CONF_REALITY_SHORT_ID:
+		if (c->n_reality_ids == REALITY_IDS_MAX)
+			return fail(err, errlen, "at most %d short ids", REALITY_IDS_MAX);
+		if (!reality_short_id_parse(c->reality_ids[c->n_reality_ids], value))
+			return fail(err, errlen,
+			            "expected 0 to 16 hexadecimal digits, an even number, got "
+			            "'%.64s'",
+			            value);
+		for (size_t i = 0; i < c->n_reality_ids; i++)
+			if (memcmp(c->reality_ids[i], c->reality_ids[c->n_reality_ids],
+			           WIRE_REALITY_SHORT_ID) == 0)
+				return fail(err, errlen, "short id '%.64s' is given twice", value);
+		c->n_reality_ids++;
+		return 0;
+	case RDV_CONF_REALITY_SERVER_NAME:
+		if (c->n_reality_names == REALITY_NAMES_MAX)
+			return fail(err, errlen, "at most %d server names", REALITY_NAMES_MAX);
+		if (!dns_name_ok(value))
 			return fail(
 			    err, errlen,
-			    "expected HOST:PORT (the decoy web server, e.g. 127.0.0.1:8080), "
+			    "expected a DNS name (letters, digits, '-' and '.', at most 253), "
 			    "got '%.64s'",
 			    value);
-		snprintf(c->decoy, sizeof(c->decoy), "%s", value);
+		snprintf(c->reality_names[c->n_reality_names++], sizeof(c->reality_names[0]), "%s",
+		         value);
 		return 0;
-	}
 	case RDV_CONF_COUNT:
 		break;
 	}
@@ -264,6 +330,47 @@ uint16_t rdv_conf_alt_port(const struct rdv_conf *c)
 	if (c->alt_port_set)
 		return c->alt_port;
 	return port == 65535 ? 0 : (uint16_t)(port + 1);
+}
+
+/* listen_tcp's front: the REALITY front's settings, or the TLS front's. */
+static int check_fronts(const struct rdv_conf *c, char *err, size_t errlen)
+{
+	if (c->reality_dest[0] != '\0' || c->reality_key_file[0] != '\0' || c->n_reality_ids > 0 ||
+	    c->n_reality_names > 0) {
+		if (!c->has_tcp)
+			return fail(err, errlen,
+			            "the reality_ settings are the REALITY front's: "
+			            "they need listen_tcp");
+		if (c->reality_dest[0] == '\0' || c->reality_key_file[0] == '\0' ||
+		    c->n_reality_ids == 0 || c->n_reality_names == 0)
+			return fail(err, errlen,
+			            "the REALITY front needs reality_dest, reality_private_key "
+			            "(yip-rendezvous --reality-genkey makes one), at least one "
+			            "reality_short_id and at least one reality_server_name");
+		if (c->decoy[0] != '\0')
+			return fail(err, errlen,
+			            "decoy is the TLS front's; the REALITY front's "
+			            "visitors go to reality_dest");
+		if (!c->has_quic && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0'))
+			return fail(err, errlen,
+			            "tls_cert and tls_key are the TLS front's and the QUIC "
+			            "listener's; the REALITY front shows the real site's "
+			            "certificate to visitors and its own to nodes");
+		return 0;
+	}
+	if (c->has_tcp && (c->tls_cert[0] == '\0' || c->tls_key[0] == '\0'))
+		return fail(err, errlen,
+		            "listen_tcp needs tls_cert and tls_key (PEM files: the certificate "
+		            "chain the front shows, leaf first, and its private key)");
+	if (!c->has_tcp && c->decoy[0] != '\0')
+		return fail(
+		    err, errlen,
+		    "tls_cert, tls_key and decoy are the TLS front's: they need listen_tcp");
+	if (!c->has_tcp && !c->has_quic && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0'))
+		return fail(err, errlen,
+		            "tls_cert and tls_key are the TLS front's and the QUIC listener's: "
+		            "they need listen_tcp or listen_quic");
+	return 0;
 }
 
 int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
@@ -286,18 +393,8 @@ int rdv_conf_check(const struct rdv_conf *c, char *err, size_t errlen)
 		                        "both");
 	if (c->revocations_file[0] != '\0' && !c->has_ca)
 		return fail(err, errlen, "revocations needs ca and network");
-	if (c->has_tcp && (c->tls_cert[0] == '\0' || c->tls_key[0] == '\0'))
-		return fail(err, errlen,
-		            "listen_tcp needs tls_cert and tls_key (PEM files: the certificate "
-		            "chain the front shows, leaf first, and its private key)");
-	if (!c->has_tcp && c->decoy[0] != '\0')
-		return fail(
-		    err, errlen,
-		    "tls_cert, tls_key and decoy are the TLS front's: they need listen_tcp");
-	if (!c->has_tcp && !c->has_quic && (c->tls_cert[0] != '\0' || c->tls_key[0] != '\0'))
-		return fail(err, errlen,
-		            "tls_cert and tls_key are the TLS front's and the QUIC listener's: "
-		            "they need listen_tcp or listen_quic");
+	if (check_fronts(c, err, errlen) != 0)
+		return -1;
 	if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0'))
 		return fail(err, errlen,
 		            "tls_cert and tls_key go together (or neither, for listen_quic's "
@@ -377,7 +474,7 @@ static int conf_pair(void *arg, unsigned line, char *key, char *value, char *err
 	if (k < 0)
 		return fail(err, errlen, "unknown key '%.64s' (the keys are %s)", key,
 		            key_list + 2);
-	if (c->line[k] != 0)
+	if (c->line[k] != 0 && !rdv_conf_repeatable((enum rdv_conf_key)k))
 		return fail(err, errlen, "duplicate key '%s' (first set on line %u)", key,
 		            c->line[k]);
 	if (value[0] == '\0')

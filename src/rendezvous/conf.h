@@ -16,6 +16,7 @@
 #include "addr/addr.h"
 #include "config/config.h"
 #include "crypto/crypto.h"
+#include "reality/reality.h"
 #include "rendezvous/rendezvous.h"
 
 #define RDV_DEFAULT_PORT     7000
@@ -44,7 +45,11 @@
 	X(TLS_CERT, "tls_cert")                                                                    \
 	X(TLS_KEY, "tls_key")                                                                      \
 	X(DECOY, "decoy")                                                                          \
-	X(LISTEN_QUIC, "listen_quic")
+	X(LISTEN_QUIC, "listen_quic")                                                              \
+	X(REALITY_DEST, "reality_dest")                                                            \
+	X(REALITY_PRIVATE_KEY, "reality_private_key")                                              \
+	X(REALITY_SHORT_ID, "reality_short_id")                                                    \
+	X(REALITY_SERVER_NAME, "reality_server_name")
 
 enum rdv_conf_key {
 #define X(name, str) RDV_CONF_##name,
@@ -78,6 +83,16 @@ struct rdv_conf {
 	union yip_sockaddr listen_tcp;
 	char tls_cert[RDV_CONF_PATH_MAX], tls_key[RDV_CONF_PATH_MAX];
 	char decoy[RDV_CONF_HOST_MAX];
+	/* The REALITY front on listen_tcp instead of the TLS front
+	 * (docs/rendezvous.md, "The REALITY front"): the real site's
+	 * HOST:PORT, the key file, the short ids and server names it takes
+	 * (both repeatable: each setting adds one). */
+	char reality_dest[RDV_CONF_HOST_MAX];
+	char reality_key_file[RDV_CONF_PATH_MAX];
+	uint8_t reality_ids[REALITY_IDS_MAX][WIRE_REALITY_SHORT_ID];
+	size_t n_reality_ids;
+	char reality_names[REALITY_NAMES_MAX][254];
+	size_t n_reality_names;
 	/* The QUIC listener (docs/rendezvous.md, "QUIC"): its UDP address; it
 	 * shows tls_cert and tls_key if set, else a self-signed certificate. */
 	bool has_quic;
@@ -90,6 +105,9 @@ void rdv_conf_default(struct rdv_conf *c);
 
 /* The setting called name (as in the file), or -1. */
 int rdv_conf_key(const char *name);
+
+/* Whether a setting may be given more than once (each time adds one). */
+bool rdv_conf_repeatable(enum rdv_conf_key key);
 
 /* Sets one setting from its text. Returns 0, or -1 with the reason in err. */
 int rdv_conf_set(struct rdv_conf *c, enum rdv_conf_key key, const char *value, char *err,

@@ -246,7 +246,8 @@ static void broken_files(void **state)
 	    {"Relay=on\n", "r.conf:1: unknown key 'Relay' (the keys are listen, alt_port, key, "
 	                   "relay, relay_rate, relay_burst, max_nodes, obf_psk, user, sandbox, "
 	                   "ca, network, revocations, listen_tcp, tls_cert, tls_key, decoy, "
-	                   "listen_quic)"},
+	                   "listen_quic, reality_dest, reality_private_key, reality_short_id, "
+	                   "reality_server_name)"},
 	    {"relay=on#x\n", "r.conf:1: relay: expected 'on' or 'off', got 'on#x'"},
 	    {"relay=on\nmax_nodes=\x01\n",
 	     "r.conf:2: max_nodes: expected a number from 1 to 10000000, got '?'"},
@@ -400,6 +401,72 @@ static void tls_front(void **state)
 	assert_int_equal(parse(&c, "listen_tcp=nowhere\n", err, sizeof(err)), -1);
 }
 
+/* The REALITY front: its four settings, the two lists repeatable, and what
+ * goes with what. */
+static void reality_front(void **state)
+{
+	static const char base[] =
+	    "key=/k\nlisten_tcp=0.0.0.0:443\nreality_dest=www.example.com:443\n"
+	    "reality_private_key=/r.key\n";
+	struct rdv_conf c;
+	char err[384], text[1024];
+
+	(void)state;
+	/* The empty short id: a line with nothing after '=' is refused, so it
+	 * is given on the command line only (below). */
+	snprintf(text, sizeof(text),
+	         "%sreality_short_id=abcd\nreality_short_id=0123456789abcdef\n"
+	         "reality_server_name=www.example.com\nreality_server_name=Example.ORG\n",
+	         base);
+	assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+	assert_string_equal(c.reality_dest, "www.example.com:443");
+	assert_string_equal(c.reality_key_file, "/r.key");
+	assert_int_equal(c.n_reality_ids, 2);
+	assert_int_equal(c.reality_ids[0][0], 0xab);
+	assert_int_equal(c.reality_ids[0][2], 0);
+	assert_int_equal(c.reality_ids[1][7], 0xef);
+	assert_int_equal(c.n_reality_names, 2);
+	assert_string_equal(c.reality_names[1], "Example.ORG");
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_REALITY_SHORT_ID, "", err, sizeof(err)), 0);
+	assert_int_equal(c.n_reality_ids, 3);
+	assert_int_equal(rdv_conf_set(&c, RDV_CONF_REALITY_SHORT_ID, "abcd", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "given twice"));
+	/* Something missing. */
+	assert_int_equal(parse(&c, base, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "at least one reality_short_id"));
+	snprintf(text, sizeof(text), "key=/k\nreality_dest=a:443\n");
+	assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "they need listen_tcp"));
+	/* With the TLS front's settings. */
+	snprintf(text, sizeof(text),
+	         "%sreality_short_id=ab\nreality_server_name=a.example\ndecoy=127.0.0.1:80\n",
+	         base);
+	assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "decoy is the TLS front's"));
+	snprintf(text, sizeof(text),
+	         "%sreality_short_id=ab\nreality_server_name=a.example\ntls_cert=/c\ntls_key=/k\n",
+	         base);
+	assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(rdv_conf_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "the REALITY front shows"));
+	/* Bad values. */
+	assert_int_equal(parse(&c, "reality_short_id=abc\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_short_id=0123456789abcdef01\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_short_id=zz\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_server_name=a..b\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_server_name=a b\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_server_name=.a\n", err, sizeof(err)), -1);
+	assert_int_equal(parse(&c, "reality_dest=nowhere\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "expected HOST:PORT"));
+	/* A setting not in the lists is still once only. */
+	assert_int_equal(parse(&c, "reality_dest=a:1\nreality_dest=b:1\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "duplicate key"));
+}
+
 /* The QUIC listener: tls_cert and tls_key if given (both), else self-signed. */
 static void quic_listener(void **state)
 {
@@ -447,6 +514,7 @@ int main(void)
 	    cmocka_unit_test(broken_keyfiles),
 	    cmocka_unit_test(unknown_key_lists_every_key),
 	    cmocka_unit_test(tls_front),
+	    cmocka_unit_test(reality_front),
 	};
 
 	yip_crypto_init();
