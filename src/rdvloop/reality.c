@@ -477,6 +477,7 @@ static bool to_stream(struct rdv_reality *r, struct rconn *rc)
 /* The visitor's bytes into the TLS server: false if the connection is over. */
 static bool tls_in(struct rdv_reality *r, struct rconn *rc)
 {
+	tls_server_ccs_window(rc->tls); /* each call takes what one read brought */
 	while (rc->in_off < rc->in_len) {
 		struct tls_event ev;
 		size_t n =
@@ -663,7 +664,9 @@ static bool auth_target(struct rdv_reality *r, struct rconn *rc)
 static void auth_settle(struct rdv_reality *r, struct rconn *rc)
 {
 	if (rc->tls != NULL && rc->in_off < rc->in_len && !tls_in(r, rc)) {
-		rc_free(r, rc, false);
+		/* Closed with bytes it did not read: a reset, as the kernel sends
+		 * for a server that closes on unread data. */
+		rc_free(r, rc, rc->in != NULL && rc->in_off < rc->in_len);
 		return;
 	}
 	if (rc->state == RC_YIP) {

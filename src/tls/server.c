@@ -576,6 +576,11 @@ bool tls_server_flight_rest(struct tls_server *s)
 	return true;
 }
 
+void tls_server_ccs_window(struct tls_server *s)
+{
+	s->ccs = 0;
+}
+
 bool tls_server_flight_done(const struct tls_server *s)
 {
 	return s->stream_off == s->stream_n;

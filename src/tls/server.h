@@ -120,6 +120,12 @@ bool tls_server_ccs(struct tls_server *s);
 bool tls_server_flight(struct tls_server *s, size_t len);
 /* What is left of the stream in records of natural size; false with no room. */
 bool tls_server_flight_rest(struct tls_server *s);
+/* A new read from the socket begins: the ChangeCipherSpec records the
+ * client may send before its Finished (at most 32) are counted per read,
+ * as OpenSSL counts them, so that a prober who sends N of them after a
+ * hello meets the same limit here as at an OpenSSL site. */
+void tls_server_ccs_window(struct tls_server *s);
+
 /* Whether the whole stream (through the server's Finished) is out. */
 bool tls_server_flight_done(const struct tls_server *s);
 

@@ -20,6 +20,7 @@
 #   ny_server_state NODE I                  the state of NODE's server I
 #   ny_classify SERVER A1 A2 HOST...        checks each host's NAT with natlab_classify
 #   ny_tcp_copy FROM TO TO_IP BYTES RATE    a paced TCP transfer, hashed
+#   ny_drop_udp NODE                        NODE's UDP dropped both ways (table inet noudp)
 #
 # Servers: NY_RDV_ADDR[NAME] (ADDR:PORT), NY_RDV_PUB[NAME], pid_of NAME.
 # Nodes: NY_IP[NAME], their tunnel address (10.77.0.0/24).
@@ -264,4 +265,24 @@ PY
 	[ -e "$TMP/copy.dst" ] &&
 		[ "$(sha256sum <"$TMP/copy.src" | cut -d' ' -f1)" = "$(sha256sum <"$TMP/copy.dst" | cut -d' ' -f1)" ] && ok=yes
 	awk -v a="$t0" -v b="$t1" -v ok="$ok" 'BEGIN { printf "%.2f %s\n", b - a, ok }'
+}
+
+# ny_drop_udp NODE: every UDP datagram to or from NODE dropped (loopback
+# aside), counted, as a network that blocks UDP blocks it both ways; the
+# table is inet noudp (nft delete table inet noudp lets it through again).
+ny_drop_udp() {
+	in_ns "$1" nft -f - <<NFT || fail "nft in $1"
+table inet noudp {
+	chain output {
+		type filter hook output priority 0; policy accept;
+		oifname "lo" accept
+		meta l4proto udp counter drop
+	}
+	chain input {
+		type filter hook input priority 0; policy accept;
+		iifname "lo" accept
+		meta l4proto udp counter drop
+	}
+}
+NFT
 }

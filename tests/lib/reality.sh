@@ -2,9 +2,10 @@
 # tests/lib/reality.sh: a "real site" and REALITY keys for the
 # tests/netns/reality_*.sh tests. Sourced after tests/netns/lib.sh.
 #
-#   reality_site HOST ADDR [CHAIN_KB]   the test CA, a certificate for
-#       www.example.com (with CHAIN_KB: a chain of intermediates that long),
-#       and tests/tls/realsite.py on ADDR:443 in HOST; its log $TMP/site.log,
+#   reality_site HOST ADDR [CHAIN_KB [DELAY_MS]]   the test CA, a certificate
+#       for www.example.com (with CHAIN_KB: a chain of intermediates about
+#       that long), and tests/tls/realsite.py on ADDR:443 in HOST (answering
+#       DELAY_MS late); its log $TMP/site.log,
 #       its files in $TMP/www (index.html, big.bin), the CA $TMP/ca.pem
 #   reality_keys                        $TMP/reality.key; REALITY_PUB
 #   reality_curl_same HOST FRONT        curl in HOST, through FRONT and to the
@@ -14,7 +15,7 @@
 SITE_ADDR=
 
 reality_site() {
-	local host=$1 addr=$2 kb=${3:-0} i prev=ca
+	local host=$1 addr=$2 kb=${3:-0} delay=${4:-0} i prev=ca
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 		-subj "/CN=yip test CA" -keyout "$TMP/ca.key" -out "$TMP/ca.pem" 2>/dev/null ||
 		fail "openssl req (CA) failed"
@@ -45,7 +46,7 @@ reality_site() {
 	head -c 262144 /dev/urandom >"$TMP/www/big.bin"
 	: >"$TMP/site.log"
 	ip netns exec "$(ns "$host")" python3 "$ROOT/tests/tls/realsite.py" "$TMP/site-chain.pem" \
-		"$TMP/site.key" "$TMP/www" "$addr" 443 "$TMP/site.log" >"$TMP/site.out" 2>&1 &
+		"$TMP/site.key" "$TMP/www" "$addr" 443 "$TMP/site.log" "$delay" >"$TMP/site.out" 2>&1 &
 	PIDS+=($!)
 	SITE_ADDR=$addr
 	poll 5 'in_ns "$host" curl -s --cacert "$TMP/ca.pem" --resolve "www.example.com:443:$addr" \

@@ -44,20 +44,7 @@ for n in a b; do
 	case $n in a) peer=b ;; b) peer=a ;; esac
 	ny_conf --line "rendezvous=reality://$S:443?pbk=$REALITY_PUB&sid=abcd12&sni=www.example.com" \
 		--line "rendezvous_key=${NY_RDV_PUB[rdv]}" "$n" rdv "$peer"
-	in_ns "$n" nft -f - <<NFT
-table inet noudp {
-	chain output {
-		type filter hook output priority 0; policy accept;
-		oifname "lo" accept
-		meta l4proto udp counter drop
-	}
-	chain input {
-		type filter hook input priority 0; policy accept;
-		iifname "lo" accept
-		meta l4proto udp counter drop
-	}
-}
-NFT
+	ny_drop_udp "$n"
 done
 
 T0=$EPOCHREALTIME

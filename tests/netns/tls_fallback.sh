@@ -35,20 +35,7 @@ for n in a b c; do
 	ny_conf --line "rendezvous=tls://$S:443" --line "rendezvous_key=${NY_RDV_PUB[rdv]}" \
 		--line "tls_sni=www.example.com" "$n" rdv $peers
 	[ "$n" = c ] && continue
-	in_ns "$n" nft -f - <<NFT
-table inet noudp {
-	chain output {
-		type filter hook output priority 0; policy accept;
-		oifname "lo" accept
-		meta l4proto udp counter drop
-	}
-	chain input {
-		type filter hook input priority 0; policy accept;
-		iifname "lo" accept
-		meta l4proto udp counter drop
-	}
-}
-NFT
+	ny_drop_udp "$n"
 done
 
 T0=$EPOCHREALTIME

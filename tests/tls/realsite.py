@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The "real site" behind a REALITY front, for tests/netns/reality_*.sh.
 
-    realsite.py CERT KEY DIR ADDR PORT LOG
+    realsite.py CERT KEY DIR ADDR PORT LOG [DELAY_MS]
 
 An HTTPS site as a web server configures one by default: OpenSSL (Python's
 ssl module) with TLS 1.2 and 1.3, its two session tickets after a full
 handshake, ALPN http/1.1, CERT (a PEM chain, leaf first) and KEY. It serves
 the files in DIR, a thread per connection, the handshake included; an idle
-connection is closed after 10 s. Every connection leaves one line in LOG,
-flushed at once:
+connection is closed after 10 s. With DELAY_MS it answers a connection
+that much later (a site that far away, as the front sees it). Every
+connection leaves one line in LOG, flushed at once:
 
     <peer> handshake ok <TLS version>
     <peer> handshake failed <OpenSSL's reason>
@@ -17,6 +18,7 @@ import http.server
 import ssl
 import sys
 import threading
+import time
 
 LOCK = threading.Lock()
 
@@ -39,6 +41,8 @@ class Server(http.server.ThreadingHTTPServer):
 
     def finish_request(self, request, client_address):
         peer = "%s:%d" % client_address[:2]
+        if self.delay > 0:
+            time.sleep(self.delay)
         request.settimeout(Handler.timeout)
         try:
             conn = self.ctx.wrap_socket(request, server_side=True)
@@ -59,6 +63,7 @@ def main():
     srv = Server((addr, int(port)), handler)
     srv.ctx = ctx
     srv.log = open(log, "a", buffering=1)
+    srv.delay = float(sys.argv[7]) / 1000 if len(sys.argv) > 7 else 0.0
     srv.serve_forever()
 
 

@@ -867,6 +867,68 @@ static void test_tls_sni(void **state)
 }
 
 /* One server over udp and over tls; the limits on lines and on servers. */
+/* rendezvous=reality://HOST:PORT?pbk=&sid=&sni=: a TLS link to a REALITY front. */
+static void test_rendezvous_reality(void **state)
+{
+	static const char text[] = PRIV_LINE
+	    "listen=0.0.0.0:51820\n"
+	    "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB "&sid=abcd12&sni=www.example.com\n"
+	    "rendezvous_key=" BOB_PUB "\n"
+	    "rendezvous=REALITY://192.0.2.10:443?sni=a.example&sid=&pbk=" CAROL_PUB "\n"
+	    "rendezvous_key=" DAVE_PUB "\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (parse(text, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.n_rendezvous, 2);
+	assert_int_equal(cfg.rendezvous[0].transport, YIP_TRANSPORT_TLS);
+	assert_true(cfg.rendezvous[0].reality);
+	assert_sockaddr(&cfg.rendezvous[0].addr, "192.0.2.9:443");
+	assert_key(cfg.rendezvous[0].reality_pub, CAROL_PUB);
+	assert_int_equal(cfg.rendezvous[0].reality_sid[0], 0xab);
+	assert_int_equal(cfg.rendezvous[0].reality_sid[3], 0);
+	assert_string_equal(cfg.rendezvous[0].reality_sni, "www.example.com");
+	assert_key(cfg.rendezvous[0].public_key, BOB_PUB);
+	assert_true(cfg.rendezvous[1].reality);
+	assert_string_equal(cfg.rendezvous[1].reality_sni, "a.example");
+	assert_int_equal(cfg.rendezvous[1].reality_sid[0], 0);
+	yip_config_free(&cfg);
+
+	expect_error(
+	    PRIV_LINE "rendezvous=reality://192.0.2.9:443\n",
+	    "t.conf:2: rendezvous: reality://HOST:PORT needs ?pbk=KEY&sid=HEX&sni=NAME (the "
+	    "front's yip-rendezvous --reality-genkey public key, one of its short ids and "
+	    "server names)");
+	expect_error(PRIV_LINE "rendezvous=reality://192.0.2.9?pbk=" CAROL_PUB "&sid=ab&sni=a.b\n",
+	             "t.conf:2: rendezvous: '192.0.2.9' has no port (a URL needs one: "
+	             "reality://HOST:PORT)");
+	expect_error(PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=abcd&sid=ab&sni=a.b\n",
+	             "t.conf:2: rendezvous: pbk= is the front's public key, 64 hex digits "
+	             "(yip-rendezvous --reality-genkey)");
+	expect_error(
+	    PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB "&sid=abc&sni=a.b\n",
+	    "t.conf:2: rendezvous: sid= is a short id of the front, 0 to 16 hex digits (an "
+	    "even number)");
+	expect_error(PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB
+	                       "&sid=ab&sni=a_b\n",
+	             "t.conf:2: rendezvous: sni= is the real site's DNS name, got 'a_b'");
+	expect_error(PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB "&sid=ab\n",
+	             "t.conf:2: rendezvous: reality:// needs pbk=, sid= and sni= (missing sni)");
+	expect_error(
+	    PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB
+	              "&sid=ab&sni=a.b&sid=cd\n",
+	    "t.conf:2: rendezvous: 'sid' in the reality:// query is unknown or given twice "
+	    "(the query takes pbk, sid and sni)");
+	expect_error(PRIV_LINE "rendezvous=reality://192.0.2.9:443?pbk=" CAROL_PUB
+	                       "&sid=ab&sni=a.b&x\n",
+	             "t.conf:2: rendezvous: 'x' in the reality:// query is no NAME=VALUE");
+	expect_error(PRIV_LINE PEER_BOB "endpoint=reality://192.0.2.9:443?pbk=" CAROL_PUB "\n",
+	             "t.conf:4: endpoint: reality:// names a REALITY front, a rendezvous server "
+	             "(rendezvous=reality://...); a peer is reached by tls://");
+}
+
 static void test_rendezvous_tls(void **state)
 {
 	static const char text[] =
@@ -1110,6 +1172,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_configs),
 	    cmocka_unit_test(test_rendezvous),
 	    cmocka_unit_test(test_rendezvous_tls),
+	    cmocka_unit_test(test_rendezvous_reality),
 	    cmocka_unit_test(test_tls_endpoint),
 	    cmocka_unit_test(test_listen_tls),
 	    cmocka_unit_test(test_tls_sni),
