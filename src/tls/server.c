@@ -549,7 +549,7 @@ bool tls_server_flight(struct tls_server *s, size_t len)
 		return false;
 	room = len - 1 - TLS_TAG_LEN;
 	if (s->stream_off == s->stream_n)
-		return out_sealed(s, TLS_CT_APP, NULL, 0, room); /* padding alone */
+		return out_sealed(s, TLS_CT_APP, s->out, 0, room); /* padding alone */
 	if (room == 0)
 		return false; /* a handshake record holds at least a byte (RFC 8446 5.1) */
 	take = s->stream_n - s->stream_off < room ? s->stream_n - s->stream_off : room;
