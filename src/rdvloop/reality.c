@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,8 +91,16 @@ struct auth {
 	uint8_t rec[BUF];
 };
 
+/* Records the target sends after a client's Finished (session tickets),
+ * learned at start (learn_tickets), sent the same after a node's. */
+#define TICKETS_MAX 4
+#define PROBE_S     3   /* the start's own handshake with the target, at most */
+#define TICKETS_MS  300 /* ... and how long its tickets are waited for */
+
 struct rdv_reality {
 	struct rdv_server *srv;
+	uint16_t tickets[TICKETS_MAX];
+	size_t n_tickets;
 	struct reality_server *seal;
 	EVP_PKEY *key; /* the front's certificate key, one for the process */
 	char name[256];
@@ -485,6 +494,12 @@ static bool tls_in(struct rdv_reality *r, struct rconn *rc)
 
 		rc->in_off += n;
 		if (ev.kind == TLS_EV_CONNECTED) {
+			/* What the target sends a client that has finished: its
+			 * tickets, here records of their sizes with nothing in them. */
+			for (size_t i = 0; i < r->n_tickets; i++) {
+				(void)tls_drain(rc);
+				(void)tls_server_flight(rc->tls, r->tickets[i]);
+			}
 			(void)tls_drain(rc);
 			return to_stream(r, rc);
 		}
@@ -1019,6 +1034,111 @@ void rdv_reality_timers(struct rdv_reality *r, uint64_t now)
 
 /* ---- setting up -------------------------------------------------------------------------- */
 
+/* Sends all of p, blocking; false if the socket broke. */
+static bool probe_send(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static bool probe_flush(int fd, struct tls_client *c)
+{
+	size_t n;
+	const uint8_t *p = tls_client_out(c, &n);
+
+	if (n > 0 && !probe_send(fd, p, n))
+		return false;
+	tls_client_out_done(c, n);
+	return true;
+}
+
+/*
+ * A handshake of the front's own with the target (a blocking socket, at
+ * start, before the loop): the lengths of the records it sends once the
+ * client's Finished is in, its session tickets (OpenSSL sends two),
+ * which a node's handshake is then followed by. None if the target does
+ * not answer in time.
+ */
+static void learn_tickets(struct rdv_reality *r)
+{
+	struct tls_client_config cc = {.sni = r->name, .rand = rnd, .verify = tls_verify_any};
+	struct timeval tv = {.tv_sec = PROBE_S};
+	socklen_t alen = r->target.sa.sa_family == AF_INET ? sizeof(struct sockaddr_in)
+	                                                   : sizeof(struct sockaddr_in6);
+	struct tls_client *c = tls_client_new(&cc);
+	int fd = socket(r->target.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t have = 0, off = 0;
+	bool done = false;
+
+	if (c == NULL || fd < 0)
+		goto out;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, &r->target.sa, alen) != 0 || !probe_flush(fd, c))
+		goto out;
+	while (r->n_tickets < TICKETS_MAX) {
+		ssize_t k;
+
+		if (off < have) {
+			struct tls_rec rec;
+			struct tls_event ev;
+			size_t n;
+
+			/* Past the handshake: only the records' lengths matter. */
+			if (done) {
+				if (tls_rec_get(&rec, r->io + off, have - off, TLS_REC_CIPHER) != 1 ||
+				    have - off < (size_t)TLS_REC_HDR + rec.len)
+					goto more;
+				if (rec.type == TLS_CT_APP && rec.len >= 1 + 16)
+					r->tickets[r->n_tickets++] = rec.len;
+				off += (size_t)TLS_REC_HDR + rec.len;
+				continue;
+			}
+			n = tls_client_recv(c, r->io + off, have - off, &ev);
+			off += n;
+			if (ev.kind == TLS_EV_FAILED || !probe_flush(fd, c))
+				goto out;
+			if (ev.kind == TLS_EV_CONNECTED) {
+				done = true;
+				tv = (struct timeval){.tv_usec = TICKETS_MS * 1000};
+				setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			}
+			if (n > 0)
+				continue;
+		}
+	more:
+		memmove(r->io, r->io + off, have - off);
+		have -= off;
+		off = 0;
+		if (have == sizeof(r->io))
+			break;
+		k = recv(fd, r->io + have, sizeof(r->io) - have, 0);
+		if (k <= 0)
+			break;
+		have += (size_t)k;
+	}
+out:
+	if (!done)
+		log_warn("reality: no handshake of its own with the target %s: nodes' handshakes "
+		         "are followed by no ticket-sized records",
+		         r->name);
+	else
+		log_info("reality: the target sends %zu records after a client's Finished "
+		         "(%u, %u bytes ...): nodes' handshakes are followed by as many",
+		         r->n_tickets, r->n_tickets > 0 ? r->tickets[0] : 0,
+		         r->n_tickets > 1 ? r->tickets[1] : 0);
+	if (fd >= 0)
+		close(fd);
+	tls_client_free(c);
+}
+
 struct rdv_reality *rdv_reality_new(const struct rdv_reality_config *c, struct rdv_server *srv,
                                     int epfd, char *err, size_t errlen)
 {
@@ -1048,6 +1168,7 @@ struct rdv_reality *rdv_reality_new(const struct rdv_reality_config *c, struct r
 		rdv_reality_free(r);
 		return NULL;
 	}
+	learn_tickets(r);
 	if (watch_add(r, c->fd, TAG_LISTENER << 1, EPOLLIN) != 0) {
 		snprintf(err, errlen, "epoll: %s", strerror(errno));
 		rdv_reality_free(r);

@@ -249,6 +249,38 @@ static void test_certificate(void **state)
 	reality_server_free(s);
 }
 
+/* A sealed hello is the same hello as an unsealed one from the same
+ * randomness but for the 32 bytes of its session id: its fingerprint (JA3,
+ * JA4, the extension order, the shares) is the TLS engine's, chromium's. */
+static void test_sealed_hello_is_the_same_hello(void **state)
+{
+	struct reality_client rc;
+	uint8_t sealed[TLS_CH_MAX], plain[TLS_CH_MAX];
+	uint64_t seed = rng_state;
+	struct tls_client_config cfg = {.sni = SNI, .rand = test_rand, .verify = tls_verify_any};
+	struct tls_client *c;
+	const uint8_t *h;
+	size_t len, plain_len, at, differ = 0;
+
+	(void)state;
+	len = sealed_hello(sealed, &rc, SNI, front_pub, NOW);
+	rng_state = seed;
+	c = tls_client_new(&cfg);
+	assert_non_null(c);
+	h = tls_client_hello(c, &plain_len);
+	memcpy(plain, h, plain_len);
+	tls_client_free(c);
+	assert_int_equal(plain_len, len);
+	at = wire_reality_sid_at(sealed, len);
+	assert_int_equal(at, wire_reality_sid_at(plain, len));
+	assert_memory_equal(sealed, plain, at);
+	assert_memory_equal(sealed + at + WIRE_REALITY_SID, plain + at + WIRE_REALITY_SID,
+	                    len - at - WIRE_REALITY_SID);
+	for (size_t i = 0; i < WIRE_REALITY_SID; i++)
+		differ += sealed[at + i] != plain[at + i];
+	assert_true(differ > 16); /* the seal replaced the random id */
+}
+
 static void test_short_id_and_seal_layout(void **state)
 {
 	uint8_t id[8], p[WIRE_REALITY_PLAIN];
@@ -282,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_certificate),
+	    cmocka_unit_test(test_sealed_hello_is_the_same_hello),
 	    cmocka_unit_test(test_short_id_and_seal_layout),
 	};
 
