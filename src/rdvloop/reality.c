@@ -88,6 +88,9 @@ struct auth {
 	struct reality_keys keys;
 	size_t have, skip;
 	bool sh_seen;
+	bool finished;   /* the client's Finished is in */
+	size_t mirrored; /* the target's encrypted records followed */
+	uint64_t finished_at;
 	uint8_t rec[BUF];
 };
 
@@ -101,6 +104,7 @@ struct rdv_reality {
 	struct rdv_server *srv;
 	uint16_t tickets[TICKETS_MAX];
 	size_t n_tickets;
+	size_t flight; /* encrypted records in the target's flight (0: unknown) */
 	struct reality_server *seal;
 	EVP_PKEY *key; /* the front's certificate key, one for the process */
 	char name[256];
@@ -494,14 +498,11 @@ static bool tls_in(struct rdv_reality *r, struct rconn *rc)
 
 		rc->in_off += n;
 		if (ev.kind == TLS_EV_CONNECTED) {
-			/* What the target sends a client that has finished: its
-			 * tickets, here records of their sizes with nothing in them. */
-			for (size_t i = 0; i < r->n_tickets; i++) {
-				(void)tls_drain(rc);
-				(void)tls_server_flight(rc->tls, r->tickets[i]);
-			}
-			(void)tls_drain(rc);
-			return to_stream(r, rc);
+			/* The node's stream begins once the target's flight is all
+			 * followed (auth_settle): what follows its Finished waits. */
+			rc->au->finished = true;
+			rc->au->finished_at = r->now;
+			return true;
 		}
 		if (ev.kind == TLS_EV_FAILED || ev.kind == TLS_EV_CLOSED) {
 			(void)flush_visitor(r, rc); /* the alert */
@@ -656,6 +657,7 @@ static bool auth_target(struct rdv_reality *r, struct rconn *rc)
 			/* False only for a record no TLS 1.3 server sends here (a
 			 * handshake record of no byte): not mimicked. */
 			(void)tls_server_flight(rc->tls, rec.len);
+			au->mirrored++;
 			au->skip = rec.len;
 		} else {
 			break; /* an alert, or more plaintext handshake: nothing to mimic */
@@ -678,13 +680,33 @@ static bool auth_target(struct rdv_reality *r, struct rconn *rc)
  */
 static void auth_settle(struct rdv_reality *r, struct rconn *rc)
 {
-	if (rc->tls != NULL && rc->in_off < rc->in_len && !tls_in(r, rc)) {
+	struct auth *au = rc->au;
+
+	if (!au->finished && rc->tls != NULL && rc->in_off < rc->in_len && !tls_in(r, rc)) {
 		/* Closed with bytes it did not read: a reset, as the kernel sends
 		 * for a server that closes on unread data. */
-		rc_free(r, rc, rc->in != NULL && rc->in_off < rc->in_len);
+		rc_free(r, rc, rc->in_off < rc->in_len);
 		return;
 	}
-	if (rc->state == RC_YIP) {
+	/*
+	 * The client has finished: once the target's flight is followed to its
+	 * last record (as many as it sent the front's own handshake at start;
+	 * or the target is done, or a second passed), what the target sends a
+	 * client that has finished (its tickets: here records of their sizes
+	 * with nothing in them), then the node's stream.
+	 */
+	if (au->finished && (au->mirrored >= r->flight || rc->tfd < 0 || rc->t_eof ||
+	                     r->now - au->finished_at >= YIP_NS_PER_S)) {
+		(void)tls_server_flight_rest(rc->tls);
+		for (size_t i = 0; i < r->n_tickets; i++) {
+			(void)tls_drain(rc);
+			(void)tls_server_flight(rc->tls, r->tickets[i]);
+		}
+		(void)tls_drain(rc);
+		if (!to_stream(r, rc)) {
+			rc_free(r, rc, false);
+			return;
+		}
 		stream_in(r, rc, 0);
 		return;
 	}
@@ -1024,6 +1046,8 @@ void rdv_reality_timers(struct rdv_reality *r, uint64_t now)
 
 		if (rc->state == RC_YIP && tls_conn_state(rc->conn) == TLS_CONN_DONE)
 			rc_free(r, rc, false);
+		else if (rc->state == RC_AUTH && rc->au != NULL && rc->au->finished)
+			auth_settle(r, rc); /* the target stalled past its flight's end */
 		else if ((rc->state == RC_HELLO &&
 		          now - rc->since >= REALITY_UNDECIDED_S * YIP_NS_PER_S) ||
 		         (rc->state == RC_AUTH &&
@@ -1074,7 +1098,7 @@ static void learn_tickets(struct rdv_reality *r)
 	                                                   : sizeof(struct sockaddr_in6);
 	struct tls_client *c = tls_client_new(&cc);
 	int fd = socket(r->target.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	size_t have = 0, off = 0;
+	size_t have = 0, off = 0, flight = 0;
 	bool done = false;
 
 	if (c == NULL || fd < 0)
@@ -1090,10 +1114,12 @@ static void learn_tickets(struct rdv_reality *r)
 			struct tls_rec rec;
 			struct tls_event ev;
 			size_t n;
+			int got;
 
 			/* Past the handshake: only the records' lengths matter. */
 			if (done) {
-				if (tls_rec_get(&rec, r->io + off, have - off, TLS_REC_CIPHER) != 1 ||
+				if (tls_rec_get(&rec, r->io + off, have - off, TLS_REC_CIPHER) !=
+				        1 ||
 				    have - off < (size_t)TLS_REC_HDR + rec.len)
 					goto more;
 				if (rec.type == TLS_CT_APP && rec.len >= 1 + 16)
@@ -1101,12 +1127,20 @@ static void learn_tickets(struct rdv_reality *r)
 				off += (size_t)TLS_REC_HDR + rec.len;
 				continue;
 			}
-			n = tls_client_recv(c, r->io + off, have - off, &ev);
+			/* The handshake: a whole record at a time, the encrypted ones counted. */
+			got = tls_rec_get(&rec, r->io + off, have - off, TLS_REC_CIPHER);
+			if (got < 0)
+				goto out;
+			if (got == 0 || have - off < (size_t)TLS_REC_HDR + rec.len)
+				goto more;
+			flight += rec.type == TLS_CT_APP;
+			n = tls_client_recv(c, r->io + off, (size_t)TLS_REC_HDR + rec.len, &ev);
 			off += n;
 			if (ev.kind == TLS_EV_FAILED || !probe_flush(fd, c))
 				goto out;
 			if (ev.kind == TLS_EV_CONNECTED) {
 				done = true;
+				r->flight = flight;
 				tv = (struct timeval){.tv_usec = TICKETS_MS * 1000};
 				setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 			}
@@ -1130,9 +1164,10 @@ out:
 		         "are followed by no ticket-sized records",
 		         r->name);
 	else
-		log_info("reality: the target sends %zu records after a client's Finished "
-		         "(%u, %u bytes ...): nodes' handshakes are followed by as many",
-		         r->n_tickets, r->n_tickets > 0 ? r->tickets[0] : 0,
+		log_info("reality: the target's flight is %zu encrypted records, and it sends %zu "
+		         "after a client's Finished (%u, %u bytes ...): nodes' handshakes are "
+		         "followed by as many",
+		         r->flight, r->n_tickets, r->n_tickets > 0 ? r->tickets[0] : 0,
 		         r->n_tickets > 1 ? r->tickets[1] : 0);
 	if (fd >= 0)
 		close(fd);

@@ -15,7 +15,8 @@
 #   - sealed hellos (yip-tls-dial --reality) are answered by the front: the
 #     handshake completes with the front's certificate, and the time from
 #     the hello to the first byte back is, median over 15 each, within
-#     20 % of a spliced hello's;
+#     20 % of a spliced hello's; the front's records (a capture) are the
+#     site's, type and size, from the ServerHello to the tickets;
 #   - every connection ends in exactly one outcome, and none stays open.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
@@ -110,6 +111,50 @@ out=$(in_ns v "$DIAL" --sni www.example.com --reality "$REALITY_PUB" 99 "$S" 443
 	fail "a dial with an unknown short id completed: $out"
 grep -q "the real site answered" <<<"$out" || fail "unknown short id: $out"
 
+log "the front's answer to a sealed hello has the site's records, size for size"
+# Both sides of the front: what the visitor gets, and what the site sent
+# the front for the same hello (which the front mirrored to it).
+for side in v site; do
+	case $side in v) host=$S ;; site) host=$W ;; esac
+	ip netns exec "$(ns $side)" tcpdump -i eth0 --immediate-mode -U -n -w "$TMP/rec-$side.pcap" \
+		"tcp and host $host and port 443" >"$TMP/tcpdump-$side.out" 2>&1 &
+	PIDS+=($!)
+	eval "TCPDUMP_$side=\$!"
+	poll 5 'grep -q listening "$TMP/tcpdump-$side.out"' || fail "tcpdump in $side did not start"
+done
+in_ns v "$DIAL" --sni www.example.com "$S" 443 >/dev/null || fail "the spliced dial failed"
+in_ns v "$DIAL" --sni www.example.com --reality "$REALITY_PUB" abcd12 "$S" 443 >/dev/null ||
+	fail "the sealed dial failed"
+sleep 0.5
+kill "$TCPDUMP_v" "$TCPDUMP_site"
+wait "$TCPDUMP_v" "$TCPDUMP_site" 2>/dev/null || true
+python3 "$ROOT/tests/tls/records.py" "$TMP/rec-v.pcap" "$S" 443 >"$TMP/records-v.txt" &&
+	python3 "$ROOT/tests/tls/records.py" "$TMP/rec-site.pcap" "$W" 443 >"$TMP/records-site.txt" ||
+	fail "records.py failed"
+[ "$(wc -l <"$TMP/records-v.txt")" = 2 ] && [ "$(wc -l <"$TMP/records-site.txt")" = 2 ] ||
+	fail "not two connections in each capture: $(cat "$TMP/records-v.txt" "$TMP/records-site.txt")"
+read -r _ spliced_recs <<<"$(sed -n 1p "$TMP/records-v.txt")"
+read -r _ sealed_recs <<<"$(sed -n 2p "$TMP/records-v.txt")"
+read -r _ site_recs <<<"$(sed -n 2p "$TMP/records-site.txt")"
+log "spliced, as the visitor got it: $spliced_recs"
+log "sealed, the site's answer:      $site_recs"
+log "sealed, the front's answer:     $sealed_recs"
+learned=$(grep -o "flight is [0-9]* encrypted records, and it sends [0-9]*" "$TMP/rdv.log" | head -n 1)
+[ -n "$learned" ] || fail "the front learned nothing of the site at start: $(grep reality: "$TMP/rdv.log")"
+log "the front learned at start: its $learned"
+python3 - "$site_recs" "$sealed_recs" "$learned" <<'PY' ||
+import sys
+site, front, learned = sys.argv[1].split(), sys.argv[2].split(), sys.argv[3].split()
+flight, tickets = int(learned[2]), int(learned[-1])
+# The site's answer to the mirrored hello: ServerHello, ChangeCipherSpec and
+# its encrypted flight (then its close, once the front closed that connection).
+assert flight >= 2 and len(site) >= 2 + flight, (site, learned)
+n = 2 + flight
+assert front[:n] == site[:n], (site[:n], front[:n])
+# Then the site's tickets, as many as it sent the front's own handshake.
+assert len(front) >= n + tickets and all(r.startswith("23:") for r in front[n:n + tickets]), front
+PY
+	fail "the sealed answer's records are not the site's"
 log "every connection has one outcome, and none is left open"
 poll 5 '[ "$(rdv_get rdv reality.open)" = 0 ]' 0.2 || fail "$(rdv_get rdv reality.open) connections still open"
 rdv rdv status --summary | sed -n '/REALITY front/,/yip streams/p' | sed 's/^/    /'
@@ -119,9 +164,9 @@ r = json.loads(sys.argv[1])["reality"]
 o = r["outcomes"]
 total = sum(o.values())
 assert total == r["accepted"] - r["refused"], (total, r["accepted"], r["refused"], o)
-assert o["authenticated"] == 15 and r["yip_streams"] == 15, o
+assert o["authenticated"] == 16 and r["yip_streams"] == 16, o
 assert o["not_tls"] == 2 and o["record_too_big"] == 1 and o["early"] == 2, o
-assert o["short_id"] == 1 and o["seal"] >= 16, o
+assert o["short_id"] == 1 and o["seal"] >= 17, o
 # Here every early one is a visitor that left before its first record was whole.
 assert r["spliced"] == total - o["authenticated"] - o["early"], r
 PY
