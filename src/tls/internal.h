@@ -157,6 +157,13 @@ bool tls_rl_put(struct tls_rl *rl, uint8_t type, const uint8_t *p, size_t len, s
  * TLS_REC_PLAIN. */
 size_t tls_rl_app(struct tls_rl *rl, uint8_t *out, size_t cap, const uint8_t *data, size_t len,
                   size_t pad);
+/* A KeyUpdate queued (asking for one back if request), then tx's next
+ * keys (s the suite); false if either fails. */
+bool tls_rl_key_update(struct tls_rl *rl, const struct tls_suite *s, bool request);
+/* The peer's KeyUpdate (its body): rx's next keys, and one sent back if
+ * it asks and tx is not closed. TLS_ERR_DECODE or TLS_ERR_INTERNAL. */
+enum tls_err tls_rl_key_update_in(struct tls_rl *rl, const struct tls_suite *s, const uint8_t *body,
+                                  size_t n);
 /* Alert desc queued (QUIC: kept in alert) unless an alert has gone
  * already; nothing more goes out after it. */
 void tls_rl_alert(struct tls_rl *rl, uint8_t desc);

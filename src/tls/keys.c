@@ -387,6 +387,33 @@ size_t tls_rl_app(struct tls_rl *rl, uint8_t *out, size_t cap, const uint8_t *da
 	return tls_rl_seal(rl, out, cap, TLS_CT_APP, data, len, pad);
 }
 
+bool tls_rl_key_update(struct tls_rl *rl, const struct tls_suite *s, bool request)
+{
+	uint8_t ku[TLS_HS_HDR + 1];
+
+	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
+	ku[TLS_HS_HDR] = request ? 1 : 0;
+	if (!tls_rl_put(rl, TLS_CT_HANDSHAKE, ku, sizeof(ku), 0) || !tls_dir_next(s, &rl->tx, 1))
+		return false;
+	rl->stats.key_updates_out++;
+	return true;
+}
+
+enum tls_err tls_rl_key_update_in(struct tls_rl *rl, const struct tls_suite *s, const uint8_t *body,
+                                  size_t n)
+{
+	bool requested;
+
+	if (!tls_ku_get(&requested, body, n))
+		return TLS_ERR_DECODE;
+	rl->stats.key_updates_in++;
+	if (!tls_dir_next(s, &rl->rx, 0))
+		return TLS_ERR_INTERNAL;
+	if (requested && !rl->tx_closed && !tls_rl_key_update(rl, s, false))
+		return TLS_ERR_INTERNAL;
+	return TLS_ERR_NONE;
+}
+
 void tls_rl_alert(struct tls_rl *rl, uint8_t desc)
 {
 	uint8_t a[2] = {desc == TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc};

@@ -344,8 +344,6 @@ static enum tls_err on_message(void *ctx, const uint8_t *msg, size_t n, uint8_t 
                                const uint8_t *body, size_t body_len, bool *rekeyed)
 {
 	struct tls_server *s = ctx;
-	uint8_t ku[TLS_HS_HDR + 1];
-	bool requested;
 
 	if (s->rl.phase == TLS_PHASE_HANDSHAKE) {
 		*rekeyed = true;
@@ -363,20 +361,7 @@ static enum tls_err on_message(void *ctx, const uint8_t *msg, size_t n, uint8_t 
 	}
 	if (type != TLS_HS_KEY_UPDATE)
 		return TLS_ERR_UNEXPECTED;
-	if (!tls_ku_get(&requested, body, body_len))
-		return TLS_ERR_DECODE;
-	s->rl.stats.key_updates_in++;
-	if (!tls_dir_next(&s->suite, &s->rl.rx, 0))
-		return TLS_ERR_INTERNAL;
-	if (!requested || s->rl.tx_closed)
-		return TLS_ERR_NONE;
-	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
-	ku[TLS_HS_HDR] = 0;
-	if (!tls_rl_put(&s->rl, TLS_CT_HANDSHAKE, ku, sizeof(ku), 0) ||
-	    !tls_dir_next(&s->suite, &s->rl.tx, 1))
-		return TLS_ERR_INTERNAL;
-	s->rl.stats.key_updates_out++;
-	return TLS_ERR_NONE;
+	return tls_rl_key_update_in(&s->rl, &s->suite, body, body_len);
 }
 
 /* ---- the API ---- */

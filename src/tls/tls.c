@@ -458,22 +458,13 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const uint8_t *body,
                                       size_t n)
 {
-	bool requested;
-
 	switch (type) {
 	case TLS_HS_NEW_SESSION_TICKET:
 		return tls_nst_get(body, n) ? TLS_ERR_NONE : TLS_ERR_DECODE;
 	case TLS_HS_KEY_UPDATE:
 		if (c->rl.quic) /* RFC 9001 6: QUIC has its own key update */
 			return TLS_ERR_UNEXPECTED;
-		if (!tls_ku_get(&requested, body, n))
-			return TLS_ERR_DECODE;
-		c->rl.stats.key_updates_in++;
-		if (!tls_dir_next(&c->suite, &c->rl.rx, 0))
-			return TLS_ERR_INTERNAL;
-		if (requested && !c->rl.tx_closed && !tls_client_key_update(c, false))
-			return TLS_ERR_INTERNAL;
-		return TLS_ERR_NONE;
+		return tls_rl_key_update_in(&c->rl, &c->suite, body, n);
 	default:
 		return TLS_ERR_UNEXPECTED;
 	}
@@ -653,17 +644,9 @@ size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uin
 
 bool tls_client_key_update(struct tls_client *c, bool request)
 {
-	uint8_t ku[TLS_HS_HDR + 1];
-
 	if (c->rl.quic || c->rl.phase != TLS_PHASE_CONNECTED || c->rl.tx_closed)
 		return false;
-	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
-	ku[TLS_HS_HDR] = request ? 1 : 0;
-	if (!out_record(c, TLS_CT_HANDSHAKE, ku, sizeof(ku)) ||
-	    !tls_dir_next(&c->suite, &c->rl.tx, 1))
-		return false;
-	c->rl.stats.key_updates_out++;
-	return true;
+	return tls_rl_key_update(&c->rl, &c->suite, request);
 }
 
 void tls_client_close(struct tls_client *c)
