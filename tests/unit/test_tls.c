@@ -35,6 +35,7 @@
 
 #define TESTRAND_SEED 0x7153u
 #include "testrand.h"
+#include "testcert.h"
 
 #define SNI "www.example.com"
 
@@ -123,32 +124,13 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_OK;
 }
 
-static X509 *self_signed(EVP_PKEY *key)
-{
-	X509 *x = X509_new();
-	X509_NAME *name;
-
-	assert_non_null(key);
-	assert_non_null(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 30);
-	X509_set_pubkey(x, key);
-	name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
-	X509_set_issuer_name(x, name);
-	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
-	return x;
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	ec_key = EVP_EC_gen("P-256");
-	ec_cert = self_signed(ec_key);
+	ec_cert = self_signed(ec_key, SNI);
 	rsa_key = EVP_RSA_gen(2048);
-	rsa_cert = self_signed(rsa_key);
+	rsa_cert = self_signed(rsa_key, SNI);
 	server_key = ec_key;
 	server_cert = ec_cert;
 	return 0;

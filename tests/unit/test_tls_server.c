@@ -33,6 +33,7 @@
 
 #define TESTRAND_SEED 0x5e7eu
 #include "testrand.h"
+#include "testcert.h"
 
 #define SNI "www.example.com"
 
@@ -64,23 +65,11 @@ static struct ident ec_id, rsa_id;
 
 static void ident_make(struct ident *id, EVP_PKEY *key)
 {
-	X509 *x = X509_new();
-	X509_NAME *name;
+	X509 *x = self_signed(key, SNI);
 	uint8_t *spki = NULL;
 	unsigned char *p;
 	int n;
 
-	assert_non_null(key);
-	assert_non_null(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 30);
-	X509_set_pubkey(x, key);
-	name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
-	X509_set_issuer_name(x, name);
-	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
 	id->key = key;
 	id->cert = x;
 	n = i2d_X509(x, NULL);
