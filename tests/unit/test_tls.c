@@ -942,17 +942,17 @@ static void expand_label_ctx(uint8_t *out, size_t n, const uint8_t secret[32], c
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
 	EVP_KDF_CTX *k = EVP_KDF_CTX_new(kdf);
-	uint8_t info[128];
-	size_t ll = strlen(label), i = 0;
+	/* HkdfLabel (RFC 8446 7.1): length, "tls13 " label, context. */
+	char full[64];
+	int full_len = snprintf(full, sizeof(full), "tls13 %s", label);
+	uint8_t info[128] = {0, (uint8_t)n, (uint8_t)full_len};
+	size_t i = 3;
 	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
 	OSSL_PARAM prm[5];
 
-	info[i++] = 0;
-	info[i++] = (uint8_t)n;
-	info[i++] = (uint8_t)(6 + ll);
-	memcpy(info + i, "tls13 ", 6);
-	memcpy(info + i + 6, label, ll);
-	i += 6 + ll;
+	assert_true(full_len > 6 && (size_t)full_len < sizeof(full) && ctx_len <= 48);
+	memcpy(info + i, full, (size_t)full_len);
+	i += (size_t)full_len;
 	info[i++] = (uint8_t)ctx_len;
 	if (ctx_len > 0)
 		memcpy(info + i, ctx, ctx_len);
