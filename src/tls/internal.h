@@ -85,8 +85,9 @@ bool tls_dir_set(const struct tls_suite *s, struct tls_dir *d, const uint8_t *se
 bool tls_dir_next(const struct tls_suite *s, struct tls_dir *d, int enc);
 /*
  * A protected record of inner type with len bytes of data (which may
- * already be in place at out + TLS_REC_HDR) and pad zeros (len + 1 + pad
- * at most TLS_REC_PLAIN + 1); its length, or 0.
+ * already be in place at out + TLS_REC_HDR, and may be NULL if len is 0)
+ * and pad zeros (len + 1 + pad at most TLS_REC_PLAIN + 1); its length,
+ * or 0.
  */
 size_t tls_dir_seal(struct tls_dir *d, uint8_t *out, size_t cap, uint8_t type, const uint8_t *data,
                     size_t len, size_t pad);

@@ -219,7 +219,7 @@ size_t tls_dir_seal(struct tls_dir *d, uint8_t *out, size_t cap, uint8_t type, c
 	if (!d->on || n > TLS_REC_PLAIN + 1 || cap < TLS_REC_HDR + n + TLS_TAG_LEN)
 		return 0;
 	tls_rec_put(out, TLS_CT_APP, 0x0303, (uint16_t)(n + TLS_TAG_LEN));
-	if (data != body)
+	if (len > 0 && data != body)
 		memmove(body, data, len);
 	body[len] = type;
 	memset(body + len + 1, 0, pad);
