@@ -109,7 +109,7 @@ typedef enum tls_err tls_msg_fn(void *ctx, const uint8_t *msg, size_t n, uint8_t
 /* Where a connection stands. */
 enum tls_phase {
 	TLS_PHASE_HANDSHAKE,
-	TLS_PHASE_CONNECTED, /* both Finished messages through */
+	TLS_PHASE_CONNECTED, /* the peer's Finished checked, this side's made */
 	TLS_PHASE_CLOSED,    /* the peer's close_notify read */
 	TLS_PHASE_FAILED,    /* err says why */
 };
@@ -129,12 +129,12 @@ struct tls_rl {
 	/* Every record out is protected: none in the clear before tx has keys. */
 	bool sealed_only;
 	bool tx_closed; /* an alert sent: nothing more goes out */
-	uint8_t alert;
-	unsigned ccs; /* ChangeCipherSpec records read */
+	uint8_t alert;  /* QUIC: the alert this side would have sent, or 0 */
+	unsigned ccs;   /* ChangeCipherSpec records read */
 	struct tls_stats stats;
 	uint8_t *hs, *out;
 	size_t hs_n, hs_cap, out_n, out_cap, rec_n;
-	uint8_t rec[TLS_REC_MAX];
+	uint8_t rec[TLS_REC_MAX]; /* rec_n bytes of the record being gathered */
 };
 
 /* rl's ciphers made and its buffers set (the rest as it is: zero from
@@ -194,7 +194,7 @@ void tls_rl_handshake(struct tls_rl *rl, struct tls_event *ev, const uint8_t *p,
  * (application data once connected, with no handshake message half
  * read), TLS_EV_CLOSED (close_notify) or TLS_EV_FAILED (anything else,
  * TLS_ERR_ALERT for the peer's alert). Once closed or failed, that again
- * for all of in; in QUIC, TLS_ERR_UNEXPECTED.
+ * for all of in; in QUIC mode, a failure (TLS_ERR_UNEXPECTED).
  */
 size_t tls_rl_recv(struct tls_rl *rl, const uint8_t *in, size_t len, struct tls_event *ev,
                    unsigned allow, tls_msg_fn *msg, void *ctx);
