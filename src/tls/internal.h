@@ -3,7 +3,9 @@
  * the cipher suites, the key schedule (RFC 8446 7.1, HKDF from
  * libcrypto), one direction's record protection (5.2, 5.3), Finished's
  * MAC (4.4.4), CertificateVerify's signed content (4.4.3), the alert a
- * failure sends and the reassembly of one record from a byte stream.
+ * failure sends, and the record layer (struct tls_rl): records gathered
+ * from a byte stream, opened and handed on by content type, handshake
+ * messages reassembled, the output queue, alerts and failure.
  * Not part of the API: src/tls's files only.
  */
 #ifndef YIP_TLS_INTERNAL_H
@@ -83,8 +85,9 @@ bool tls_dir_set(const struct tls_suite *s, struct tls_dir *d, const uint8_t *se
 bool tls_dir_next(const struct tls_suite *s, struct tls_dir *d, int enc);
 /*
  * A protected record of inner type with len bytes of data (which may
- * already be in place at out + TLS_REC_HDR) and pad zeros (len + 1 + pad
- * at most TLS_REC_PLAIN + 1); its length, or 0.
+ * already be in place at out + TLS_REC_HDR, and may be NULL if len is 0)
+ * and pad zeros (len + 1 + pad at most TLS_REC_PLAIN + 1); its length,
+ * or 0.
  */
 size_t tls_dir_seal(struct tls_dir *d, uint8_t *out, size_t cap, uint8_t type, const uint8_t *data,
                     size_t len, size_t pad);
@@ -93,44 +96,107 @@ size_t tls_dir_seal(struct tls_dir *d, uint8_t *out, size_t cap, uint8_t type, c
 bool tls_dir_open(struct tls_dir *d, uint8_t *rec, size_t body_len, uint8_t *type, uint8_t **plain,
                   size_t *plain_len);
 
-/* The alert a failure sends. */
-uint8_t tls_err_alert(enum tls_err err);
-
 /*
- * Gathers one record into rec (TLS_REC_MAX bytes, *rec_n of them held)
- * from in: the bytes taken in *used; 1 with r filled once the record is
- * whole (*rec_n back to 0), 0 if more are needed, -1 if its header cannot
- * start a record.
- */
-int tls_rec_take(uint8_t *rec, size_t *rec_n, struct tls_rec *r, const uint8_t *in, size_t len,
-                 size_t *used);
-
-/* An output queue: n bytes of p appended to out (*out_n held, cap in
- * all), or false if they do not fit; and its first k bytes taken off. */
-bool tls_out_put(uint8_t *out, size_t *out_n, size_t cap, const uint8_t *p, size_t n);
-void tls_out_done(uint8_t *out, size_t *out_n, size_t k);
-
-/* An alert record's body: TLS_ERR_NONE with ev->kind TLS_EV_CLOSED for
- * close_notify, TLS_ERR_ALERT with ev->alert for any other, or
- * TLS_ERR_DECODE. */
-enum tls_err tls_alert_in(const uint8_t *p, size_t n, struct tls_event *ev);
-
-/*
- * A protected record's handshake bytes (p, n) added to the reassembly
- * buffer hs (*hs_n held, cap in all) and each whole message handed to
- * msg; a message that changes keys (msg sets *rekeyed) must end the
- * record. The first error, or TLS_ERR_OVERFLOW for a message that could
- * never fit in cap.
+ * One whole handshake message (msg, n bytes: type, then body_len bytes of
+ * body) for an engine; a message that changes the keys it reads with sets
+ * *rekeyed, and must end its record. TLS_ERR_NONE, or why it fails.
  */
 typedef enum tls_err tls_msg_fn(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
                                 const uint8_t *body, size_t body_len, bool *rekeyed);
-enum tls_err tls_hs_feed(uint8_t *hs, size_t *hs_n, size_t cap, const uint8_t *p, size_t n,
-                         tls_msg_fn *msg, void *ctx);
 
-/* A whole record at rec (r its header) opened with d if protected: its
- * inner type and plaintext; TLS_ERR_UNEXPECTED (protected before keys),
- * TLS_ERR_RECORD_MAC, or TLS_ERR_OVERFLOW. */
-enum tls_err tls_rec_in(struct tls_dir *d, uint8_t *rec, const struct tls_rec *r, uint8_t *type,
-                        uint8_t **plain, size_t *plain_len);
+/* ---- the record layer both engines run on ---- */
+
+/* Where a connection stands. */
+enum tls_phase {
+	TLS_PHASE_HANDSHAKE,
+	TLS_PHASE_CONNECTED, /* the peer's Finished checked, this side's made */
+	TLS_PHASE_CLOSED,    /* the peer's close_notify read */
+	TLS_PHASE_FAILED,    /* err says why */
+};
+
+/*
+ * One end's records: its two directions, the record being gathered, the
+ * handshake bytes of a message not yet whole (hs, hs_cap bytes), the
+ * output queue (out, out_cap bytes), what it counted and where the
+ * connection stands. hs and out are the engine's own buffers.
+ */
+struct tls_rl {
+	enum tls_phase phase;
+	enum tls_err err;
+	struct tls_dir rx, tx;
+	/* QUIC: no records in or out, and an alert is only kept in alert. */
+	bool quic;
+	/* Every record out is protected: none in the clear before tx has keys. */
+	bool sealed_only;
+	bool tx_closed; /* an alert sent: nothing more goes out */
+	uint8_t alert;  /* QUIC: the alert this side would have sent, or 0 */
+	unsigned ccs;   /* ChangeCipherSpec records read */
+	struct tls_stats stats;
+	uint8_t *hs, *out;
+	size_t hs_n, hs_cap, out_n, out_cap, rec_n;
+	uint8_t rec[TLS_REC_MAX]; /* rec_n bytes of the record being gathered */
+};
+
+/* rl's ciphers made and its buffers set (the rest as it is: zero from
+ * calloc); false with no memory. tls_rl_free frees the ciphers either way. */
+bool tls_rl_init(struct tls_rl *rl, uint8_t *hs, size_t hs_cap, uint8_t *out, size_t out_cap);
+void tls_rl_free(struct tls_rl *rl);
+
+/* n bytes of p appended to the output queue, or false if they do not fit;
+ * and its first k bytes taken off. */
+bool tls_rl_out(struct tls_rl *rl, const uint8_t *p, size_t n);
+void tls_rl_out_done(struct tls_rl *rl, size_t k);
+/* One protected record (tls_dir_seal with tx) into out, counted; its
+ * length, or 0. */
+size_t tls_rl_seal(struct tls_rl *rl, uint8_t *out, size_t cap, uint8_t type, const uint8_t *data,
+                   size_t len, size_t pad);
+/* A record of type with len bytes of p queued: protected (pad zeros
+ * after them) once tx has keys, in the clear before unless sealed_only. */
+bool tls_rl_put(struct tls_rl *rl, uint8_t type, const uint8_t *p, size_t len, size_t pad);
+/* One application data record into out (tls_rl_seal), or 0 unless
+ * connected, not closed, not QUIC, the queue empty and len + pad at most
+ * TLS_REC_PLAIN. */
+size_t tls_rl_app(struct tls_rl *rl, uint8_t *out, size_t cap, const uint8_t *data, size_t len,
+                  size_t pad);
+/* A KeyUpdate queued (asking for one back if request), then tx's next
+ * keys (s the suite); false if either fails. */
+bool tls_rl_key_update(struct tls_rl *rl, const struct tls_suite *s, bool request);
+/* The peer's KeyUpdate (its body): rx's next keys, and one sent back if
+ * it asks and tx is not closed. TLS_ERR_DECODE or TLS_ERR_INTERNAL. */
+enum tls_err tls_rl_key_update_in(struct tls_rl *rl, const struct tls_suite *s, const uint8_t *body,
+                                  size_t n);
+/* Alert desc queued (QUIC: kept in alert) unless an alert has gone
+ * already; nothing more goes out after it. */
+void tls_rl_alert(struct tls_rl *rl, uint8_t desc);
+/* The connection failed with err unless it had already (the alert err
+ * names sent, none for TLS_ERR_ALERT); ev says TLS_EV_FAILED and the
+ * first err. */
+void tls_rl_fail(struct tls_rl *rl, struct tls_event *ev, enum tls_err err);
+
+/*
+ * Handshake bytes (p, n: a record's, or a QUIC level's) added to hs and
+ * each whole message handed to msg; a message that could never fit in
+ * hs_cap is TLS_ERR_OVERFLOW. ev says TLS_EV_CONNECTED if msg made the
+ * connection connected, or fails it with the first error.
+ */
+void tls_rl_handshake(struct tls_rl *rl, struct tls_event *ev, const uint8_t *p, size_t n,
+                      tls_msg_fn *msg, void *ctx);
+
+/* What may come now, besides protected records (tls_rl_recv's allow). */
+#define TLS_RL_CCS      1u /* ChangeCipherSpec: 1, at most TLS_CCS_MAX of them */
+#define TLS_RL_ALERT    2u /* an alert in the clear */
+#define TLS_RL_HS_CLEAR 4u /* handshake bytes in the clear */
+
+/*
+ * Takes bytes from the peer, at most the rest of one record: how many.
+ * With a whole record, ev says what it was: nothing (a ChangeCipherSpec,
+ * handshake bytes), TLS_EV_CONNECTED (tls_rl_handshake), TLS_EV_DATA
+ * (application data once connected, with no handshake message half
+ * read), TLS_EV_CLOSED (close_notify) or TLS_EV_FAILED (anything else,
+ * TLS_ERR_ALERT for the peer's alert). Once closed or failed, that again
+ * for all of in; in QUIC mode, a failure (TLS_ERR_UNEXPECTED).
+ */
+size_t tls_rl_recv(struct tls_rl *rl, const uint8_t *in, size_t len, struct tls_event *ev,
+                   unsigned allow, tls_msg_fn *msg, void *ctx);
 
 #endif

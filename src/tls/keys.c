@@ -219,7 +219,7 @@ size_t tls_dir_seal(struct tls_dir *d, uint8_t *out, size_t cap, uint8_t type, c
 	if (!d->on || n > TLS_REC_PLAIN + 1 || cap < TLS_REC_HDR + n + TLS_TAG_LEN)
 		return 0;
 	tls_rec_put(out, TLS_CT_APP, 0x0303, (uint16_t)(n + TLS_TAG_LEN));
-	if (data != body)
+	if (len > 0 && data != body)
 		memmove(body, data, len);
 	body[len] = type;
 	memset(body + len + 1, 0, pad);
@@ -260,7 +260,10 @@ bool tls_dir_open(struct tls_dir *d, uint8_t *rec, size_t body_len, uint8_t *typ
 	return true;
 }
 
-uint8_t tls_err_alert(enum tls_err err)
+/* ---- the record layer ---- */
+
+/* The alert a failure sends. */
+static uint8_t err_alert(enum tls_err err)
 {
 	static const uint8_t alerts[TLS_ERRS] = {
 	    [TLS_ERR_DECODE] = TLS_ALERT_DECODE_ERROR,
@@ -282,112 +285,322 @@ uint8_t tls_err_alert(enum tls_err err)
 	return (unsigned)err < TLS_ERRS ? alerts[err] : TLS_ALERT_INTERNAL_ERROR;
 }
 
-int tls_rec_take(uint8_t *rec, size_t *rec_n, struct tls_rec *r, const uint8_t *in, size_t len,
-                 size_t *used)
+/*
+ * Gathers one record into rl->rec from in: the bytes taken in *used; 1
+ * with r filled once the record is whole (rl->rec_n back to 0), 0 if more
+ * are needed, -1 if its header cannot start a record.
+ */
+static int rec_take(struct tls_rl *rl, struct tls_rec *r, const uint8_t *in, size_t len,
+                    size_t *used)
 {
+	uint8_t *rec = rl->rec;
 	size_t take;
 	int h;
 
 	*used = 0;
-	if (*rec_n < TLS_REC_HDR) {
-		take = TLS_REC_HDR - *rec_n < len ? TLS_REC_HDR - *rec_n : len;
-		memcpy(rec + *rec_n, in, take);
-		*rec_n += take;
+	if (rl->rec_n < TLS_REC_HDR) {
+		take = TLS_REC_HDR - rl->rec_n < len ? TLS_REC_HDR - rl->rec_n : len;
+		memcpy(rec + rl->rec_n, in, take);
+		rl->rec_n += take;
 		*used = take;
 	}
-	h = tls_rec_get(r, rec, *rec_n, TLS_REC_CIPHER);
+	h = tls_rec_get(r, rec, rl->rec_n, TLS_REC_CIPHER);
 	if (h <= 0)
 		return h;
-	take = TLS_REC_HDR + r->len - *rec_n;
+	take = TLS_REC_HDR + r->len - rl->rec_n;
 	if (take > len - *used)
 		take = len - *used;
-	memcpy(rec + *rec_n, in + *used, take);
-	*rec_n += take;
+	memcpy(rec + rl->rec_n, in + *used, take);
+	rl->rec_n += take;
 	*used += take;
-	if (*rec_n < TLS_REC_HDR + (size_t)r->len)
+	if (rl->rec_n < TLS_REC_HDR + (size_t)r->len)
 		return 0;
-	*rec_n = 0;
+	rl->rec_n = 0;
 	return 1;
 }
 
-bool tls_out_put(uint8_t *out, size_t *out_n, size_t cap, const uint8_t *p, size_t n)
+bool tls_rl_init(struct tls_rl *rl, uint8_t *hs, size_t hs_cap, uint8_t *out, size_t out_cap)
 {
-	if (cap - *out_n < n)
+	rl->hs = hs;
+	rl->hs_cap = hs_cap;
+	rl->out = out;
+	rl->out_cap = out_cap;
+	rl->rx.ctx = EVP_CIPHER_CTX_new();
+	rl->tx.ctx = EVP_CIPHER_CTX_new();
+	return rl->rx.ctx != NULL && rl->tx.ctx != NULL;
+}
+
+void tls_rl_free(struct tls_rl *rl)
+{
+	EVP_CIPHER_CTX_free(rl->rx.ctx);
+	EVP_CIPHER_CTX_free(rl->tx.ctx);
+}
+
+bool tls_rl_out(struct tls_rl *rl, const uint8_t *p, size_t n)
+{
+	if (rl->out_cap - rl->out_n < n)
 		return false;
-	memcpy(out + *out_n, p, n);
-	*out_n += n;
+	memcpy(rl->out + rl->out_n, p, n);
+	rl->out_n += n;
 	return true;
 }
 
-void tls_out_done(uint8_t *out, size_t *out_n, size_t k)
+void tls_rl_out_done(struct tls_rl *rl, size_t k)
 {
-	if (k > *out_n)
-		k = *out_n;
-	memmove(out, out + k, *out_n - k);
-	*out_n -= k;
+	if (k > rl->out_n)
+		k = rl->out_n;
+	memmove(rl->out, rl->out + k, rl->out_n - k);
+	rl->out_n -= k;
 }
 
-enum tls_err tls_alert_in(const uint8_t *p, size_t n, struct tls_event *ev)
+size_t tls_rl_seal(struct tls_rl *rl, uint8_t *out, size_t cap, uint8_t type, const uint8_t *data,
+                   size_t len, size_t pad)
 {
-	uint8_t level, desc;
+	size_t n = tls_dir_seal(&rl->tx, out, cap, type, data, len, pad);
 
-	if (!tls_alert_get(&level, &desc, p, n))
-		return TLS_ERR_DECODE;
-	if (desc == TLS_ALERT_CLOSE_NOTIFY) {
-		ev->kind = TLS_EV_CLOSED;
-		return TLS_ERR_NONE;
+	rl->stats.records_out += n > 0;
+	return n;
+}
+
+bool tls_rl_put(struct tls_rl *rl, uint8_t type, const uint8_t *p, size_t len, size_t pad)
+{
+	size_t k;
+
+	if (!rl->tx.on && !rl->sealed_only) {
+		uint8_t h[TLS_REC_HDR];
+
+		tls_rec_put(h, type, 0x0303, (uint16_t)len);
+		return rl->out_cap - rl->out_n >= TLS_REC_HDR + len &&
+		       tls_rl_out(rl, h, TLS_REC_HDR) && tls_rl_out(rl, p, len);
 	}
-	ev->alert = desc;
-	return TLS_ERR_ALERT;
+	k = tls_rl_seal(rl, rl->out + rl->out_n, rl->out_cap - rl->out_n, type, p, len, pad);
+	rl->out_n += k;
+	return k > 0;
 }
 
-enum tls_err tls_hs_feed(uint8_t *hs, size_t *hs_n, size_t cap, const uint8_t *p, size_t n,
-                         tls_msg_fn *msg, void *ctx)
+size_t tls_rl_app(struct tls_rl *rl, uint8_t *out, size_t cap, const uint8_t *data, size_t len,
+                  size_t pad)
 {
+	if (rl->quic || rl->phase != TLS_PHASE_CONNECTED || rl->tx_closed || rl->out_n != 0 ||
+	    len + pad > TLS_REC_PLAIN)
+		return 0;
+	return tls_rl_seal(rl, out, cap, TLS_CT_APP, data, len, pad);
+}
+
+bool tls_rl_key_update(struct tls_rl *rl, const struct tls_suite *s, bool request)
+{
+	uint8_t ku[TLS_HS_HDR + 1];
+
+	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
+	ku[TLS_HS_HDR] = request ? 1 : 0;
+	if (!tls_rl_put(rl, TLS_CT_HANDSHAKE, ku, sizeof(ku), 0) || !tls_dir_next(s, &rl->tx, 1))
+		return false;
+	rl->stats.key_updates_out++;
+	return true;
+}
+
+enum tls_err tls_rl_key_update_in(struct tls_rl *rl, const struct tls_suite *s, const uint8_t *body,
+                                  size_t n)
+{
+	bool requested;
+
+	if (!tls_ku_get(&requested, body, n))
+		return TLS_ERR_DECODE;
+	rl->stats.key_updates_in++;
+	if (!tls_dir_next(s, &rl->rx, 0))
+		return TLS_ERR_INTERNAL;
+	if (requested && !rl->tx_closed && !tls_rl_key_update(rl, s, false))
+		return TLS_ERR_INTERNAL;
+	return TLS_ERR_NONE;
+}
+
+void tls_rl_alert(struct tls_rl *rl, uint8_t desc)
+{
+	uint8_t a[2] = {desc == TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc};
+
+	if (!rl->tx_closed && rl->quic)
+		rl->alert = desc;
+	else if (!rl->tx_closed)
+		(void)tls_rl_put(rl, TLS_CT_ALERT, a, 2, 0);
+	rl->tx_closed = true;
+}
+
+void tls_rl_fail(struct tls_rl *rl, struct tls_event *ev, enum tls_err err)
+{
+	if (rl->phase != TLS_PHASE_FAILED) {
+		rl->phase = TLS_PHASE_FAILED;
+		rl->err = err;
+		rl->stats.fail[err]++;
+		if (err != TLS_ERR_ALERT)
+			tls_rl_alert(rl, err_alert(err));
+	}
+	ev->kind = TLS_EV_FAILED;
+	ev->err = rl->err;
+}
+
+/* Handshake bytes added to hs and each whole message handed to msg: the
+ * first error. */
+static enum tls_err hs_feed(struct tls_rl *rl, const uint8_t *p, size_t n, tls_msg_fn *msg,
+                            void *ctx)
+{
+	uint8_t *hs = rl->hs;
 	size_t used = 0, k;
 	enum tls_err err = TLS_ERR_NONE;
 
 	if (n == 0)
 		return TLS_ERR_DECODE;
-	if (cap - *hs_n < n)
+	if (rl->hs_cap - rl->hs_n < n)
 		return TLS_ERR_OVERFLOW;
-	memcpy(hs + *hs_n, p, n);
-	*hs_n += n;
+	memcpy(hs + rl->hs_n, p, n);
+	rl->hs_n += n;
 	while (err == TLS_ERR_NONE) {
 		const uint8_t *body;
 		size_t body_len;
 		uint8_t type;
 		bool rekeyed = false;
 
-		k = tls_hs_get(hs + used, *hs_n - used, &type, &body, &body_len);
+		k = tls_hs_get(hs + used, rl->hs_n - used, &type, &body, &body_len);
 		if (k == 0)
 			break;
 		err = msg(ctx, hs + used, k, type, body, body_len, &rekeyed);
 		used += k;
 		/* The keys changed: nothing may follow in this record. */
-		if (err == TLS_ERR_NONE && rekeyed && used != *hs_n)
+		if (err == TLS_ERR_NONE && rekeyed && used != rl->hs_n)
 			err = TLS_ERR_UNEXPECTED;
 	}
-	memmove(hs, hs + used, *hs_n - used);
-	*hs_n -= used;
+	memmove(hs, hs + used, rl->hs_n - used);
+	rl->hs_n -= used;
 	/* A message header longer than the buffer could ever hold. */
-	if (err == TLS_ERR_NONE && *hs_n >= TLS_HS_HDR &&
-	    ((size_t)hs[1] << 16 | (size_t)hs[2] << 8 | hs[3]) > cap - TLS_HS_HDR)
+	if (err == TLS_ERR_NONE && rl->hs_n >= TLS_HS_HDR &&
+	    ((size_t)hs[1] << 16 | (size_t)hs[2] << 8 | hs[3]) > rl->hs_cap - TLS_HS_HDR)
 		err = TLS_ERR_OVERFLOW;
 	return err;
 }
 
-enum tls_err tls_rec_in(struct tls_dir *d, uint8_t *rec, const struct tls_rec *r, uint8_t *type,
-                        uint8_t **plain, size_t *plain_len)
+void tls_rl_handshake(struct tls_rl *rl, struct tls_event *ev, const uint8_t *p, size_t n,
+                      tls_msg_fn *msg, void *ctx)
+{
+	bool was_connected = rl->phase == TLS_PHASE_CONNECTED;
+	enum tls_err err = hs_feed(rl, p, n, msg, ctx);
+
+	if (err != TLS_ERR_NONE)
+		tls_rl_fail(rl, ev, err);
+	else if (!was_connected && rl->phase == TLS_PHASE_CONNECTED)
+		ev->kind = TLS_EV_CONNECTED;
+}
+
+/* An alert's body: close_notify closes, any other fails with TLS_ERR_ALERT
+ * (ev->alert the peer's). */
+static enum tls_err alert_in(struct tls_rl *rl, const uint8_t *p, size_t n, struct tls_event *ev)
+{
+	uint8_t level, desc;
+
+	if (!tls_alert_get(&level, &desc, p, n))
+		return TLS_ERR_DECODE;
+	if (desc != TLS_ALERT_CLOSE_NOTIFY) {
+		ev->alert = desc;
+		return TLS_ERR_ALERT;
+	}
+	rl->phase = TLS_PHASE_CLOSED;
+	ev->kind = TLS_EV_CLOSED;
+	return TLS_ERR_NONE;
+}
+
+/* The whole record in rl->rec (r its header) opened with rx if protected:
+ * its inner type and plaintext; TLS_ERR_UNEXPECTED (protected before
+ * keys), TLS_ERR_RECORD_MAC, or TLS_ERR_OVERFLOW. */
+static enum tls_err rec_open(struct tls_rl *rl, const struct tls_rec *r, uint8_t *type,
+                             uint8_t **plain, size_t *plain_len)
 {
 	*type = r->type;
-	*plain = rec + TLS_REC_HDR;
+	*plain = rl->rec + TLS_REC_HDR;
 	*plain_len = r->len;
 	if (r->type == TLS_CT_APP) {
-		if (!d->on)
+		if (!rl->rx.on)
 			return TLS_ERR_UNEXPECTED;
-		if (!tls_dir_open(d, rec, r->len, type, plain, plain_len))
+		if (!tls_dir_open(&rl->rx, rl->rec, r->len, type, plain, plain_len))
 			return TLS_ERR_RECORD_MAC;
 	}
 	return *plain_len > TLS_REC_PLAIN ? TLS_ERR_OVERFLOW : TLS_ERR_NONE;
+}
+
+/* The whole record in rl->rec (r its header), allow what may come now. */
+static void on_record(struct tls_rl *rl, const struct tls_rec *r, struct tls_event *ev,
+                      unsigned allow, tls_msg_fn *msg, void *ctx)
+{
+	uint8_t *p, type;
+	size_t n;
+	enum tls_err err;
+
+	rl->stats.records_in++;
+	if (r->type == TLS_CT_CCS) {
+		p = rl->rec + TLS_REC_HDR;
+		if (!(allow & TLS_RL_CCS) || r->len != 1 || p[0] != 1 || ++rl->ccs > TLS_CCS_MAX)
+			tls_rl_fail(rl, ev, TLS_ERR_UNEXPECTED);
+		return;
+	}
+	err = rec_open(rl, r, &type, &p, &n);
+	/* In the clear: an alert or handshake bytes, as allow says. */
+	if (err == TLS_ERR_NONE && r->type != TLS_CT_APP &&
+	    !(allow & (r->type == TLS_CT_ALERT ? TLS_RL_ALERT : TLS_RL_HS_CLEAR)))
+		err = TLS_ERR_UNEXPECTED;
+	if (err != TLS_ERR_NONE) {
+		tls_rl_fail(rl, ev, err);
+		return;
+	}
+	switch (type) {
+	case TLS_CT_ALERT:
+		err = alert_in(rl, p, n, ev);
+		break;
+	case TLS_CT_HANDSHAKE:
+		tls_rl_handshake(rl, ev, p, n, msg, ctx);
+		return;
+	case TLS_CT_APP:
+		if (rl->phase != TLS_PHASE_CONNECTED || rl->hs_n != 0) {
+			err = TLS_ERR_UNEXPECTED;
+			break;
+		}
+		ev->kind = TLS_EV_DATA;
+		ev->data = p;
+		ev->len = n;
+		return;
+	default:
+		err = TLS_ERR_UNEXPECTED;
+		break;
+	}
+	if (err != TLS_ERR_NONE)
+		tls_rl_fail(rl, ev, err);
+}
+
+size_t tls_rl_recv(struct tls_rl *rl, const uint8_t *in, size_t len, struct tls_event *ev,
+                   unsigned allow, tls_msg_fn *msg, void *ctx)
+{
+	struct tls_rec r;
+	size_t used;
+	int h;
+
+	memset(ev, 0, sizeof(*ev));
+	if (rl->phase == TLS_PHASE_FAILED) {
+		tls_rl_fail(rl, ev, rl->err);
+		return len;
+	}
+	if (rl->phase == TLS_PHASE_CLOSED) {
+		ev->kind = TLS_EV_CLOSED;
+		return len;
+	}
+	if (rl->quic) {
+		tls_rl_fail(rl, ev, TLS_ERR_UNEXPECTED);
+		return len;
+	}
+	if (len == 0)
+		return 0;
+	h = rec_take(rl, &r, in, len, &used);
+	if (h == 0)
+		return used;
+	if (h < 0) {
+		tls_rl_fail(rl, ev, TLS_ERR_DECODE);
+		return len;
+	}
+	on_record(rl, &r, ev, allow, msg, ctx);
+	return used;
 }

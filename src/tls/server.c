@@ -29,33 +29,21 @@
  * caller drains it after each). */
 #define OUT_FLIGHT (2 * TLS_REC_MAX)
 
-enum state {
-	ST_WAIT_FIN,
-	ST_CONNECTED,
-	ST_CLOSED,
-	ST_FAILED,
-};
-
+/* Until connected (s->rl.phase), the server waits for the client's Finished. */
 struct tls_server {
-	enum state state;
-	enum tls_err err;
+	struct tls_rl rl;
 	struct tls_suite suite;
 	uint16_t group;
-	struct tls_dir rx, tx;
 	/* The client's Finished as it must be, and its application secret. */
 	uint8_t fin_want[TLS_HASH_MAX], c_ap[TLS_HASH_MAX];
-	unsigned ccs;
-	bool tx_closed;
 	/* The flight's handshake stream (stream_n bytes after out's out_cap),
 	 * stream_off of them sent; the server's application secret, until
 	 * the stream is out. */
 	size_t stream_n, stream_off;
 	uint8_t s_ap[TLS_HASH_MAX];
-	struct tls_stats stats;
-	size_t rec_n, hs_n, out_n, out_cap;
 	uint8_t hs[HS_SMALL];
-	uint8_t rec[TLS_REC_MAX];
-	uint8_t out[]; /* out_cap bytes, then the flight's handshake stream while new builds it */
+	uint8_t
+	    out[]; /* rl.out_cap bytes, then the flight's handshake stream while new builds it */
 };
 
 /* What new works from: the hello and the template decoded, and the secrets
@@ -73,41 +61,6 @@ struct build {
 	uint8_t share[SHARE_MAX];
 	uint8_t hs_secret[TLS_HASH_MAX], c_hs[TLS_HASH_MAX], s_hs[TLS_HASH_MAX];
 };
-
-/* ---- output ---- */
-
-/* One protected record of inner type with len bytes of p and pad zeros, queued. */
-static bool out_sealed(struct tls_server *s, uint8_t type, const uint8_t *p, size_t len, size_t pad)
-{
-	size_t k =
-	    tls_dir_seal(&s->tx, s->out + s->out_n, s->out_cap - s->out_n, type, p, len, pad);
-
-	s->out_n += k;
-	s->stats.records_out += k > 0;
-	return k > 0;
-}
-
-static void send_alert(struct tls_server *s, uint8_t desc)
-{
-	uint8_t a[2] = {desc == TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc};
-
-	if (!s->tx_closed)
-		(void)out_sealed(s, TLS_CT_ALERT, a, 2, 0);
-	s->tx_closed = true;
-}
-
-static void fail(struct tls_server *s, struct tls_event *ev, enum tls_err err)
-{
-	if (s->state != ST_FAILED) {
-		s->state = ST_FAILED;
-		s->err = err;
-		s->stats.fail[err]++;
-		if (err != TLS_ERR_ALERT)
-			send_alert(s, tls_err_alert(err));
-	}
-	ev->kind = TLS_EV_FAILED;
-	ev->err = s->err;
-}
 
 /* ---- checking the hello and the template ---- */
 
@@ -259,7 +212,7 @@ static void server_hello(struct tls_server *s, struct build *b)
 	memcpy(sh, cfg->template_sh, cfg->template_sh_len);
 	cfg->rand(cfg->rand_ctx, sh + TLS_HS_HDR + 2, TLS_RANDOM_LEN);
 	memcpy(sh + (b->sh.share - cfg->template_sh), b->share, b->sh.share_len);
-	s->out_n = TLS_REC_HDR + cfg->template_sh_len;
+	s->rl.out_n = TLS_REC_HDR + cfg->template_sh_len;
 }
 
 static bool transcript_add(struct build *b, const uint8_t *msg, size_t n)
@@ -343,17 +296,16 @@ static size_t flight(struct tls_server *s, struct build *b, uint8_t *stream)
 static enum tls_err start(struct tls_server *s, struct build *b)
 {
 	const struct tls_server_config *cfg = b->cfg;
-	uint8_t *stream = s->out + s->out_cap;
+	uint8_t *stream = s->out + s->rl.out_cap;
 	enum tls_err err;
 	size_t n;
 
 	if (!tls_suite_set(&s->suite, b->sh.cipher))
 		return TLS_ERR_PARAMETER;
 	s->group = b->sh.share_group;
-	s->rx.ctx = EVP_CIPHER_CTX_new();
-	s->tx.ctx = EVP_CIPHER_CTX_new();
+	s->rl.sealed_only = true;
 	b->transcript = EVP_MD_CTX_new();
-	if (!s->rx.ctx || !s->tx.ctx || !b->transcript)
+	if (!tls_rl_init(&s->rl, s->hs, sizeof(s->hs), s->out, s->rl.out_cap) || !b->transcript)
 		return TLS_ERR_INTERNAL;
 	err = exchange(b);
 	if (err != TLS_ERR_NONE)
@@ -364,48 +316,36 @@ static enum tls_err start(struct tls_server *s, struct build *b)
 	    !transcript_add(b, s->out + TLS_REC_HDR, cfg->template_sh_len) ||
 	    !tls_key_handshake(&s->suite, b->transcript, b->shared, b->shared_len, b->hs_secret,
 	                       b->c_hs, b->s_hs) ||
-	    !tls_dir_set(&s->suite, &s->tx, b->s_hs, 1) ||
-	    !tls_dir_set(&s->suite, &s->rx, b->c_hs, 0))
+	    !tls_dir_set(&s->suite, &s->rl.tx, b->s_hs, 1) ||
+	    !tls_dir_set(&s->suite, &s->rl.rx, b->c_hs, 0))
 		return TLS_ERR_INTERNAL;
 	n = flight(s, b, stream);
 	if (n == 0)
 		return TLS_ERR_INTERNAL;
 	s->stream_n = n;
-	s->state = ST_WAIT_FIN;
 	return TLS_ERR_NONE;
 }
 
 /* The stream is out: from now on the server's records are application data. */
 static bool stream_sent(struct tls_server *s)
 {
-	bool ok = tls_dir_set(&s->suite, &s->tx, s->s_ap, 1);
+	bool ok = tls_dir_set(&s->suite, &s->rl.tx, s->s_ap, 1);
 
 	OPENSSL_cleanse(s->s_ap, sizeof(s->s_ap));
-	OPENSSL_cleanse(s->out + s->out_cap, s->stream_n);
+	OPENSSL_cleanse(s->out + s->rl.out_cap, s->stream_n);
 	return ok;
 }
 
 /* ---- records in ---- */
 
-static void on_alert(struct tls_server *s, struct tls_event *ev, const uint8_t *p, size_t n)
-{
-	enum tls_err err = tls_alert_in(p, n, ev);
-
-	if (err != TLS_ERR_NONE)
-		fail(s, ev, err);
-	s->state = err == TLS_ERR_NONE ? ST_CLOSED : ST_FAILED;
-}
-
-/* One whole handshake message from the client (tls_hs_feed): its
+/* One whole handshake message from the client (tls_msg_fn): its
  * Finished, then KeyUpdates. */
 static enum tls_err on_message(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
                                const uint8_t *body, size_t body_len, bool *rekeyed)
 {
 	struct tls_server *s = ctx;
-	uint8_t ku[TLS_HS_HDR + 1];
-	bool requested;
 
-	if (s->state == ST_WAIT_FIN) {
+	if (s->rl.phase == TLS_PHASE_HANDSHAKE) {
 		*rekeyed = true;
 		if (type != TLS_HS_FINISHED)
 			return TLS_ERR_UNEXPECTED;
@@ -413,78 +353,15 @@ static enum tls_err on_message(void *ctx, const uint8_t *msg, size_t n, uint8_t 
 			return TLS_ERR_DECODE;
 		if (CRYPTO_memcmp(msg + TLS_HS_HDR, s->fin_want, s->suite.hlen) != 0)
 			return TLS_ERR_FINISHED;
-		if (!tls_dir_set(&s->suite, &s->rx, s->c_ap, 0))
+		if (!tls_dir_set(&s->suite, &s->rl.rx, s->c_ap, 0))
 			return TLS_ERR_INTERNAL;
 		OPENSSL_cleanse(s->c_ap, sizeof(s->c_ap));
-		s->state = ST_CONNECTED;
+		s->rl.phase = TLS_PHASE_CONNECTED;
 		return TLS_ERR_NONE;
 	}
 	if (type != TLS_HS_KEY_UPDATE)
 		return TLS_ERR_UNEXPECTED;
-	if (!tls_ku_get(&requested, body, body_len))
-		return TLS_ERR_DECODE;
-	s->stats.key_updates_in++;
-	if (!tls_dir_next(&s->suite, &s->rx, 0))
-		return TLS_ERR_INTERNAL;
-	if (!requested || s->tx_closed)
-		return TLS_ERR_NONE;
-	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
-	ku[TLS_HS_HDR] = 0;
-	if (!out_sealed(s, TLS_CT_HANDSHAKE, ku, sizeof(ku), 0) ||
-	    !tls_dir_next(&s->suite, &s->tx, 1))
-		return TLS_ERR_INTERNAL;
-	s->stats.key_updates_out++;
-	return TLS_ERR_NONE;
-}
-
-/* The whole record in s->rec. */
-static void on_record(struct tls_server *s, const struct tls_rec *r, struct tls_event *ev)
-{
-	uint8_t *p = s->rec + TLS_REC_HDR, type = r->type;
-	size_t n = r->len;
-	bool waiting = s->state == ST_WAIT_FIN;
-	enum tls_err err;
-
-	s->stats.records_in++;
-	if (type == TLS_CT_CCS) {
-		/* Tolerated before the client's Finished, as middleboxes need. */
-		if (s->state != ST_WAIT_FIN || n != 1 || p[0] != 1 || ++s->ccs > TLS_CCS_MAX)
-			fail(s, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
-	err = tls_rec_in(&s->rx, s->rec, r, &type, &p, &n);
-	/* In the clear: only an alert, from a client that has no keys. */
-	if (err == TLS_ERR_NONE && r->type != TLS_CT_APP &&
-	    (r->type != TLS_CT_ALERT || s->state != ST_WAIT_FIN))
-		err = TLS_ERR_UNEXPECTED;
-	if (err != TLS_ERR_NONE) {
-		fail(s, ev, err);
-		return;
-	}
-	switch (type) {
-	case TLS_CT_ALERT:
-		on_alert(s, ev, p, n);
-		return;
-	case TLS_CT_HANDSHAKE:
-		err = tls_hs_feed(s->hs, &s->hs_n, sizeof(s->hs), p, n, on_message, s);
-		if (err != TLS_ERR_NONE)
-			fail(s, ev, err);
-		else if (waiting && s->state == ST_CONNECTED)
-			ev->kind = TLS_EV_CONNECTED;
-		return;
-	case TLS_CT_APP:
-		if (s->state != ST_CONNECTED || s->hs_n != 0) {
-			fail(s, ev, TLS_ERR_UNEXPECTED);
-			return;
-		}
-		ev->kind = TLS_EV_DATA;
-		ev->data = p;
-		ev->len = n;
-		return;
-	default:
-		fail(s, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
+	return tls_rl_key_update_in(&s->rl, &s->suite, body, body_len);
 }
 
 /* ---- the API ---- */
@@ -507,7 +384,7 @@ struct tls_server *tls_server_new(const struct tls_server_config *cfg, enum tls_
 			e = TLS_ERR_INTERNAL;
 	}
 	if (e == TLS_ERR_NONE) {
-		s->out_cap = cap;
+		s->rl.out_cap = cap;
 		e = start(s, &b);
 	}
 	EVP_MD_CTX_free(b.transcript);
@@ -525,9 +402,8 @@ void tls_server_free(struct tls_server *s)
 {
 	if (s == NULL)
 		return;
-	EVP_CIPHER_CTX_free(s->rx.ctx);
-	EVP_CIPHER_CTX_free(s->tx.ctx);
-	OPENSSL_cleanse(s, sizeof(*s) + s->out_cap + s->stream_n);
+	tls_rl_free(&s->rl);
+	OPENSSL_cleanse(s, sizeof(*s) + s->rl.out_cap + s->stream_n);
 	free(s);
 }
 
@@ -535,9 +411,9 @@ bool tls_server_ccs(struct tls_server *s)
 {
 	static const uint8_t ccs[] = {TLS_CT_CCS, 3, 3, 0, 1, 1};
 
-	if (s->stream_off > 0 || s->state != ST_WAIT_FIN)
+	if (s->stream_off > 0 || s->rl.phase != TLS_PHASE_HANDSHAKE)
 		return false;
-	return tls_out_put(s->out, &s->out_n, s->out_cap, ccs, sizeof(ccs));
+	return tls_rl_out(&s->rl, ccs, sizeof(ccs));
 }
 
 bool tls_server_flight(struct tls_server *s, size_t len)
@@ -545,15 +421,16 @@ bool tls_server_flight(struct tls_server *s, size_t len)
 	size_t room, take;
 
 	if (len < 1 + TLS_TAG_LEN || len > TLS_REC_PLAIN + 1 + TLS_TAG_LEN ||
-	    s->out_cap - s->out_n < TLS_REC_HDR + len || s->state == ST_FAILED || s->tx_closed)
+	    s->rl.out_cap - s->rl.out_n < TLS_REC_HDR + len || s->rl.phase == TLS_PHASE_FAILED ||
+	    s->rl.tx_closed)
 		return false;
 	room = len - 1 - TLS_TAG_LEN;
 	if (s->stream_off == s->stream_n)
-		return out_sealed(s, TLS_CT_APP, s->out, 0, room); /* padding alone */
+		return tls_rl_put(&s->rl, TLS_CT_APP, NULL, 0, room); /* padding alone */
 	if (room == 0)
 		return false; /* a handshake record holds at least a byte (RFC 8446 5.1) */
 	take = s->stream_n - s->stream_off < room ? s->stream_n - s->stream_off : room;
-	if (!out_sealed(s, TLS_CT_HANDSHAKE, s->out + s->out_cap + s->stream_off, take,
+	if (!tls_rl_put(&s->rl, TLS_CT_HANDSHAKE, s->out + s->rl.out_cap + s->stream_off, take,
 	                room - take))
 		return false;
 	s->stream_off += take;
@@ -566,8 +443,9 @@ bool tls_server_flight_rest(struct tls_server *s)
 		size_t take = s->stream_n - s->stream_off;
 
 		take = take < TLS_REC_PLAIN ? take : TLS_REC_PLAIN;
-		if (s->out_cap - s->out_n < TLS_REC_HDR + take + 1 + TLS_TAG_LEN ||
-		    !out_sealed(s, TLS_CT_HANDSHAKE, s->out + s->out_cap + s->stream_off, take, 0))
+		if (s->rl.out_cap - s->rl.out_n < TLS_REC_HDR + take + 1 + TLS_TAG_LEN ||
+		    !tls_rl_put(&s->rl, TLS_CT_HANDSHAKE, s->out + s->rl.out_cap + s->stream_off,
+		                take, 0))
 			return false;
 		s->stream_off += take;
 		if (s->stream_off == s->stream_n && !stream_sent(s))
@@ -578,7 +456,7 @@ bool tls_server_flight_rest(struct tls_server *s)
 
 void tls_server_ccs_window(struct tls_server *s)
 {
-	s->ccs = 0;
+	s->rl.ccs = 0;
 }
 
 bool tls_server_flight_done(const struct tls_server *s)
@@ -588,67 +466,43 @@ bool tls_server_flight_done(const struct tls_server *s)
 
 const uint8_t *tls_server_out(const struct tls_server *s, size_t *len)
 {
-	*len = s->out_n;
+	*len = s->rl.out_n;
 	return s->out;
 }
 
 void tls_server_out_done(struct tls_server *s, size_t n)
 {
-	tls_out_done(s->out, &s->out_n, n);
+	tls_rl_out_done(&s->rl, n);
 }
 
 size_t tls_server_recv(struct tls_server *s, const uint8_t *in, size_t len, struct tls_event *ev)
 {
-	struct tls_rec r;
-	size_t used;
-	int h;
+	/* Before the client's Finished: ChangeCipherSpec records, as
+	 * middleboxes need, and an alert in the clear from a client that has
+	 * no keys. */
+	unsigned allow = s->rl.phase == TLS_PHASE_HANDSHAKE ? TLS_RL_CCS | TLS_RL_ALERT : 0;
 
-	memset(ev, 0, sizeof(*ev));
-	if (s->state == ST_FAILED) {
-		fail(s, ev, s->err);
-		return len;
-	}
-	if (s->state == ST_CLOSED) {
-		ev->kind = TLS_EV_CLOSED;
-		return len;
-	}
-	if (len == 0)
-		return 0;
-	h = tls_rec_take(s->rec, &s->rec_n, &r, in, len, &used);
-	if (h == 0)
-		return used;
-	if (h < 0) {
-		fail(s, ev, TLS_ERR_DECODE);
-		return len;
-	}
-	on_record(s, &r, ev);
-	return used;
+	return tls_rl_recv(&s->rl, in, len, ev, allow, on_message, s);
 }
 
 size_t tls_server_seal(struct tls_server *s, uint8_t *out, size_t cap, const uint8_t *data,
                        size_t len, size_t pad)
 {
-	size_t n;
-
-	if (s->state != ST_CONNECTED || s->tx_closed || s->out_n != 0 || len + pad > TLS_REC_PLAIN)
-		return 0;
-	n = tls_dir_seal(&s->tx, out, cap, TLS_CT_APP, data, len, pad);
-	s->stats.records_out += n > 0;
-	return n;
+	return tls_rl_app(&s->rl, out, cap, data, len, pad);
 }
 
 void tls_server_close(struct tls_server *s)
 {
-	send_alert(s, TLS_ALERT_CLOSE_NOTIFY);
+	tls_rl_alert(&s->rl, TLS_ALERT_CLOSE_NOTIFY);
 }
 
 void tls_server_info(const struct tls_server *s, struct tls_server_info *info)
 {
 	*info = (struct tls_server_info){
-	    .connected = s->state == ST_CONNECTED,
-	    .err = s->err,
+	    .connected = s->rl.phase == TLS_PHASE_CONNECTED,
+	    .err = s->rl.err,
 	    .cipher = s->suite.cipher,
 	    .group = s->group,
-	    .stats = &s->stats,
+	    .stats = &s->rl.stats,
 	};
 }

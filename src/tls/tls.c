@@ -29,15 +29,11 @@ enum state {
 	ST_WAIT_EE,
 	ST_WAIT_CERT,
 	ST_WAIT_CV,
-	ST_WAIT_FIN,
-	ST_CONNECTED,
-	ST_CLOSED,
-	ST_FAILED,
+	ST_WAIT_FIN, /* then c->rl.phase says connected, closed or failed */
 };
 
 struct tls_client {
 	enum state state;
-	enum tls_err err;
 	char sni[256];
 	bool has_sni;
 	tls_rand_fn *rand;
@@ -60,27 +56,21 @@ struct tls_client {
 	EVP_PKEY *ec;
 	bool ccs_sent;
 	uint8_t hs_secret[HASH_MAX], c_hs[HASH_MAX], s_hs[HASH_MAX];
-	struct tls_dir rx, tx;
+	struct tls_rl rl;
 	uint8_t alpn[255];
 	size_t alpn_len;
-	unsigned ccs;
-	bool tx_closed;
-	struct tls_stats stats;
 
-	/* QUIC mode */
-	bool quic;
+	/* QUIC mode (c->rl.quic) */
 	tls_secret_fn *secret;
 	void *secret_ctx;
 	enum tls_level rx_level, tx_level, out_level;
-	uint8_t alert;
 	uint8_t quic_tp[TLS_QUIC_TP_MAX];
 	size_t quic_tp_len, peer_tp_len;
 	bool has_peer_tp;
 	uint8_t peer_tp[TLS_QUIC_TP_MAX];
 
-	size_t ch_len, rec_n, hs_n, out_n;
+	size_t ch_len;
 	uint8_t ch[TLS_CH_MAX];
-	uint8_t rec[TLS_REC_MAX];
 	uint8_t hs[TLS_HS_BUF];
 	uint8_t out[TLS_OUT_BUF];
 };
@@ -98,73 +88,16 @@ const char *tls_err_name(unsigned err)
 
 /* ---- records ---- */
 
-/* A protected record of type with len bytes of data (which may already be in
- * place at out + TLS_REC_HDR) and pad zeros; its length, or 0. */
-static size_t seal(struct tls_client *c, uint8_t *out, size_t cap, uint8_t type,
-                   const uint8_t *data, size_t len, size_t pad)
-{
-	size_t n = tls_dir_seal(&c->tx, out, cap, type, data, len, pad);
-
-	if (n > 0)
-		c->stats.records_out++;
-	return n;
-}
-
-static bool out_put(struct tls_client *c, const uint8_t *p, size_t n)
-{
-	return tls_out_put(c->out, &c->out_n, TLS_OUT_BUF, p, n);
-}
-
-/* Queues a handshake message or an alert, protected once there are keys.
- * QUIC: a handshake message goes out bare at the current level, and an
- * alert is only kept (the QUIC stack closes with it). */
+/* Queues a handshake message, protected once there are keys. QUIC: it
+ * goes out bare at the current level. */
 static bool out_record(struct tls_client *c, uint8_t type, const uint8_t *p, size_t n)
 {
-	size_t k;
-
-	if (c->quic) {
-		if (type == TLS_CT_ALERT) {
-			c->alert = p[1];
-			return true;
-		}
-		if (c->out_n > 0 && c->out_level != c->tx_level)
-			return false;
-		c->out_level = c->tx_level;
-		return out_put(c, p, n);
-	}
-	if (!c->tx.on) {
-		uint8_t h[TLS_REC_HDR];
-
-		tls_rec_put(h, type, 0x0303, (uint16_t)n);
-		return TLS_OUT_BUF - c->out_n >= TLS_REC_HDR + n && out_put(c, h, TLS_REC_HDR) &&
-		       out_put(c, p, n);
-	}
-	k = seal(c, c->out + c->out_n, TLS_OUT_BUF - c->out_n, type, p, n, 0);
-	c->out_n += k;
-	return k > 0;
-}
-
-static void send_alert(struct tls_client *c, uint8_t desc)
-{
-	uint8_t a[2] = {desc == TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc};
-
-	if (!c->tx_closed)
-		(void)out_record(c, TLS_CT_ALERT, a, 2);
-	c->tx_closed = true;
-}
-
-static enum tls_event_kind fail(struct tls_client *c, struct tls_event *ev, enum tls_err err)
-{
-	if (c->state != ST_FAILED) {
-		c->state = ST_FAILED;
-		c->err = err;
-		c->stats.fail[err]++;
-		if (err != TLS_ERR_ALERT)
-			send_alert(c, tls_err_alert(err));
-	}
-	ev->kind = TLS_EV_FAILED;
-	ev->err = c->err;
-	return TLS_EV_FAILED;
+	if (!c->rl.quic)
+		return tls_rl_put(&c->rl, type, p, n, 0);
+	if (c->rl.out_n > 0 && c->out_level != c->tx_level)
+		return false;
+	c->out_level = c->tx_level;
+	return tls_rl_out(&c->rl, p, n);
 }
 
 /* ---- the handshake ---- */
@@ -250,12 +183,12 @@ static enum tls_err on_retry(struct tls_client *c, const struct tls_sh *sh, cons
 	if (c->ch_len == 0)
 		return TLS_ERR_PARAMETER; /* a cookie too long for the hello */
 	transcript_add(c, c->ch, c->ch_len);
-	if (c->quic) /* at the Initial level again, no ChangeCipherSpec */
+	if (c->rl.quic) /* at the Initial level again, no ChangeCipherSpec */
 		return out_record(c, TLS_CT_HANDSHAKE, c->ch, c->ch_len) ? TLS_ERR_NONE
 		                                                         : TLS_ERR_INTERNAL;
 	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0303, (uint16_t)c->ch_len);
-	if (!out_put(c, ccs, sizeof(ccs)) || !out_put(c, rec, TLS_REC_HDR) ||
-	    !out_put(c, c->ch, c->ch_len))
+	if (!tls_rl_out(&c->rl, ccs, sizeof(ccs)) || !tls_rl_out(&c->rl, rec, TLS_REC_HDR) ||
+	    !tls_rl_out(&c->rl, c->ch, c->ch_len))
 		return TLS_ERR_INTERNAL;
 	c->ccs_sent = true;
 	return TLS_ERR_NONE;
@@ -339,9 +272,9 @@ static enum tls_err on_server_hello(struct tls_client *c, const uint8_t *msg, si
 	transcript_add(c, msg, n);
 	ok = tls_key_handshake(&c->suite, c->transcript, shared, shared_len, c->hs_secret, c->c_hs,
 	                       c->s_hs) &&
-	     (c->quic ? c->secret(c->secret_ctx, TLS_LEVEL_HANDSHAKE, c->suite.cipher, c->s_hs,
-	                          c->c_hs, c->suite.hlen)
-	              : tls_dir_set(&c->suite, &c->rx, c->s_hs, 0));
+	     (c->rl.quic ? c->secret(c->secret_ctx, TLS_LEVEL_HANDSHAKE, c->suite.cipher, c->s_hs,
+	                             c->c_hs, c->suite.hlen)
+	                 : tls_dir_set(&c->suite, &c->rl.rx, c->s_hs, 0));
 	c->rx_level = TLS_LEVEL_HANDSHAKE;
 	OPENSSL_cleanse(shared, sizeof(shared));
 	OPENSSL_cleanse(c->x25519_priv, sizeof(c->x25519_priv));
@@ -364,9 +297,9 @@ static enum tls_err on_encrypted_extensions(struct tls_client *c, const uint8_t 
 	/* RFC 8446 4.2: an extension not offered aborts. ALPS answered would
 	 * want this client's own settings in an EncryptedExtensions of its
 	 * own, which it does not send yet. */
-	if (ee.unsolicited || ee.alps || (!c->quic && ee.quic_tp))
+	if (ee.unsolicited || ee.alps || (!c->rl.quic && ee.quic_tp))
 		return TLS_ERR_UNSUPPORTED;
-	if (c->quic) {
+	if (c->rl.quic) {
 		/* RFC 9001 8.1, 8.2: h3 chosen, and the server's parameters. */
 		if (!ee.alpn || ee.alpn_len != 2 || memcmp(ee.alpn, "h3", 2) != 0)
 			return TLS_ERR_PARAMETER;
@@ -494,7 +427,7 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 	/* Chrome's middlebox-compatibility ChangeCipherSpec, then Finished
 	 * under the handshake key, then the application keys. (After a
 	 * retry the ChangeCipherSpec went before the second hello.) */
-	if (c->quic) {
+	if (c->rl.quic) {
 		/* Finished at the Handshake level, then the 1-RTT secrets. */
 		c->tx_level = TLS_LEVEL_HANDSHAKE;
 		ok = ok && out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->suite.hlen) &&
@@ -503,11 +436,11 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 		c->rx_level = TLS_LEVEL_APP;
 		c->tx_level = TLS_LEVEL_APP;
 	} else {
-		ok = ok && (c->ccs_sent || out_put(c, ccs, sizeof(ccs))) &&
-		     tls_dir_set(&c->suite, &c->tx, c->c_hs, 1) &&
+		ok = ok && (c->ccs_sent || tls_rl_out(&c->rl, ccs, sizeof(ccs))) &&
+		     tls_dir_set(&c->suite, &c->rl.tx, c->c_hs, 1) &&
 		     out_record(c, TLS_CT_HANDSHAKE, fin, TLS_HS_HDR + c->suite.hlen) &&
-		     tls_dir_set(&c->suite, &c->tx, c_ap, 1) &&
-		     tls_dir_set(&c->suite, &c->rx, s_ap, 0);
+		     tls_dir_set(&c->suite, &c->rl.tx, c_ap, 1) &&
+		     tls_dir_set(&c->suite, &c->rl.rx, s_ap, 0);
 	}
 	OPENSSL_cleanse(c_ap, sizeof(c_ap));
 	OPENSSL_cleanse(s_ap, sizeof(s_ap));
@@ -518,29 +451,20 @@ static enum tls_err on_finished(struct tls_client *c, const uint8_t *msg, size_t
 	c->leaf = NULL;
 	if (!ok)
 		return TLS_ERR_INTERNAL;
-	c->state = ST_CONNECTED;
+	c->rl.phase = TLS_PHASE_CONNECTED;
 	return TLS_ERR_NONE;
 }
 
 static enum tls_err on_post_handshake(struct tls_client *c, uint8_t type, const uint8_t *body,
                                       size_t n)
 {
-	bool requested;
-
 	switch (type) {
 	case TLS_HS_NEW_SESSION_TICKET:
 		return tls_nst_get(body, n) ? TLS_ERR_NONE : TLS_ERR_DECODE;
 	case TLS_HS_KEY_UPDATE:
-		if (c->quic) /* RFC 9001 6: QUIC has its own key update */
+		if (c->rl.quic) /* RFC 9001 6: QUIC has its own key update */
 			return TLS_ERR_UNEXPECTED;
-		if (!tls_ku_get(&requested, body, n))
-			return TLS_ERR_DECODE;
-		c->stats.key_updates_in++;
-		if (!tls_dir_next(&c->suite, &c->rx, 0))
-			return TLS_ERR_INTERNAL;
-		if (requested && !c->tx_closed && !tls_client_key_update(c, false))
-			return TLS_ERR_INTERNAL;
-		return TLS_ERR_NONE;
+		return tls_rl_key_update_in(&c->rl, &c->suite, body, n);
 	default:
 		return TLS_ERR_UNEXPECTED;
 	}
@@ -552,7 +476,7 @@ static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t 
 {
 	enum tls_err err;
 
-	if (c->state == ST_CONNECTED)
+	if (c->rl.phase == TLS_PHASE_CONNECTED)
 		return on_post_handshake(c, type, body, body_len);
 	if (type == TLS_HS_CERTIFICATE_REQUEST || type == TLS_HS_COMPRESSED_CERTIFICATE)
 		return c->state == ST_WAIT_CERT ? TLS_ERR_UNSUPPORTED : TLS_ERR_UNEXPECTED;
@@ -581,119 +505,39 @@ static enum tls_err on_message(struct tls_client *c, const uint8_t *msg, size_t 
 	return err;
 }
 
-/* One whole message from the server (tls_hs_feed). */
+/* One whole message from the server (tls_msg_fn). */
 static enum tls_err on_msg(void *ctx, const uint8_t *msg, size_t n, uint8_t type,
                            const uint8_t *body, size_t body_len, bool *rekeyed)
 {
 	struct tls_client *c = ctx;
 	enum state before = c->state;
+	enum tls_phase was = c->rl.phase;
 	enum tls_err err;
 
 	if (c->state == ST_WAIT_SH)
 		err = type == TLS_HS_SERVER_HELLO ? on_server_hello(c, msg, n) : TLS_ERR_UNEXPECTED;
 	else
 		err = on_message(c, msg, n, type, body, body_len);
-	*rekeyed = before != c->state && (c->state == ST_WAIT_EE || c->state == ST_CONNECTED);
+	/* The handshake keys after ServerHello, the application's after Finished. */
+	*rekeyed = (before != c->state && c->state == ST_WAIT_EE) || was != c->rl.phase;
 	return err;
 }
 
-/* Handshake bytes from one record: whole messages are handled as they
- * complete. A message may not straddle a change of keys. */
-static enum tls_err on_handshake(struct tls_client *c, const uint8_t *p, size_t n)
+/* What may come in the clear or as a ChangeCipherSpec now: the hello in
+ * the clear, ChangeCipherSpec records as middleboxes need them (after a
+ * HelloRetryRequest, or after ServerHello until connected), alerts. */
+static unsigned allowed(const struct tls_client *c)
 {
-	return tls_hs_feed(c->hs, &c->hs_n, TLS_HS_BUF, p, n, on_msg, c);
-}
+	bool ccs =
+	    c->state == ST_WAIT_SH ? c->retry_group != 0 : c->rl.phase == TLS_PHASE_HANDSHAKE;
 
-/* ---- records in ---- */
-
-static void on_alert(struct tls_client *c, struct tls_event *ev, const uint8_t *p, size_t n)
-{
-	enum tls_err err = tls_alert_in(p, n, ev);
-
-	if (err == TLS_ERR_NONE)
-		c->state = ST_CLOSED;
-	else
-		fail(c, ev, err);
-}
-
-/* The whole record in c->rec. */
-static void on_record(struct tls_client *c, const struct tls_rec *r, struct tls_event *ev)
-{
-	uint8_t *p = c->rec + TLS_REC_HDR, type = r->type;
-	size_t n = r->len;
-	bool was_connected = c->state == ST_CONNECTED;
-	enum tls_err err;
-
-	c->stats.records_in++;
-	if (type == TLS_CT_CCS) {
-		/* Tolerated between ServerHello and Finished, as middleboxes need. */
-		if ((c->state == ST_WAIT_SH ? !c->retry_group : c->state > ST_WAIT_FIN) || n != 1 ||
-		    p[0] != 1 || ++c->ccs > TLS_CCS_MAX)
-			fail(c, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
-	err = tls_rec_in(&c->rx, c->rec, r, &type, &p, &n);
-	/* Plaintext handshake records end with the ServerHello. */
-	if (err == TLS_ERR_NONE && r->type == TLS_CT_HANDSHAKE && c->state != ST_WAIT_SH)
-		err = TLS_ERR_UNEXPECTED;
-	if (err != TLS_ERR_NONE) {
-		fail(c, ev, err);
-		return;
-	}
-	switch (type) {
-	case TLS_CT_ALERT:
-		on_alert(c, ev, p, n);
-		return;
-	case TLS_CT_HANDSHAKE:
-		err = on_handshake(c, p, n);
-		if (err != TLS_ERR_NONE)
-			fail(c, ev, err);
-		else if (!was_connected && c->state == ST_CONNECTED)
-			ev->kind = TLS_EV_CONNECTED;
-		return;
-	case TLS_CT_APP:
-		if (c->state != ST_CONNECTED || c->hs_n != 0) {
-			fail(c, ev, TLS_ERR_UNEXPECTED);
-			return;
-		}
-		ev->kind = TLS_EV_DATA;
-		ev->data = p;
-		ev->len = n;
-		return;
-	default:
-		fail(c, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
+	return (c->state == ST_WAIT_SH ? TLS_RL_HS_CLEAR : 0) | (ccs ? TLS_RL_CCS : 0) |
+	       TLS_RL_ALERT;
 }
 
 size_t tls_client_recv(struct tls_client *c, const uint8_t *in, size_t len, struct tls_event *ev)
 {
-	struct tls_rec r;
-	size_t used;
-	int h;
-
-	memset(ev, 0, sizeof(*ev));
-	if (c->state == ST_FAILED) {
-		fail(c, ev, c->err);
-		return len;
-	}
-	if (c->state == ST_CLOSED) {
-		ev->kind = TLS_EV_CLOSED;
-		return len;
-	}
-	if (c->quic) {
-		fail(c, ev, TLS_ERR_UNEXPECTED);
-		return len;
-	}
-	h = tls_rec_take(c->rec, &c->rec_n, &r, in, len, &used);
-	if (h == 0)
-		return used;
-	if (h < 0) {
-		fail(c, ev, TLS_ERR_DECODE);
-		return len;
-	}
-	on_record(c, &r, ev);
-	return used;
+	return tls_rl_recv(&c->rl, in, len, ev, allowed(c), on_msg, c);
 }
 
 /* The seal callback's session id, kept for a second hello too. */
@@ -701,7 +545,7 @@ static bool seal_hello(struct tls_client *c, const struct tls_client_config *cfg
 {
 	size_t at = wire_reality_sid_at(c->ch, c->ch_len);
 
-	if (c->quic || at == 0 || !cfg->seal(cfg->seal_ctx, c->ch, c->ch_len, c->x25519_priv))
+	if (c->rl.quic || at == 0 || !cfg->seal(cfg->seal_ctx, c->ch, c->ch_len, c->x25519_priv))
 		return false;
 	memcpy(c->hello.sid, c->ch + at, TLS_SID_MAX);
 	return true;
@@ -730,19 +574,17 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 		strcpy(c->sni, cfg->sni);
 		c->has_sni = true;
 	}
-	c->rx.ctx = EVP_CIPHER_CTX_new();
-	c->tx.ctx = EVP_CIPHER_CTX_new();
 	c->transcript = EVP_MD_CTX_new();
-	if (!c->rx.ctx || !c->tx.ctx || !c->transcript) {
+	if (!tls_rl_init(&c->rl, c->hs, sizeof(c->hs), c->out, sizeof(c->out)) || !c->transcript) {
 		tls_client_free(c);
 		return NULL;
 	}
 	c->rand(c->rand_ctx, c->x25519_priv, TLS_X25519_LEN);
 	(void)yip_key_public(c->x25519_pub, c->x25519_priv);
-	c->quic = cfg->quic;
+	c->rl.quic = cfg->quic;
 	c->secret = cfg->secret;
 	c->secret_ctx = cfg->secret_ctx;
-	if (c->quic && cfg->quic_tp_len > 0)
+	if (c->rl.quic && cfg->quic_tp_len > 0)
 		memcpy(c->quic_tp, cfg->quic_tp, cfg->quic_tp_len);
 	c->quic_tp_len = cfg->quic_tp_len;
 	if (!hybrid_share(c, mlkem)) {
@@ -750,7 +592,7 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 		return NULL;
 	}
 	tls_hello_choose(&c->hello, c->rand, c->rand_ctx, c->has_sni ? c->sni : NULL, c->x25519_pub,
-	                 mlkem, c->ech, c->quic);
+	                 mlkem, c->ech, c->rl.quic);
 	c->hello.quic_tp = c->quic_tp;
 	c->hello.quic_tp_len = c->quic_tp_len;
 	c->ch_len = tls_ch_put(c->ch, sizeof(c->ch), &c->hello);
@@ -760,14 +602,14 @@ struct tls_client *tls_client_new(const struct tls_client_config *cfg)
 		return NULL;
 	}
 	c->state = ST_WAIT_SH;
-	if (c->quic) {
-		(void)out_put(c, c->ch, c->ch_len); /* at the Initial level */
+	if (c->rl.quic) {
+		(void)tls_rl_out(&c->rl, c->ch, c->ch_len); /* at the Initial level */
 		return c;
 	}
 	/* The first record says TLS 1.0, as Chrome's does. */
 	tls_rec_put(rec, TLS_CT_HANDSHAKE, 0x0301, (uint16_t)c->ch_len);
-	(void)out_put(c, rec, TLS_REC_HDR);
-	(void)out_put(c, c->ch, c->ch_len);
+	(void)tls_rl_out(&c->rl, rec, TLS_REC_HDR);
+	(void)tls_rl_out(&c->rl, c->ch, c->ch_len);
 	return c;
 }
 
@@ -775,8 +617,7 @@ void tls_client_free(struct tls_client *c)
 {
 	if (c == NULL)
 		return;
-	EVP_CIPHER_CTX_free(c->rx.ctx);
-	EVP_CIPHER_CTX_free(c->tx.ctx);
+	tls_rl_free(&c->rl);
 	EVP_MD_CTX_free(c->transcript);
 	EVP_PKEY_free(c->leaf);
 	EVP_PKEY_free(c->ec);
@@ -786,51 +627,41 @@ void tls_client_free(struct tls_client *c)
 
 const uint8_t *tls_client_out(const struct tls_client *c, size_t *len)
 {
-	*len = c->out_n;
+	*len = c->rl.out_n;
 	return c->out;
 }
 
 void tls_client_out_done(struct tls_client *c, size_t n)
 {
-	tls_out_done(c->out, &c->out_n, n);
+	tls_rl_out_done(&c->rl, n);
 }
 
 size_t tls_client_seal(struct tls_client *c, uint8_t *out, size_t cap, const uint8_t *data,
                        size_t len, size_t pad)
 {
-	if (c->quic || c->state != ST_CONNECTED || c->tx_closed || c->out_n != 0 ||
-	    len + pad > TLS_REC_PLAIN)
-		return 0;
-	return seal(c, out, cap, TLS_CT_APP, data, len, pad);
+	return tls_rl_app(&c->rl, out, cap, data, len, pad);
 }
 
 bool tls_client_key_update(struct tls_client *c, bool request)
 {
-	uint8_t ku[TLS_HS_HDR + 1];
-
-	if (c->quic || c->state != ST_CONNECTED || c->tx_closed)
+	if (c->rl.quic || c->rl.phase != TLS_PHASE_CONNECTED || c->rl.tx_closed)
 		return false;
-	tls_hs_put(ku, TLS_HS_KEY_UPDATE, 1);
-	ku[TLS_HS_HDR] = request ? 1 : 0;
-	if (!out_record(c, TLS_CT_HANDSHAKE, ku, sizeof(ku)) || !tls_dir_next(&c->suite, &c->tx, 1))
-		return false;
-	c->stats.key_updates_out++;
-	return true;
+	return tls_rl_key_update(&c->rl, &c->suite, request);
 }
 
 void tls_client_close(struct tls_client *c)
 {
-	send_alert(c, TLS_ALERT_CLOSE_NOTIFY);
+	tls_rl_alert(&c->rl, TLS_ALERT_CLOSE_NOTIFY);
 }
 
 bool tls_client_connected(const struct tls_client *c)
 {
-	return c->state == ST_CONNECTED;
+	return c->rl.phase == TLS_PHASE_CONNECTED;
 }
 
 enum tls_err tls_client_err(const struct tls_client *c)
 {
-	return c->err;
+	return c->rl.err;
 }
 
 uint16_t tls_client_cipher(const struct tls_client *c)
@@ -846,7 +677,7 @@ const uint8_t *tls_client_alpn(const struct tls_client *c, size_t *len)
 
 const struct tls_stats *tls_client_stats(const struct tls_client *c)
 {
-	return &c->stats;
+	return &c->rl.stats;
 }
 
 const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len)
@@ -860,31 +691,18 @@ const uint8_t *tls_client_hello(const struct tls_client *c, size_t *len)
 void tls_client_quic_recv(struct tls_client *c, enum tls_level level, const uint8_t *in, size_t len,
                           struct tls_event *ev)
 {
-	bool was_connected = c->state == ST_CONNECTED;
-	enum tls_err err;
-
 	memset(ev, 0, sizeof(*ev));
-	if (c->state == ST_FAILED) {
-		fail(c, ev, c->err);
-		return;
-	}
-	if (!c->quic || level != c->rx_level) {
-		fail(c, ev, TLS_ERR_UNEXPECTED);
-		return;
-	}
-	if (len == 0)
-		return;
-	err = on_handshake(c, in, len);
-	if (err != TLS_ERR_NONE)
-		fail(c, ev, err);
-	else if (!was_connected && c->state == ST_CONNECTED)
-		ev->kind = TLS_EV_CONNECTED;
+	/* Once failed, that again (what tls_rl_fail says for any err). */
+	if (c->rl.phase == TLS_PHASE_FAILED || !c->rl.quic || level != c->rx_level)
+		tls_rl_fail(&c->rl, ev, TLS_ERR_UNEXPECTED);
+	else if (len > 0)
+		tls_rl_handshake(&c->rl, ev, in, len, on_msg, c);
 }
 
 const uint8_t *tls_client_quic_out(const struct tls_client *c, enum tls_level *level, size_t *len)
 {
 	*level = c->out_level;
-	*len = c->out_n;
+	*len = c->rl.out_n;
 	return c->out;
 }
 
@@ -896,7 +714,7 @@ const uint8_t *tls_client_quic_peer_tp(const struct tls_client *c, size_t *len)
 
 uint8_t tls_client_quic_alert(const struct tls_client *c)
 {
-	return c->alert;
+	return c->rl.alert;
 }
 
 /* ---- verification policies ---- */

@@ -35,6 +35,7 @@
 
 #define TESTRAND_SEED 0x7153u
 #include "testrand.h"
+#include "testcert.h"
 
 #define SNI "www.example.com"
 
@@ -123,32 +124,13 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_OK;
 }
 
-static X509 *self_signed(EVP_PKEY *key)
-{
-	X509 *x = X509_new();
-	X509_NAME *name;
-
-	assert_non_null(key);
-	assert_non_null(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 30);
-	X509_set_pubkey(x, key);
-	name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
-	X509_set_issuer_name(x, name);
-	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
-	return x;
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	ec_key = EVP_EC_gen("P-256");
-	ec_cert = self_signed(ec_key);
+	ec_cert = self_signed(ec_key, SNI);
 	rsa_key = EVP_RSA_gen(2048);
-	rsa_cert = self_signed(rsa_key);
+	rsa_cert = self_signed(rsa_key, SNI);
 	server_key = ec_key;
 	server_cert = ec_cert;
 	return 0;
@@ -960,17 +942,17 @@ static void expand_label_ctx(uint8_t *out, size_t n, const uint8_t secret[32], c
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, OSSL_KDF_NAME_HKDF, NULL);
 	EVP_KDF_CTX *k = EVP_KDF_CTX_new(kdf);
-	uint8_t info[128];
-	size_t ll = strlen(label), i = 0;
+	/* HkdfLabel (RFC 8446 7.1): length, "tls13 " label, context. */
+	char full[64];
+	int full_len = snprintf(full, sizeof(full), "tls13 %s", label);
+	uint8_t info[128] = {0, (uint8_t)n, (uint8_t)full_len};
+	size_t i = 3;
 	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
 	OSSL_PARAM prm[5];
 
-	info[i++] = 0;
-	info[i++] = (uint8_t)n;
-	info[i++] = (uint8_t)(6 + ll);
-	memcpy(info + i, "tls13 ", 6);
-	memcpy(info + i + 6, label, ll);
-	i += 6 + ll;
+	assert_true(full_len > 6 && (size_t)full_len < sizeof(full) && ctx_len <= 48);
+	memcpy(info + i, full, (size_t)full_len);
+	i += (size_t)full_len;
 	info[i++] = (uint8_t)ctx_len;
 	if (ctx_len > 0)
 		memcpy(info + i, ctx, ctx_len);

@@ -33,6 +33,7 @@
 
 #define TESTRAND_SEED 0x5e7eu
 #include "testrand.h"
+#include "testcert.h"
 
 #define SNI "www.example.com"
 
@@ -64,23 +65,11 @@ static struct ident ec_id, rsa_id;
 
 static void ident_make(struct ident *id, EVP_PKEY *key)
 {
-	X509 *x = X509_new();
-	X509_NAME *name;
+	X509 *x = self_signed(key, SNI);
 	uint8_t *spki = NULL;
 	unsigned char *p;
 	int n;
 
-	assert_non_null(key);
-	assert_non_null(x);
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600L * 24 * 30);
-	X509_set_pubkey(x, key);
-	name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)SNI, -1, -1, 0);
-	X509_set_issuer_name(x, name);
-	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
 	id->key = key;
 	id->cert = x;
 	n = i2d_X509(x, NULL);
@@ -321,26 +310,58 @@ static const uint8_t *client_hello(struct conn *k, size_t *len)
 	return tls_client_hello(k->c, len);
 }
 
+/* The server's config for a hello and a template: id's certificate, h2.
+ * Its chain is id's until the next call. */
+static struct tls_server_config hello_cfg(const struct ident *id, const uint8_t *ch, size_t ch_len,
+                                          const uint8_t *sh, size_t sh_len)
+{
+	static const uint8_t *chain[1];
+	static size_t chain_lens[1];
+
+	chain[0] = id->der;
+	chain_lens[0] = id->der_len;
+	return (struct tls_server_config){.rand = test_rand,
+	                                  .client_hello = ch,
+	                                  .client_hello_len = ch_len,
+	                                  .template_sh = sh,
+	                                  .template_sh_len = sh_len,
+	                                  .alpn = (const uint8_t *)"h2",
+	                                  .alpn_len = 2,
+	                                  .chain = chain,
+	                                  .chain_lens = chain_lens,
+	                                  .chain_n = 1,
+	                                  .key = id->key};
+}
+
 /* The server's config for the client's hello and a template. */
 static struct tls_server_config server_cfg(struct conn *k, const struct ident *id,
                                            const uint8_t *sh, size_t sh_len)
 {
-	static const uint8_t *chain[1];
-	static size_t chain_lens[1];
-	struct tls_server_config cfg = {.rand = test_rand,
-	                                .template_sh = sh,
-	                                .template_sh_len = sh_len,
-	                                .alpn = (const uint8_t *)"h2",
-	                                .alpn_len = 2,
-	                                .chain = chain,
-	                                .chain_lens = chain_lens,
-	                                .chain_n = 1,
-	                                .key = id->key};
+	size_t ch_len;
+	const uint8_t *ch = tls_client_hello(k->c, &ch_len);
 
-	chain[0] = id->der;
-	chain_lens[0] = id->der_len;
-	cfg.client_hello = tls_client_hello(k->c, &cfg.client_hello_len);
-	return cfg;
+	return hello_cfg(id, ch, ch_len, sh, sh_len);
+}
+
+/* A client (ec_id pinned) and a server for its hello, from a TLS 1.3
+ * template for cipher and group (share_len bytes of share) made in sh (cap
+ * bytes): the template's length. */
+static size_t conn_open(struct conn *k, uint8_t *sh, size_t cap, uint16_t cipher, uint16_t group,
+                        size_t share_len)
+{
+	struct tls_server_config cfg;
+	enum tls_err err;
+	const uint8_t *ch;
+	size_t n, sh_len;
+
+	client_open(k, &ec_id);
+	ch = client_hello(k, &n);
+	sh_len = template_make(sh, cap, ch, n, cipher, group, share_len, 0x0304, false);
+	cfg = server_cfg(k, &ec_id, sh, sh_len);
+	k->s = tls_server_new(&cfg, &err);
+	assert_int_equal(err, TLS_ERR_NONE);
+	assert_non_null(k->s);
+	return sh_len;
 }
 
 /* Bytes into one end, in pieces. */
@@ -533,21 +554,11 @@ static void test_x25519_openssl_template(void **state)
 static void run_hybrid(uint16_t cipher)
 {
 	struct conn k;
-	struct tls_server_config cfg;
 	uint8_t sh[2048];
-	size_t n, sh_len;
+	size_t sh_len = conn_open(&k, sh, sizeof(sh), cipher, TLS_GROUP_MLKEM768X, 1120);
 	struct recs r;
-	enum tls_err err;
-	const uint8_t *ch;
 
-	client_open(&k, &ec_id);
-	ch = client_hello(&k, &n);
-	sh_len =
-	    template_make(sh, sizeof(sh), ch, n, cipher, TLS_GROUP_MLKEM768X, 1120, 0x0304, false);
 	assert_true(sh_len > 1120);
-	cfg = server_cfg(&k, &ec_id, sh, sh_len);
-	k.s = tls_server_new(&cfg, &err);
-	assert_int_equal(err, TLS_ERR_NONE);
 	assert_int_equal(info(k.s).group, TLS_GROUP_MLKEM768X);
 	pump(&k);
 	assert_false(k.cli.failed);
@@ -575,19 +586,10 @@ static void test_hybrid(void **state)
 static void run_lens(const uint16_t *lens, size_t n_lens, const uint16_t *want, size_t n_want)
 {
 	struct conn k;
-	struct tls_server_config cfg;
 	uint8_t sh[256];
-	size_t n, sh_len;
 	struct recs r;
-	enum tls_err err;
-	const uint8_t *ch;
 
-	client_open(&k, &ec_id);
-	ch = client_hello(&k, &n);
-	sh_len = template_make(sh, sizeof(sh), ch, n, 0x1302, TLS_GROUP_X25519, 32, 0x0304, false);
-	cfg = server_cfg(&k, &ec_id, sh, sh_len);
-	k.s = tls_server_new(&cfg, &err);
-	assert_int_equal(err, TLS_ERR_NONE);
+	(void)conn_open(&k, sh, sizeof(sh), 0x1302, TLS_GROUP_X25519, 32);
 	fly(&k, true, lens, n_lens);
 	pump(&k);
 	assert_true(k.cli.connected);
@@ -609,18 +611,10 @@ static void run_lens(const uint16_t *lens, size_t n_lens, const uint16_t *want, 
 static void flight_bounds(void)
 {
 	struct conn k;
-	struct tls_server_config cfg;
 	uint8_t sh[256];
-	size_t n, sh_len;
-	enum tls_err err;
-	const uint8_t *ch;
+	size_t n;
 
-	client_open(&k, &ec_id);
-	ch = client_hello(&k, &n);
-	sh_len = template_make(sh, sizeof(sh), ch, n, 0x1301, TLS_GROUP_X25519, 32, 0x0304, false);
-	cfg = server_cfg(&k, &ec_id, sh, sh_len);
-	k.s = tls_server_new(&cfg, &err);
-	assert_non_null(k.s);
+	(void)conn_open(&k, sh, sizeof(sh), 0x1301, TLS_GROUP_X25519, 32);
 	(void)tls_server_out(k.s, &n);
 	tls_server_out_done(k.s, n);
 	assert_false(tls_server_flight(k.s, 16));
@@ -674,8 +668,7 @@ static void run_openssl_client(const struct ident *id, const char *suite, uint16
 	struct tls_server_config cfg;
 	struct tls_server *s;
 	struct recs r;
-	const uint8_t *chain[1] = {id->der};
-	size_t chain_lens[1] = {id->der_len}, n, got, off;
+	size_t n, got, off;
 	uint8_t ch[4096], sh[256];
 	size_t ch_len = 0, sh_len;
 	enum tls_err err;
@@ -705,17 +698,7 @@ static void run_openssl_client(const struct ident *id, const char *suite, uint16
 	}
 	sh_len =
 	    template_make(sh, sizeof(sh), ch, ch_len, cipher, TLS_GROUP_X25519, 32, 0x0304, false);
-	cfg = (struct tls_server_config){.rand = test_rand,
-	                                 .client_hello = ch,
-	                                 .client_hello_len = ch_len,
-	                                 .template_sh = sh,
-	                                 .template_sh_len = sh_len,
-	                                 .alpn = (const uint8_t *)"h2",
-	                                 .alpn_len = 2,
-	                                 .chain = chain,
-	                                 .chain_lens = chain_lens,
-	                                 .chain_n = 1,
-	                                 .key = id->key};
+	cfg = hello_cfg(id, ch, ch_len, sh, sh_len);
 	s = tls_server_new(&cfg, &err);
 	assert_int_equal(err, TLS_ERR_NONE);
 	/* The flight to OpenSSL; its CCS and Finished back. */
@@ -913,25 +896,14 @@ static void test_garbage(void **state)
 {
 	static uint8_t junk[20000];
 	struct conn k;
-	struct tls_server_config cfg;
 	uint8_t sh[256];
-	size_t n, sh_len;
-	const uint8_t *ch;
-	enum tls_err err;
 
 	(void)state;
 	for (int round = 0; round < 200; round++) {
-		struct tls_server *s;
 		struct tls_event ev;
 		size_t len = 1 + rnd(sizeof(junk) - 1), off = 0;
 
-		client_open(&k, &ec_id);
-		ch = client_hello(&k, &n);
-		sh_len = template_make(sh, sizeof(sh), ch, n, 0x1303, TLS_GROUP_X25519, 32, 0x0304,
-		                       false);
-		cfg = server_cfg(&k, &ec_id, sh, sh_len);
-		s = tls_server_new(&cfg, &err);
-		assert_non_null(s);
+		(void)conn_open(&k, sh, sizeof(sh), 0x1303, TLS_GROUP_X25519, 32);
 		fill_random(junk, len);
 		if (round % 2) {
 			/* A plausible record header over random bytes. */
@@ -942,21 +914,16 @@ static void test_garbage(void **state)
 			junk[4] = (uint8_t)(len - 5);
 		}
 		while (off < len) {
-			size_t used = tls_server_recv(s, junk + off, len - off, &ev);
+			size_t used = tls_server_recv(k.s, junk + off, len - off, &ev);
 
 			assert_true(used > 0);
 			off += used;
 			assert_false(ev.kind == TLS_EV_CONNECTED || ev.kind == TLS_EV_DATA);
 		}
-		tls_server_free(s);
 		conn_close(&k);
 	}
 	/* After the handshake. */
-	client_open(&k, &ec_id);
-	ch = client_hello(&k, &n);
-	sh_len = template_make(sh, sizeof(sh), ch, n, 0x1303, TLS_GROUP_X25519, 32, 0x0304, false);
-	cfg = server_cfg(&k, &ec_id, sh, sh_len);
-	k.s = tls_server_new(&cfg, &err);
+	(void)conn_open(&k, sh, sizeof(sh), 0x1303, TLS_GROUP_X25519, 32);
 	pump(&k);
 	assert_true(k.srv.connected);
 	fill_random(junk, 1000);
