@@ -470,8 +470,9 @@ static int parse_scheme(struct parser *p, const char *what, const char *value, u
 	else if (len != 3 || strncasecmp(value, "udp", 3) != 0)
 		return fail(p,
 		            "%s: unknown scheme '%.*s://' in '%s' (known: udp://HOST:PORT, "
-		            "tls://HOST:PORT, quic://HOST:PORT, or a bare HOST:PORT for udp)",
-		            what, (int)(len < 32 ? len : 32), value, value);
+		            "tls://HOST:PORT, quic://HOST:PORT, %sor a bare HOST:PORT for udp)",
+		            what, (int)(len < 32 ? len : 32), value, value,
+		            strcmp(what, "rendezvous") == 0 ? "reality://HOST:PORT?..., " : "");
 	*rest = sep + 3;
 	if ((*rest)[0] != '\0' && !*reality && !has_port(*rest))
 		return fail(p, "%s: '%s' has no port (a URL needs one: %s://HOST:PORT)", what,

@@ -556,7 +556,7 @@ static void show_node(FILE *out, const cJSON *n, uint64_t now_s)
 	fputs("\n  address: ", out);
 	put_str(out, n, "address", "(unknown)");
 	if (str_field(n, "via") != NULL && strcmp(str_field(n, "via"), "tls") == 0)
-		fputs(" (a stream of the TLS front)", out);
+		fputs(" (a stream of the TLS or REALITY front)", out);
 	if (str_field(n, "via") != NULL && strcmp(str_field(n, "via"), "quic") == 0)
 		fputs(" (a connection of the QUIC listener)", out);
 	if (cJSON_IsFalse(field(n, "address_confirmed")))

@@ -8,20 +8,21 @@
  *   - the target's ServerHello as a template, byte for byte (its
  *     extension order, suite, group and legacy_session_id echo), with
  *     only its random and its key_share bytes replaced by this server's;
- *   - a ChangeCipherSpec record if the target sent one;
+ *   - a ChangeCipherSpec record where the target sent one (tls_server_ccs);
  *   - EncryptedExtensions (ALPN at most), Certificate (the caller's chain,
  *     no extensions per entry), CertificateVerify and Finished, as one
- *     handshake byte stream laid into protected records whose bodies have
- *     the target's lengths, in order (rec_lens; TLS 1.3 inner padding, RFC
- *     8446 5.4, fills each one). Messages may span records. A later target
- *     record that would get no byte of the stream keeps at least one (so
- *     none is padding alone, 5.1), taken from the records before it; if
- *     the stream is longer than all the target's records hold, the rest
- *     goes in records of natural size (as full as 2^14 allows) after them;
- *     if it is shorter than the target's records in number, the last ones
- *     are not sent. No rec_lens: natural sizes throughout. An ECDSA
- *     signature's length varies by a byte or two, so it is made again (up
- *     to 64 times) while the flight would not fit the target's records.
+ *     handshake byte stream laid into protected records one at a time, as
+ *     the target's arrive, each with the body length of the target's
+ *     (tls_server_flight; TLS 1.3 inner padding, RFC 8446 5.4, fills it).
+ *     Messages may span records. Once the stream is out, a record of the
+ *     target's length is application data of no bytes, padded (5.1 allows
+ *     zero-length application data), under the application keys: so are
+ *     the target's later flight records and, after the client's Finished,
+ *     its session tickets. A target whose records end before the stream
+ *     does gets the rest in records of natural size
+ *     (tls_server_flight_rest). The ECDSA signature is the shortest DER
+ *     length (signed again, up to SIGN_TRIES times), so that it fits
+ *     wherever a target's own signature does.
  *
  * Then it takes the client's Finished (ChangeCipherSpec records before it
  * tolerated, at most 32) and carries application data both ways.

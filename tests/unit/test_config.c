@@ -1004,8 +1004,8 @@ static void test_rendezvous_tls(void **state)
 	             "quic://HOST:PORT)");
 	expect_error(PRIV_LINE "rendezvous=dtls://192.0.2.9:443\nrendezvous_key=" BOB_PUB "\n",
 	             "t.conf:2: rendezvous: unknown scheme 'dtls://' in 'dtls://192.0.2.9:443' "
-	             "(known: udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, or a bare "
-	             "HOST:PORT for udp)");
+	             "(known: udp://HOST:PORT, tls://HOST:PORT, quic://HOST:PORT, "
+	             "reality://HOST:PORT?..., or a bare HOST:PORT for udp)");
 	expect_error(PRIV_LINE "rendezvous=tls://192.0.2.9:443\n",
 	             "t.conf:2: rendezvous has no rendezvous_key (the server's public key, from "
 	             "yip-rendezvous --genkey)");
