@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# drivers: one (control plane: a TLS dial to the REALITY front and its backoff; no data path)
 # A node with the wrong key for a REALITY front reaches the real site,
 # refuses it, backs off and says so (docs/transports.md, "The REALITY
 # front"). Node a names the front with another key pair's public key as
