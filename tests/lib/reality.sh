@@ -11,8 +11,49 @@
 #   reality_curl_same HOST FRONT        curl in HOST, through FRONT and to the
 #       site straight, gets the same page, file and certificate
 #   reality_cert_sha HOST ADDR          the SHA-256 of the chain ADDR:443 shows
+#   reality_lab [--chain KB] [--delay MS] HOST=ADDR...   the NAT lab's internet
+#       with the front's host rdv ($S), the site's ($W, reality_site's site),
+#       the other hosts named, and the REALITY keys
+#   reality_front [OPTS...]             yip-rendezvous in rdv: UDP $S:7000, the
+#       REALITY front on $S:443 for the site (short id abcd12, name
+#       www.example.com), OPTS added
+#
+# Sourced after tests/lib/natyip.sh. yip-tls-dial is $DIAL, the visitor
+# script $VISIT.
 
 SITE_ADDR=
+S=203.0.113.10
+W=203.0.113.30
+DIAL=$ROOT/build/tests/yip-tls-dial
+VISIT=$ROOT/tests/tls/visit.py
+[ -x "$DIAL" ] || fail "$DIAL not built (run make)"
+for t in curl openssl python3; do
+	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
+done
+
+reality_lab() {
+	local kb=0 delay=0 h
+	while :; do
+		case $1 in
+		--chain) kb=$2 ;;
+		--delay) delay=$2 ;;
+		*) break ;;
+		esac
+		shift 2
+	done
+	ny_lab
+	ny_build natlab_public rdv "$S"
+	ny_build natlab_public site "$W"
+	for h in "$@"; do ny_build natlab_public "${h%%=*}" "${h#*=}"; done
+	reality_site site "$W" "$kb" "$delay"
+	reality_keys
+}
+
+reality_front() {
+	ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
+		--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
+		--reality-server-name www.example.com "$@"
+}
 
 reality_site() {
 	local host=$1 addr=$2 kb=${3:-0} delay=${4:-0} i prev=ca

@@ -14,20 +14,8 @@
 . "$ROOT/tests/lib/natyip.sh"
 . "$ROOT/tests/lib/reality.sh"
 
-DIAL=$ROOT/build/tests/yip-tls-dial
-[ -x "$DIAL" ] || fail "$DIAL not built (run make)"
-
-S=203.0.113.10
-W=203.0.113.30
-ny_lab
-ny_build natlab_public rdv "$S"
-ny_build natlab_public site "$W"
-ny_build natlab_public v 203.0.113.40
-reality_site site "$W"
-reality_keys
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
-	--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
-	--reality-server-name www.example.com
+reality_lab v=203.0.113.40
+reality_front
 
 # outcome ARGS...: "ok", or the class of the failure (the alert, a close, a timeout).
 outcome() {

@@ -14,28 +14,10 @@
 #     page and the site's certificate.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lib/natyip.sh"
-
-SITE_PY=$ROOT/tests/tls/realsite.py
-for t in curl openssl python3; do
-	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
-done
-
-S=203.0.113.10
-W=203.0.113.30
-ny_lab
-ny_build natlab_public rdv "$S"
-ny_build natlab_public site "$W"
-ny_build natlab_public a 203.0.113.21
-ny_build natlab_public b 203.0.113.22
-ny_build natlab_public v 203.0.113.40
-
-# reality_site: the test CA, the site's certificate, the site on $W:443.
 . "$ROOT/tests/lib/reality.sh"
-reality_site site "$W"
-reality_keys
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
-	--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
-	--reality-server-name www.example.com
+
+reality_lab a=203.0.113.21 b=203.0.113.22 v=203.0.113.40
+reality_front
 grep -q "REALITY front on TCP $S:443" "$TMP/rdv.log" || fail "the start log names no REALITY front"
 
 ny_node a 10.77.0.1

@@ -16,22 +16,8 @@
 . "$ROOT/tests/lib/natyip.sh"
 . "$ROOT/tests/lib/reality.sh"
 
-DIAL=$ROOT/build/tests/yip-tls-dial
-VISIT=$ROOT/tests/tls/visit.py
-[ -x "$DIAL" ] || fail "$DIAL not built (run make)"
-
-S=203.0.113.10
-W=203.0.113.30
-ny_lab
-ny_build natlab_public rdv "$S"
-ny_build natlab_public site "$W"
-ny_build natlab_public v 203.0.113.40
-ny_build natlab_public p 203.0.113.41
-reality_site site "$W"
-reality_keys
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
-	--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
-	--reality-server-name www.example.com
+reality_lab v=203.0.113.40 p=203.0.113.41
+reality_front
 outcome() { rdv_get rdv "reality.outcomes.$1"; }
 site_lines() { wc -l <"$TMP/site.log"; }
 

@@ -22,23 +22,8 @@
 . "$ROOT/tests/lib/natyip.sh"
 . "$ROOT/tests/lib/reality.sh"
 
-DIAL=$ROOT/build/tests/yip-tls-dial
-VISIT=$ROOT/tests/tls/visit.py
-[ -x "$DIAL" ] || fail "$DIAL not built (run make)"
-for t in curl openssl python3; do
-	command -v "$t" >/dev/null || fail "$t is not installed (scripts/deps.sh)"
-done
-
-S=203.0.113.10
-W=203.0.113.30
-ny_lab
-ny_build natlab_public rdv "$S"
-ny_build natlab_public site "$W"
-ny_build natlab_public v 203.0.113.40
-
-reality_site site "$W" 16 20
+reality_lab --chain 16 --delay 20 v=203.0.113.40
 chain=$(stat -c %s "$TMP/site-chain.pem")
-reality_keys
 log "bad settings are refused"
 err=$("$RDV" --key "$TMP/rdv.rdvkey" --listen-tcp 127.0.0.1:443 --reality-dest "$W:443" 2>&1) &&
 	fail "a REALITY front without its key started"
@@ -46,9 +31,7 @@ grep -q "the REALITY front needs" <<<"$err" || fail "no key: $err"
 err=$("$RDV" --reality-short-id abc 2>&1) && fail "an odd short id was taken"
 grep -q "reality-short-id" <<<"$err" || fail "odd short id: $err"
 
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
-	--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
-	--reality-short-id 07 --reality-server-name www.example.com
+reality_front --reality-short-id 07
 log "the site's chain is $chain bytes of PEM"
 
 # same WHAT ARGS...: visit.py ARGS straight to the site and through the

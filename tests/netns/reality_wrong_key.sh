@@ -14,17 +14,8 @@
 . "$ROOT/tests/lib/natyip.sh"
 . "$ROOT/tests/lib/reality.sh"
 
-S=203.0.113.10
-W=203.0.113.30
-ny_lab
-ny_build natlab_public rdv "$S"
-ny_build natlab_public site "$W"
-ny_build natlab_public a 203.0.113.21
-reality_site site "$W"
-reality_keys
-ny_rdv_start rdv "$S:7000" --listen-tcp "$S:443" --reality-dest "$W:443" \
-	--reality-private-key "$TMP/reality.key" --reality-short-id abcd12 \
-	--reality-server-name www.example.com
+reality_lab a=203.0.113.21
+reality_front
 wrong=$("$RDV" --reality-genkey | sed -n 's/^public=//p')
 
 ny_node a 10.77.0.1
