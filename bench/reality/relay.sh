@@ -39,8 +39,8 @@ mode_conf() {
 			ny_conf "$n" rdv "$peer"
 			in_ns "$n" nft -f - <<NFT
 table inet nopeer {
-	chain output { type filter hook output priority 0; ip daddr 203.0.113.2[12] meta l4proto udp drop; }
-	chain input { type filter hook input priority 0; ip saddr 203.0.113.2[12] meta l4proto udp drop; }
+	chain output { type filter hook output priority 0; ip daddr { 203.0.113.21, 203.0.113.22 } meta l4proto udp drop; }
+	chain input { type filter hook input priority 0; ip saddr { 203.0.113.21, 203.0.113.22 } meta l4proto udp drop; }
 }
 NFT
 		else
@@ -50,12 +50,15 @@ NFT
 	done
 	start_yipd a
 	start_yipd b
+	# The server binds the tunnel's address: started again with each yipd.
+	pkill -f "iperf3 -s -B 10.77.0.2" 2>/dev/null || true
+	ip netns exec "$(ns b)" iperf3 -s -B 10.77.0.2 >"$TMP/iperf3-server.out" 2>&1 &
+	PIDS+=($!)
 	poll 20 'in_ns a ping -n -c 1 -W 1 10.77.0.2 >/dev/null 2>&1' 0.3 || fail "$1: a cannot reach b"
 	[ "$(ny_kind a b)" = relayed ] || fail "$1: a's path is $(ny_peer a b path), not relayed"
 }
 
-ip netns exec "$(ns b)" iperf3 -s -B 10.77.0.2 >"$TMP/iperf3-server.out" 2>&1 &
-PIDS+=($!)
+
 log "congestion control: $(in_ns a sysctl -n net.ipv4.tcp_congestion_control)"
 declare -A RES=()
 for ((i = 1; i <= RUNS; i++)); do
@@ -63,7 +66,8 @@ for ((i = 1; i <= RUNS; i++)); do
 		mode_conf "$mode"
 		in_ns a iperf3 -c 10.77.0.2 -t "$SECS" -O 1 -J >"$TMP/iperf.json" 2>&1 ||
 			fail "iperf3 failed: $(tail -n 3 "$TMP/iperf.json")"
-		mbit=$(python3 -c 'import json,sys; print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$TMP/iperf.json")
+		mbit=$(python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); print("%.0f" % (j["end"]["sum_received"]["bits_per_second"] / 1e6) if "sum_received" in j["end"] else sys.exit(j.get("error", "no result")))' "$TMP/iperf.json") ||
+			fail "$mode: iperf3: $mbit"
 		RES[$mode]="${RES[$mode]:-} $mbit"
 		log "run $i, $mode ($(ny_peer a b path)): $mbit Mbit/s"
 	done
