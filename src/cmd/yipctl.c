@@ -32,6 +32,9 @@ static void usage(FILE *f)
 	        "       yipctl stats [--json] [device]  drop counters, data-path counters\n"
 	        "       yipctl members [--json] [device]  a CA-gated network's members: names,\n"
 	        "                                 addresses, groups, expiry, connected or why not\n"
+	        "       yipctl reload [--json] [device]  read the configuration file again and\n"
+	        "                                 apply the difference (+added ~changed -removed\n"
+	        "                                 peers); returns when it is applied\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -172,6 +175,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "members") == 0) {
 		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_MEMBERS;
 		max_pos = 1;
+	} else if (strcmp(cmd, "reload") == 0) {
+		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_RELOAD;
+		max_pos = 1;
 	} else {
 		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
 		usage(stderr);
@@ -183,7 +189,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (json && view != YIP_CTL_VIEW_JSON) {
-		fprintf(stderr, "yipctl: --json goes with show, stats or members\n");
+		fprintf(stderr, "yipctl: --json goes with show, stats, members or reload\n");
 		return EXIT_USAGE;
 	}
 	if (npos == 2) {
@@ -199,6 +205,7 @@ int main(int argc, char **argv)
 		snprintf(request, sizeof(request), "%s",
 		         strcmp(cmd, "stats") == 0     ? "stats"
 		         : strcmp(cmd, "members") == 0 ? "members"
+		         : strcmp(cmd, "reload") == 0  ? "reload"
 		                                       : "show");
 	}
 

@@ -1,6 +1,7 @@
 /* yipd: the yip daemon. */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "ctl/ctl.h"
 #include "loop/loop.h"
 #include "peer/peer.h"
+#include "privsep/privsep.h"
 #include "quic/conn.h"
 #include "sandbox/sandbox.h"
 #include "tun/tun.h"
@@ -333,7 +335,7 @@ static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io
 	       (dials_tls(cfg) ? SANDBOX_TCP : 0);
 }
 
-static int run(const char *path)
+static int run(const char *given)
 {
 	struct yip_config cfg;
 	struct yip_timing timing;
@@ -342,6 +344,9 @@ static int run(const char *path)
 	enum yip_io_driver driver;
 	struct yip_loop *loop;
 	struct key_memory km = {NULL, 0};
+	struct privsep ps = {.fd = -1};
+	char path[PATH_MAX];
+	unsigned mtu_conf;
 	struct yip_loop_config lc;
 	struct yip_io io;
 	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN], host[256] = "localhost";
@@ -351,6 +356,9 @@ static int run(const char *path)
 	bool vnet = false;
 
 	sandbox_nodump(); /* before the key is read: no core dump will hold it */
+	/* A reload opens the file again, from wherever the daemon is then. */
+	if (realpath(given, path) == NULL)
+		snprintf(path, sizeof(path), "%s", given);
 	if (yip_config_load(path, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s\n", err);
 		return EXIT_USAGE;
@@ -367,11 +375,16 @@ static int run(const char *path)
 	                  &port, err, sizeof(err));
 	if (udp_fd < 0)
 		goto fail;
+	mtu_conf = cfg.mtu;
 	if (cfg.mtu == 0)
 		cfg.mtu = auto_mtu(&cfg);
 	tun_fd = tun_open(cfg.device, cfg.device_kind == YIP_DEVICE_TAP, !cfg.offload_off, false,
 	                  &vnet, ifname, err, sizeof(err));
 	if (tun_fd < 0 || configure_device(&cfg, ifname, err, sizeof(err)) != 0)
+		goto fail;
+	/* Before any thread: the half that stays privileged for reloads (src/privsep). */
+	if (privsep_start(&ps, path, ifname, sb.mode != YIP_SANDBOX_OFF, sb.mode, &cfg, sizeof(cfg),
+	                  err, sizeof(err)) != 0)
 		goto fail;
 	lc = (struct yip_loop_config){
 	    .tun_fd = tun_fd,
@@ -432,7 +445,9 @@ static int run(const char *path)
 	         "workers %u, io %s%s",
 	         YIP_VERSION, ifname, addr, cfg.mtu, port, cfg.n_peers, cfg.n_peers == 1 ? "" : "s",
 	         lc.workers, yip_loop_io_name(lc.io), cfg.obf ? ", obfuscation on (obf_psk)" : "");
-	yip_config_free(&cfg);
+	cfg.mtu = mtu_conf;
+	yip_loop_reload_setup(loop, &cfg, &ps,
+	                      sb.mode == YIP_SANDBOX_OFF || (sb.uses & SANDBOX_RESOLVE) != 0);
 
 	rc = yip_loop_run(loop, dev) == 0 ? 0 : EXIT_RUNTIME;
 	yip_loop_status(loop);
@@ -440,11 +455,13 @@ static int run(const char *path)
 	sandbox_key_memory_free(km.mem, km.len);
 	sodium_free(dev);
 	yip_loop_free(loop);
+	privsep_stop(&ps);
 	close(tun_fd);
 	close(udp_fd);
 	return rc;
 fail:
 	log_err("%s", err);
+	privsep_stop(&ps);
 	yip_config_free(&cfg);
 	if (tun_fd >= 0)
 		close(tun_fd);

@@ -1425,26 +1425,36 @@ load_fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen)
+int yip_config_load_fd(int fd, const char *name, bool resolve, struct yip_config *cfg, char *err,
+                       size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;
+	int rc;
+
+	set_defaults(cfg);
+	rc = yip_read_fd(fd, MAX_FILE_SIZE, &text, &len);
+	if (rc == -EFBIG)
+		return load_fail(err, errlen, "%s: file is too large (limit %d bytes)", name,
+		                 MAX_FILE_SIZE);
+	if (rc < 0)
+		return load_fail(err, errlen, "%s: cannot read: %s", name, strerror(-rc));
+	rc = yip_config_parse(text, len, name, resolve, cfg, err, errlen);
+	sodium_memzero(text, len);
+	free(text);
+	return rc;
+}
+
+int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen)
+{
 	int fd, rc;
 
 	set_defaults(cfg);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return load_fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-	rc = yip_read_fd(fd, MAX_FILE_SIZE, &text, &len);
+	rc = yip_config_load_fd(fd, path, true, cfg, err, errlen);
 	close(fd);
-	if (rc == -EFBIG)
-		return load_fail(err, errlen, "%s: file is too large (limit %d bytes)", path,
-		                 MAX_FILE_SIZE);
-	if (rc < 0)
-		return load_fail(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
-	rc = yip_config_parse(text, len, path, true, cfg, err, errlen);
-	sodium_memzero(text, len);
-	free(text);
 	return rc;
 }
 

@@ -154,6 +154,10 @@ int yip_config_parse(const char *text, size_t len, const char *name, bool resolv
 /* Reads and parses a file; errors as above ("path: cannot open: ..." if unreadable). */
 int yip_config_load(const char *path, struct yip_config *cfg, char *err, size_t errlen);
 
+/* The same from an open file (not closed), named name in messages; resolve as for parse. */
+int yip_config_load_fd(int fd, const char *name, bool resolve, struct yip_config *cfg, char *err,
+                       size_t errlen);
+
 /*
  * The server rendezvous line i names, counting servers (distinct keys) in
  * the order they first appear: a server named by UDP, by quic:// and by tls:// is one
@@ -163,5 +167,16 @@ size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i);
 
 /* Frees the arrays and wipes the private key. */
 void yip_config_free(struct yip_config *cfg);
+
+/*
+ * The interface keys that differ between a running configuration a and a
+ * new one b among those fixed for the daemon's life (every interface key
+ * but address, which a reload applies): up to max of their names into
+ * keys, in the order of docs/configuration.md. Returns how many differ
+ * (0: a reload may apply b). local_private is compared through the public
+ * key, so a may have its private key wiped.
+ */
+size_t yip_config_fixed_changes(const struct yip_config *a, const struct yip_config *b,
+                                const char **keys, size_t max);
 
 #endif

@@ -5,6 +5,8 @@
 #include <cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,14 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		}
 		return 0;
 	}
+	if (wlen[0] == 6 && memcmp(word[0], "reload", 6) == 0) {
+		req->cmd = YIP_CTL_RELOAD;
+		if (n > 1) {
+			snprintf(err, errlen, "reload takes no arguments");
+			return -1;
+		}
+		return 0;
+	}
 	if (wlen[0] == 5 && memcmp(word[0], "stats", 5) == 0) {
 		req->cmd = YIP_CTL_STATS;
 		if (n > 1) {
@@ -102,7 +112,7 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		return 0;
 	}
 	snprintf(err, errlen,
-	         "unknown request '%.*s' (expected show, show <peer>, stats or members)",
+	         "unknown request '%.*s' (expected show, show <peer>, stats, members or reload)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }
@@ -785,6 +795,43 @@ char *yip_ctl_error_reply(const char *msg, size_t *out_len)
 	return finish(o, out_len);
 }
 
+char *yip_ctl_reload_reply(const struct yip_ctl_reload *r, size_t *out_len)
+{
+	cJSON *o, *rl, *lines;
+
+	if (!r->ok)
+		return yip_ctl_error_reply(r->error, out_len);
+	o = cJSON_CreateObject();
+	rl = cJSON_AddObjectToObject(o, "reload");
+	lines = cJSON_AddArrayToObject(rl, "changes");
+	if (lines == NULL || !cJSON_AddNumberToObject(rl, "added", r->added) ||
+	    !cJSON_AddNumberToObject(rl, "changed", r->changed) ||
+	    !cJSON_AddNumberToObject(rl, "removed", r->removed) ||
+	    !cJSON_AddNumberToObject(rl, "unlisted", (double)r->more)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < r->n_lines; i++)
+		if (!cJSON_AddItemToArray(lines, cJSON_CreateString(r->lines[i]))) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	return finish(o, out_len);
+}
+
+void yip_ctl_reload_note(struct yip_ctl_reload *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n_lines == YIP_CTL_RELOAD_LINES) {
+		r->more++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->lines[r->n_lines++], sizeof(r->lines[0]), fmt, ap);
+	va_end(ap);
+}
+
 char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t len, size_t *out_len)
 {
 	struct yip_ctl_request req;
@@ -794,6 +841,8 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 		return yip_ctl_error_reply(err, out_len);
 	if (req.cmd == YIP_CTL_STATS)
 		return finish(json_stats(s), out_len);
+	if (req.cmd == YIP_CTL_RELOAD) /* the loop's to answer (src/loop/reload.c) */
+		return yip_ctl_error_reply("reload is not answered from a snapshot", out_len);
 	if (req.cmd == YIP_CTL_MEMBERS) {
 		if (!s->members.present)
 			return yip_ctl_error_reply(

@@ -42,6 +42,7 @@ enum yip_ctl_cmd {
 	YIP_CTL_SHOW,    /* "show" or "show <peer public key>" */
 	YIP_CTL_STATS,   /* "stats" */
 	YIP_CTL_MEMBERS, /* "members": a CA-gated network's members (docs/membership.md) */
+	YIP_CTL_RELOAD,  /* "reload": the configuration file read again and applied */
 };
 
 struct yip_ctl_request {
@@ -203,6 +204,7 @@ enum yip_ctl_view {
 	YIP_CTL_VIEW_STATS,   /* drop counters */
 	YIP_CTL_VIEW_JSON,    /* the document, pretty-printed */
 	YIP_CTL_VIEW_MEMBERS, /* a CA-gated network's members */
+	YIP_CTL_VIEW_RELOAD,  /* what a reload changed: "+1 ~1 -0", a line each */
 };
 
 /*
@@ -220,6 +222,26 @@ void yip_ctl_format_duration(char *out, size_t outlen, uint64_t secs);
 
 /* "512 B", "1.20 KiB", "3.40 MiB", ... up to EiB. */
 void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes);
+
+/* ---- Reload (docs/control.md, "reload") ---- */
+
+#define YIP_CTL_RELOAD_LINES 64
+
+/* What a reload did, or why it did nothing. */
+struct yip_ctl_reload {
+	bool ok;
+	unsigned added, changed, removed;      /* peers */
+	char error[512];                       /* !ok: why */
+	char lines[YIP_CTL_RELOAD_LINES][160]; /* each change, for people */
+	size_t n_lines, more;                  /* more: changes past the lines */
+};
+
+/* Adds a line to r (counted in more when r is full). */
+void yip_ctl_reload_note(struct yip_ctl_reload *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The reply to "reload": {"reload": {...}} or {"error": ...}; NULL if out of memory. */
+char *yip_ctl_reload_reply(const struct yip_ctl_reload *r, size_t *out_len);
 
 /* ---- Socket paths ---- */
 

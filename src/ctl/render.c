@@ -261,6 +261,27 @@ static void put_membership(FILE *out, const cJSON *root)
 	}
 }
 
+/* yipctl reload: "+1 ~1 -0" (peers added, changed, removed), then a line per change. */
+static void reload_view(FILE *out, const cJSON *root)
+{
+	const cJSON *r = field(root, "reload"), *lines = field(r, "changes"), *l;
+	uint64_t more = u64_field(r, "unlisted");
+
+	fprintf(out, "+%" PRIu64 " ~%" PRIu64 " -%" PRIu64 "\n", u64_field(r, "added"),
+	        u64_field(r, "changed"), u64_field(r, "removed"));
+	if (cJSON_IsArray(lines))
+		cJSON_ArrayForEach(l, lines)
+		{
+			if (!cJSON_IsString(l))
+				continue;
+			fputs("  ", out);
+			put_clean(out, l->valuestring);
+			fputc('\n', out);
+		}
+	if (more > 0)
+		fprintf(out, "  (and %" PRIu64 " more)\n", more);
+}
+
 /* yipctl members: one block per member. */
 static void members_view(FILE *out, const cJSON *root, uint64_t now_s)
 {
@@ -627,6 +648,9 @@ int yip_ctl_render(FILE *out, enum yip_ctl_view v, const char *json, size_t len,
 		break;
 	case YIP_CTL_VIEW_MEMBERS:
 		members_view(out, root, now_s);
+		break;
+	case YIP_CTL_VIEW_RELOAD:
+		reload_view(out, root);
 		break;
 	}
 	cJSON_Delete(root);

@@ -92,8 +92,20 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 {
 	struct yip_ctl_snapshot snap;
-	char *r;
+	struct yip_ctl_request req;
+	char *r, err[128];
 
+	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) == 0 &&
+	    req.cmd == YIP_CTL_RELOAD) {
+		struct yip_ctl_reload *rl = malloc(sizeof(*rl));
+
+		if (rl == NULL)
+			return NULL;
+		loop_reload_all(ctx, rl);
+		r = yip_ctl_reload_reply(rl, out_len);
+		free(rl);
+		return r;
+	}
 	if (snapshot(ctx, &snap) != 0)
 		return NULL;
 	r = yip_ctl_reply(&snap, line, len, out_len);

@@ -20,8 +20,17 @@
 #include "offload/offload.h"
 #include "peer/peer.h"
 #include "poll/poll.h"
+#include "privsep/privsep.h"
 #include "udp/socks.h"
 #include "udp/udp.h"
+
+/* What a reload compares the file with, and who opens it (reload.c). */
+struct loop_reload {
+	bool on;               /* yip_loop_reload_setup was called */
+	struct yip_config cfg; /* in force, as written (mtu too); its private key wiped */
+	struct privsep *ps;    /* the privileged half: the file, routes, addresses */
+	bool resolve;          /* host names may be resolved (the sandbox allows it) */
+};
 
 /* Datagrams of one receive batch opened on the workers; the rest inline. */
 #define LOOP_OPEN_JOBS 512
@@ -84,7 +93,16 @@ struct yip_loop {
 	bool has_sandbox;
 	struct sandbox sandbox;      /* entered once the driver is set up */
 	struct loop_members members; /* a CA-gated network's files (members.h) */
+	struct loop_reload reload;   /* reload.c */
 };
+
+/* ---- reload.c ---- */
+
+/* Applies the configuration file as it now is (see reload.c); what it did in out. */
+void loop_reload(struct yip_loop *l, struct yip_ctl_reload *out);
+void loop_reload_free(struct loop_reload *r);
+/* loop_reload, then a CA-gated node's membership files read again (members.c). */
+void loop_reload_all(struct yip_loop *l, struct yip_ctl_reload *out);
 
 /* ---- control.c ---- */
 

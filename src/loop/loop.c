@@ -310,6 +310,7 @@ void yip_loop_free(struct yip_loop *l)
 	loop_ctl_close(l);
 	resolver_stop(l->resolver);
 	loop_members_free(&l->members);
+	loop_reload_free(&l->reload);
 	socks_free(&l->socks);
 	loop_tls_free(&l->tls);
 	loop_quic_free(&l->quic);
@@ -628,12 +629,23 @@ static void status_cb(void *arg)
 	yip_loop_status(arg);
 }
 
+/* SIGHUP: as `yipctl reload`, with what it did in the log. */
 static void reload_cb(void *arg)
 {
 	struct yip_loop *l = arg;
+	struct yip_ctl_reload *r;
 
-	if (l->dev != NULL)
-		loop_members_reload(&l->members, l->dev);
+	if (l->dev == NULL)
+		return;
+	r = malloc(sizeof(*r));
+	if (r == NULL) {
+		log_err("SIGHUP: out of memory");
+		return;
+	}
+	loop_reload_all(l, r);
+	if (!r->ok)
+		log_err("SIGHUP: %s", r->error);
+	free(r);
 }
 
 /* A datagram on an extra socket. */

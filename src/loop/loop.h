@@ -88,6 +88,18 @@ int yip_loop_members_setup(struct yip_loop *l, const struct yip_config *cfg, cha
  */
 int yip_loop_members_start(struct yip_loop *l, struct yip_device *dev, char *err, size_t errlen);
 
+struct privsep;
+
+/*
+ * Makes the loop able to reload (SIGHUP, `yipctl reload`): cfg is the
+ * configuration in force as written (taken over: *cfg is left empty; its
+ * private key is wiped), ps opens the file and changes routes and
+ * addresses (src/privsep; it outlives the loop), and resolve says whether
+ * host names may be resolved in the sandbox. Without it a reload is refused.
+ */
+void yip_loop_reload_setup(struct yip_loop *l, struct yip_config *cfg, struct privsep *ps,
+                           bool resolve);
+
 /* The engine's I/O callbacks, bound to this loop. */
 void yip_loop_io(struct yip_loop *l, struct yip_io *io);
 

@@ -408,11 +408,9 @@ void loop_members_reload(struct loop_members *m, struct yip_device *dev)
 {
 	char err[512];
 
-	if (!m->on) {
-		log_info("SIGHUP: nothing to reload (no ca in the configuration)");
-		return;
-	}
-	log_info("SIGHUP: reading cert, roots and revocations again");
+	if (!m->on)
+		return; /* no ca in the configuration */
+	log_info("reload: reading cert, roots and revocations again");
 	if (load_cert(m, dev, false, err, sizeof(err)) != 0)
 		log_warn("%s; keeping the certificate held", err);
 	else

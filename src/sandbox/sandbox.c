@@ -13,7 +13,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "util/log.h"
 
@@ -413,4 +416,80 @@ void sandbox_check_secret_file(const char *path)
 	log_warn("%s holds a private key, and its mode %04o lets %s at it; chmod 600 %s", path,
 	         (unsigned)(st.st_mode & 07777),
 	         (st.st_mode & S_IRWXO) ? "every user" : "its group", path);
+}
+
+/*
+ * What yipd's privileged half (src/privsep) may do once set up: wait for a
+ * request on its socket pair and answer it, open the configuration file to
+ * read, talk rtnetlink on the socket it opened before, log, and exit.
+ */
+static const char *const privileged_allow[] = {
+    "read",         "recvmsg",         "sendmsg",       "recvfrom",     "sendto",
+    "write",        "writev",          "close",         "fstat",        "newfstatat",
+    "brk",          "munmap",          "clock_gettime", "gettimeofday", "getpid",
+    "rt_sigreturn", "restart_syscall", "exit",          "exit_group",   "futex",
+#ifdef YIP_SANITIZE
+    "sigaltstack",  "getresuid",       "getresgid",     "madvise",      "mremap",
+#endif
+};
+
+/* Keeps the capabilities in keep (a mask of CAP_* bits below 32) and no others, ever. */
+static int keep_caps(uint32_t keep, char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	for (int c = 0; c <= CAP_LAST_CAP; c++)
+		if (!(c < 32 && (keep & (1u << c))) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 &&
+		    errno != EINVAL) {
+			snprintf(err, errlen, "cannot drop capability %d: %s", c, strerror(errno));
+			return -1;
+		}
+	data[0].effective = data[0].permitted = keep;
+	if (syscall(SYS_capset, &hdr, data) != 0) {
+		snprintf(err, errlen, "capset: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int sandbox_enter_privileged(enum yip_sandbox_mode mode, char *err, size_t errlen)
+{
+	uint32_t deflt = mode == YIP_SANDBOX_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS;
+	const struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+	scmp_filter_ctx ctx;
+	int rc;
+
+	if (mode == YIP_SANDBOX_OFF)
+		return 0;
+	if (keep_caps(1u << CAP_NET_ADMIN | 1u << CAP_DAC_READ_SEARCH, err, errlen) != 0)
+		return -1;
+	tzset();
+	ctx = seccomp_init(deflt);
+	if (ctx == NULL) {
+		snprintf(err, errlen, "seccomp: cannot set up a filter");
+		return -1;
+	}
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	for (size_t i = 0; i < sizeof(privileged_allow) / sizeof(privileged_allow[0]) && rc == 0;
+	     i++)
+		rc = add_named(ctx, privileged_allow[i], 0, NULL);
+	if (rc == 0)
+		rc = add_named(ctx, "mmap", 1, &no_exec);
+	/* The configuration file, to read only (as the daemon's own reads). */
+	if (rc == 0)
+		rc =
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+		                     SCMP_A2(SCMP_CMP_MASKED_EQ, FLAGS_MASK(READ_EXTRA), O_RDONLY));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+		                      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0));
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc != 0) {
+		snprintf(err, errlen, "seccomp: cannot install the filter: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
 }

@@ -61,6 +61,15 @@ uid_t sandbox_uid(const struct sandbox *s);
  */
 int sandbox_enter(const struct sandbox *s, char *err, size_t errlen);
 
+/*
+ * For yipd's privileged half (src/privsep), which stays root to open the
+ * configuration file and change its device's routes: every capability
+ * but CAP_NET_ADMIN and CAP_DAC_READ_SEARCH gone for good (bounding set
+ * too), no_new_privs, and a seccomp allow-list of the few calls it makes.
+ * Nothing with mode off. 0, or -1 with a message in err.
+ */
+int sandbox_enter_privileged(enum yip_sandbox_mode mode, char *err, size_t errlen);
+
 /* Core dumps off and /proc/self and ptrace closed to non-root (PR_SET_DUMPABLE 0). */
 void sandbox_nodump(void);
 

@@ -107,6 +107,7 @@ int tun_netlink_open(struct tun_netlink *n, const char *ifname, char *err, size_
 		set_err(err, errlen, "no interface %s: %s", ifname, strerror(errno));
 		return -1;
 	}
+	snprintf(n->name, sizeof(n->name), "%s", ifname);
 	n->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!n->nl) {
 		set_err(err, errlen, "cannot open rtnetlink socket: %s", strerror(errno));
@@ -215,18 +216,16 @@ static int fail(const struct tun_netlink *n, const struct reply *r, char *err, s
 static int fail(const struct tun_netlink *n, const struct reply *r, char *err, size_t errlen,
                 const char *fmt, ...)
 {
-	char what[128], ifname[IFNAMSIZ];
+	char what[128];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (!if_indextoname((unsigned)n->ifindex, ifname))
-		snprintf(ifname, sizeof(ifname), "#%d", n->ifindex);
 	if (r->text[0])
-		set_err(err, errlen, "%s %s: %s (%s)", what, ifname, strerror(r->error), r->text);
+		set_err(err, errlen, "%s %s: %s (%s)", what, n->name, strerror(r->error), r->text);
 	else
-		set_err(err, errlen, "%s %s: %s", what, ifname, strerror(r->error));
+		set_err(err, errlen, "%s %s: %s", what, n->name, strerror(r->error));
 	return -1;
 }
 
@@ -293,7 +292,9 @@ static size_t addr_len(const struct yip_cidr *c)
 	return c->family == AF_INET ? 4 : c->family == AF_INET6 ? 16 : 0;
 }
 
-int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+/* RTM_NEWADDR or RTM_DELADDR of c on our interface. */
+static int address(struct tun_netlink *n, const struct yip_cidr *c, bool add, char *err,
+                   size_t errlen)
 {
 	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
 	struct nlmsghdr *nlh;
@@ -303,13 +304,14 @@ int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, 
 	size_t len = addr_len(c);
 
 	if (!len || c->plen > len * 8) {
-		set_err(err, errlen, "cannot add address: bad family or prefix length");
+		set_err(err, errlen, "cannot %s address: bad family or prefix length",
+		        add ? "add" : "remove");
 		return -1;
 	}
 	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWADDR;
+	nlh->nlmsg_type = add ? RTM_NEWADDR : RTM_DELADDR;
 	/* REPLACE makes re-adding an address we configured before harmless. */
-	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_flags = add ? NLM_F_CREATE | NLM_F_REPLACE : 0;
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = (unsigned char)c->family;
 	ifa->ifa_prefixlen = c->plen;
@@ -322,7 +324,7 @@ int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, 
 	 */
 	mnl_attr_put(nlh, IFA_LOCAL, len, c->addr);
 	mnl_attr_put(nlh, IFA_ADDRESS, len, c->addr);
-	if (c->family == AF_INET6) {
+	if (add && c->family == AF_INET6) {
 		/*
 		 * Duplicate address detection would keep the address
 		 * "tentative", unusable as a source, for a second or more, and
@@ -333,14 +335,29 @@ int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, 
 		ifa->ifa_flags = IFA_F_NODAD;
 		mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
 	}
-	if (request(n, nlh, &r) && r.error != EEXIST) {
+	/* Adding what is there, or removing what is not, is done already. */
+	if (request(n, nlh, &r) && r.error != (add ? EEXIST : EADDRNOTAVAIL)) {
 		yip_cidr_format(c, text, sizeof(text));
-		return fail(n, &r, err, errlen, "cannot add address %s to", text);
+		return fail(n, &r, err, errlen,
+		            add ? "cannot add address %s to" : "cannot remove address %s from",
+		            text);
 	}
 	return 0;
 }
 
-int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+{
+	return address(n, c, true, err, errlen);
+}
+
+int tun_del_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+{
+	return address(n, c, false, err, errlen);
+}
+
+/* RTM_NEWROUTE or RTM_DELROUTE of c through our interface, in the main table. */
+static int route(struct tun_netlink *n, const struct yip_cidr *c, bool add, char *err,
+                 size_t errlen)
 {
 	alignas(struct nlmsghdr) char buf[NL_BUFSIZE];
 	struct nlmsghdr *nlh;
@@ -352,7 +369,8 @@ int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, si
 	unsigned i;
 
 	if (!len || c->plen > len * 8) {
-		set_err(err, errlen, "cannot add route: bad family or prefix length");
+		set_err(err, errlen, "cannot %s route: bad family or prefix length",
+		        add ? "add" : "remove");
 		return -1;
 	}
 	/* The kernel refuses a destination with host bits set; clear them. */
@@ -361,9 +379,9 @@ int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, si
 		dst[i / 8] &= (uint8_t) ~(0x80u >> (i % 8));
 
 	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWROUTE;
+	nlh->nlmsg_type = add ? RTM_NEWROUTE : RTM_DELROUTE;
 	/* EXCL, as "ip route add": an existing route is reported, and left alone. */
-	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	nlh->nlmsg_flags = add ? NLM_F_CREATE | NLM_F_EXCL : 0;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (unsigned char)c->family;
 	rtm->rtm_dst_len = c->plen;
@@ -374,9 +392,21 @@ int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, si
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_DST, len, dst);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)n->ifindex);
-	if (request(n, nlh, &r) && r.error != EEXIST) {
+	/* Deleting matches destination, table and device: only our own route goes. */
+	if (request(n, nlh, &r) && r.error != (add ? EEXIST : ESRCH)) {
 		yip_cidr_format(c, text, sizeof(text));
-		return fail(n, &r, err, errlen, "cannot add route %s on", text);
+		return fail(n, &r, err, errlen,
+		            add ? "cannot add route %s on" : "cannot remove route %s on", text);
 	}
 	return 0;
+}
+
+int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+{
+	return route(n, c, true, err, errlen);
+}
+
+int tun_del_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen)
+{
+	return route(n, c, false, err, errlen);
 }

@@ -29,6 +29,7 @@ struct tun_netlink {
 	unsigned portid;
 	unsigned seq;
 	int ifindex;
+	char name[IFNAMSIZ]; /* of that interface, for messages */
 };
 
 /* Opens an rtnetlink socket bound to interface ifname. Returns 0 or -1 with err. */
@@ -43,5 +44,8 @@ int tun_set_up(struct tun_netlink *n, bool multicast, char *err, size_t errlen);
 /* IPv6 addresses are added with IFA_F_NODAD so they are usable at once. */
 int tun_add_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
 int tun_add_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
+/* The reverse of the two above; what is not there counts as removed. */
+int tun_del_address(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
+int tun_del_route(struct tun_netlink *n, const struct yip_cidr *c, char *err, size_t errlen);
 
 #endif
