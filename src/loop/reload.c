@@ -132,19 +132,21 @@ static int check(struct loop_reload *r, struct yip_config *n, struct yip_ctl_rel
 			at += (size_t)snprintf(out->error + at, sizeof(out->error) - at, "%s%s",
 			                       i ? ", " : "", keys[i]);
 		if (at < sizeof(out->error))
-			snprintf(out->error + at, sizeof(out->error) - at,
-			         "%s cannot change while yipd runs (restart it); nothing was applied",
-			         nk > 8 ? " and more" : "");
+			snprintf(
+			    out->error + at, sizeof(out->error) - at,
+			    "%s cannot change while yipd runs (restart it); nothing was applied",
+			    nk > 8 ? " and more" : "");
 		return -1;
 	}
 	for (size_t i = 0; i < r->cfg.n_peers; i++) {
 		const struct yip_peer_config *o = &r->cfg.peers[i];
 
 		if (o->transport != YIP_TRANSPORT_UDP && find_peer(n, o->public_key) == NULL) {
-			snprintf(out->error, sizeof(out->error),
-			         "reload refused: peer %s has a tls:// or quic:// endpoint, which a "
-			         "reload cannot remove (restart yipd); nothing was applied",
-			         short_key(o->public_key, k));
+			snprintf(
+			    out->error, sizeof(out->error),
+			    "reload refused: peer %s has a tls:// or quic:// endpoint, which a "
+			    "reload cannot remove (restart yipd); nothing was applied",
+			    short_key(o->public_key, k));
 			return -1;
 		}
 	}
@@ -152,23 +154,27 @@ static int check(struct loop_reload *r, struct yip_config *n, struct yip_ctl_rel
 		struct yip_peer_config *p = &n->peers[i];
 		const struct yip_peer_config *o = find_peer(&r->cfg, p->public_key);
 
-		if ((p->transport != YIP_TRANSPORT_UDP || (o && o->transport != YIP_TRANSPORT_UDP)) &&
+		if ((p->transport != YIP_TRANSPORT_UDP ||
+		     (o && o->transport != YIP_TRANSPORT_UDP)) &&
 		    (o == NULL || (peer_changes(o, p) & YIP_PEER_SET_ENDPOINT))) {
-			snprintf(out->error, sizeof(out->error),
-			         "%.200s:%u: reload refused: a peer with a tls:// or quic:// endpoint "
-			         "cannot be added or have its endpoint changed by a reload (restart "
-			         "yipd); nothing was applied",
-			         r->ps->path, p->line);
+			snprintf(
+			    out->error, sizeof(out->error),
+			    "%.200s:%u: reload refused: a peer with a tls:// or quic:// endpoint "
+			    "cannot be added or have its endpoint changed by a reload (restart "
+			    "yipd); nothing was applied",
+			    r->ps->path, p->line);
 			return -1;
 		}
 		/* Without resolving, a host name is known only as it was resolved at start. */
 		if (!r->resolve && p->endpoint_name != NULL) {
 			if (o == NULL || !str_eq(o->endpoint_name, p->endpoint_name)) {
-				snprintf(out->error, sizeof(out->error),
-				         "%.200s:%u: reload refused: the endpoint %.100s is a host name, and "
-				         "this yipd started with none, so its sandbox cannot resolve "
-				         "one (restart yipd); nothing was applied",
-				         r->ps->path, p->endpoint_line, p->endpoint_name);
+				snprintf(
+				    out->error, sizeof(out->error),
+				    "%.200s:%u: reload refused: the endpoint %.100s is a host "
+				    "name, and "
+				    "this yipd started with none, so its sandbox cannot resolve "
+				    "one (restart yipd); nothing was applied",
+				    r->ps->path, p->endpoint_line, p->endpoint_name);
 				return -1;
 			}
 			p->has_endpoint = o->has_endpoint;
@@ -335,14 +341,15 @@ void loop_reload(struct yip_loop *l, struct yip_ctl_reload *out)
 	}
 	fd = privsep_open_config(r->ps, err, sizeof(err));
 	if (fd < 0) {
-		snprintf(out->error, sizeof(out->error), "reload: %.400s; nothing was applied", err);
+		snprintf(out->error, sizeof(out->error), "reload: %.400s; nothing was applied",
+		         err);
 		return;
 	}
 	rc = yip_config_load_fd(fd, r->ps->path, r->resolve, &next, err, sizeof(err));
 	close(fd);
 	if (rc != 0) {
-		snprintf(out->error, sizeof(out->error), "reload refused: %.400s; nothing was applied",
-		         err);
+		snprintf(out->error, sizeof(out->error),
+		         "reload refused: %.400s; nothing was applied", err);
 		return;
 	}
 	if (check(r, &next, out) != 0) {

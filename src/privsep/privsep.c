@@ -84,8 +84,8 @@ static void serve(const char *path, struct tun_netlink *nl, const struct wire_pr
 }
 
 /* The privileged half's life: set up, then one request at a time until the daemon goes. */
-static void __attribute__((noreturn)) child(int sock, pid_t parent, const char *path,
-                                            const char *ifname, enum yip_sandbox_mode mode)
+static void __attribute__((noreturn))
+child(int sock, pid_t parent, const char *path, const char *ifname, enum yip_sandbox_mode mode)
 {
 	struct tun_netlink nl;
 	char err[256];
@@ -125,8 +125,7 @@ static void __attribute__((noreturn)) child(int sock, pid_t parent, const char *
 }
 
 int privsep_start(struct privsep *ps, const char *path, const char *ifname, bool separate,
-                  enum yip_sandbox_mode mode, void *wipe, size_t wipe_len, char *err,
-                  size_t errlen)
+                  enum yip_sandbox_mode mode, void *wipe, size_t wipe_len, char *err, size_t errlen)
 {
 	struct timeval tv = {.tv_sec = PRIVSEP_REPLY_MS / 1000,
 	                     .tv_usec = (PRIVSEP_REPLY_MS % 1000) * 1000};
@@ -187,8 +186,10 @@ static int ask(struct privsep *ps, const struct wire_privsep_req *req, int *fd, 
 		char space[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct iovec iov = {.iov_base = in, .iov_len = sizeof(in)};
-	struct msghdr msg = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.space, .msg_controllen = sizeof(ctl)};
+	struct msghdr msg = {.msg_iov = &iov,
+	                     .msg_iovlen = 1,
+	                     .msg_control = ctl.space,
+	                     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *c;
 	ssize_t n;
 	bool ok;
@@ -246,8 +247,8 @@ int privsep_open_config(struct privsep *ps, char *err, size_t errlen)
 }
 
 /* A route or address change, here or by the privileged half. */
-static int prefix(struct privsep *ps, enum wire_privsep_op op, const struct yip_cidr *c,
-                  char *err, size_t errlen)
+static int prefix(struct privsep *ps, enum wire_privsep_op op, const struct yip_cidr *c, char *err,
+                  size_t errlen)
 {
 	struct wire_privsep_req req = {.op = op, .cidr = *c};
 	struct tun_netlink nl;
@@ -265,8 +266,7 @@ static int prefix(struct privsep *ps, enum wire_privsep_op op, const struct yip_
 	return rc;
 }
 
-int privsep_route(struct privsep *ps, const struct yip_cidr *c, bool add, char *err,
-                  size_t errlen)
+int privsep_route(struct privsep *ps, const struct yip_cidr *c, bool add, char *err, size_t errlen)
 {
 	return prefix(ps, add ? WIRE_PRIVSEP_ROUTE_ADD : WIRE_PRIVSEP_ROUTE_DEL, c, err, errlen);
 }

@@ -28,8 +28,8 @@
 #define PRIVSEP_REPLY_MS 5000 /* the daemon waits this long for an answer */
 
 struct privsep {
-	int fd;    /* the daemon's end of the pair; -1: no second process */
-	pid_t pid; /* of the privileged half; 0: none */
+	int fd;                      /* the daemon's end of the pair; -1: no second process */
+	pid_t pid;                   /* of the privileged half; 0: none */
 	char path[PRIVSEP_PATH_MAX]; /* the configuration file */
 	char ifname[IFNAMSIZ];
 };
@@ -51,8 +51,7 @@ void privsep_stop(struct privsep *ps);
 int privsep_open_config(struct privsep *ps, char *err, size_t errlen);
 
 /* A route to c through the device added (add) or removed; 0, or -1 with a message. */
-int privsep_route(struct privsep *ps, const struct yip_cidr *c, bool add, char *err,
-                  size_t errlen);
+int privsep_route(struct privsep *ps, const struct yip_cidr *c, bool add, char *err, size_t errlen);
 
 /* An address c on the device added or removed; 0, or -1 with a message. */
 int privsep_address(struct privsep *ps, const struct yip_cidr *c, bool add, char *err,

@@ -1157,6 +1157,58 @@ static void test_load(void **state)
 	assert_null(cfg.peers);
 }
 
+/* What a reload may not change: named, and nothing else counted. */
+static void test_fixed_changes(void **state)
+{
+	static const char base[] =
+	    PRIV_LINE "listen=198.18.0.1:51820\naddress=10.0.0.1/24\n"
+	              "[peer]\npublic_key=" BOB_PUB "\nallowed_ips=10.0.0.2/32\n";
+	static const struct {
+		const char *text;
+		size_t n;
+		const char *first;
+	} cases[] = {
+	    /* Peers and addresses are a reload's to change. */
+	    {PRIV_LINE "listen=198.18.0.1:51820\naddress=10.0.0.9/24\n"
+	               "[peer]\npublic_key=" CAROL_PUB "\nendpoint=192.0.2.1:1\n",
+	     0, NULL},
+	    {PRIV_LINE "listen=198.18.0.1:51821\naddress=10.0.0.1/24\n", 1, "listen"},
+	    {"local_private=" BOB_PRIV "\nlisten=198.18.0.1:51820\n", 1, "local_private"},
+	    {PRIV_LINE "listen=198.18.0.1:51820\nmtu=1300\nfec=off\n", 2, "mtu"},
+	    {PRIV_LINE "listen=198.18.0.1:51820\ndevice=yip7\n", 1, "device"},
+	    {PRIV_LINE "listen=198.18.0.1:51820\nobf_psk=" CAROL_PUB "\n", 1, "obf_psk"},
+	    {PRIV_LINE
+	     "listen=198.18.0.1:51820\nrendezvous=192.0.2.7:7000\nrendezvous_key=" DAVE_PUB "\n",
+	     1, "rendezvous"},
+	};
+	struct yip_config a, b;
+	const char *keys[4];
+	char err[256];
+
+	(void)state;
+	if (parse(base, false, &a, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n;
+
+		if (parse(cases[i].text, false, &b, err, sizeof(err)) != 0)
+			fail_msg("case %zu: %s", i, err);
+		n = yip_config_fixed_changes(&a, &b, keys, 4);
+		if (n != cases[i].n)
+			fail_msg("case %zu: %zu changes, want %zu", i, n, cases[i].n);
+		if (n > 0)
+			assert_string_equal(keys[0], cases[i].first);
+		yip_config_free(&b);
+	}
+	/* The running copy has its private key wiped: still compared by the public key. */
+	if (parse(base, false, &b, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	memset(a.private_key, 0, sizeof(a.private_key));
+	assert_int_equal(yip_config_fixed_changes(&a, &b, keys, 4), 0);
+	yip_config_free(&a);
+	yip_config_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1182,6 +1234,7 @@ int main(void)
 	    cmocka_unit_test(test_small_error_buffer),
 	    cmocka_unit_test(test_control_characters_replaced),
 	    cmocka_unit_test(test_load),
+	    cmocka_unit_test(test_fixed_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

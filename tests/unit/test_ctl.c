@@ -57,6 +57,10 @@ static void test_parse_table(void **state)
 	    {"shows", -1, 0, false},
 	    {"sho", -1, 0, false},
 	    {"stats x", -1, 0, false},
+	    {"reload", 0, YIP_CTL_RELOAD, false},
+	    {" reload\r", 0, YIP_CTL_RELOAD, false},
+	    {"reload now", -1, 0, false},
+	    {"reloads", -1, 0, false},
 	    {"show " KEY_A " x", -1, 0, false},
 	    {"show a b c d", -1, 0, false},
 	    {"show 0101", -1, 0, false},
@@ -1054,6 +1058,45 @@ static void test_server_dir(void **state)
 	rmdir(dir);
 }
 
+/* The reply to reload, done or refused, and how yipctl prints it. */
+static void test_reload_reply(void **state)
+{
+	struct yip_ctl_reload r = {.ok = true, .added = 1, .changed = 2, .removed = 0};
+	char *text, *out = NULL, err[256];
+	size_t len, olen = 0;
+	FILE *f;
+
+	(void)state;
+	yip_ctl_reload_note(&r, "+ peer %s (line %u)", "c0c0c0c0", 12u);
+	yip_ctl_reload_note(&r, "~ peer d0d0d0d0 (line 3): allowed_ips +10.9.0.0/16\x1b[2J");
+	for (int i = 0; i < YIP_CTL_RELOAD_LINES; i++)
+		yip_ctl_reload_note(&r, "line %d", i);
+	assert_int_equal(r.n_lines, YIP_CTL_RELOAD_LINES);
+	assert_int_equal(r.more, 2);
+	text = yip_ctl_reload_reply(&r, &len);
+	assert_non_null(text);
+	f = open_memstream(&out, &olen);
+	assert_int_equal(yip_ctl_render(f, YIP_CTL_VIEW_RELOAD, text, len, 0, err, sizeof(err)), 0);
+	fclose(f);
+	assert_true(strncmp(out, "+1 ~2 -0\n  + peer c0c0c0c0 (line 12)\n", 37) == 0);
+	assert_non_null(strstr(out, "+10.9.0.0/16?[2J\n")); /* no escape reaches the terminal */
+	assert_non_null(strstr(out, "(and 2 more)\n"));
+	free(out);
+	free(text);
+
+	r = (struct yip_ctl_reload){.ok = false};
+	snprintf(r.error, sizeof(r.error), "reload refused: listen cannot change");
+	text = yip_ctl_reload_reply(&r, &len);
+	assert_non_null(text);
+	f = open_memstream(&out, &olen);
+	assert_int_equal(yip_ctl_render(f, YIP_CTL_VIEW_RELOAD, text, len, 0, err, sizeof(err)),
+	                 -1);
+	fclose(f);
+	assert_string_equal(err, "reload refused: listen cannot change");
+	free(out);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1071,6 +1114,7 @@ int main(void)
 	    cmocka_unit_test(test_socket_path),
 	    cmocka_unit_test(test_server),
 	    cmocka_unit_test(test_server_dir),
+	    cmocka_unit_test(test_reload_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
