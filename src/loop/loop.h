@@ -30,6 +30,7 @@
 
 #include "config/config.h"
 #include "peer/peer.h"
+#include "poll/notify.h"
 #include "sandbox/sandbox.h"
 
 struct yip_loop;
@@ -56,6 +57,10 @@ struct yip_loop_config {
 	/* The name a self-signed TLS certificate is for (listen_tls without
 	 * tls_cert; docs/transports.md). NULL: "localhost". */
 	const char *host_name;
+	/* The service manager's notification socket (src/poll/notify.h), opened
+	 * by the caller and kept open by it until yip_loop_free; the loop sends
+	 * READY, RELOADING, STOPPING, WATCHDOG and STATUS on it. NULL: none. */
+	struct yip_notify *notify;
 };
 
 /*
