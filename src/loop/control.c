@@ -92,8 +92,18 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 {
 	struct yip_ctl_snapshot snap;
-	char *r;
+	struct yip_ctl_request req;
+	char err[128], *r;
 
+	/* log [level]: the loop's own state, no snapshot needed */
+	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) == 0 &&
+	    req.cmd == YIP_CTL_LOG) {
+		if (req.has_level && req.level != yip_log_get_level()) {
+			yip_log_set_level(req.level);
+			log_info("log level now %s (yipctl log)", yip_log_level_name(req.level));
+		}
+		return yip_ctl_log_reply(yip_log_get_level(), out_len);
+	}
 	if (snapshot(ctx, &snap) != 0)
 		return NULL;
 	r = yip_ctl_reply(&snap, line, len, out_len);
