@@ -9,6 +9,7 @@
  *   loop.c      the engine's I/O callbacks and the driver-independent
  *               halves of the data path, timers and signals
  *   control.c   the control socket and the status log (src/ctl)
+ *   notify.c    READY, RELOADING, STOPPING, WATCHDOG, STATUS to the service manager
  *   members.c   a CA-gated network's files: certificate, root set, revocations, state_dir
  *   resolve.c   host names of endpoints, resolved again on a thread of its own
  *   workers.c   the crypto worker pool
