@@ -19,6 +19,7 @@
 #include "crypto/crypto.h"
 #include "ctl/ctl.h"
 #include "ctl/rendezvous.h"
+#include "poll/notify.h"
 #include "rdvloop/rdvloop.h"
 #include "rendezvous/conf.h"
 #include "rendezvous/rendezvous.h"
@@ -82,6 +83,7 @@ static void usage(FILE *f)
 	        "                       0.0.0.0:443); --tls-cert/--tls-key, else self-signed\n"
 	        "  --config FILE        read settings from FILE; options given here win\n"
 	        "  -v                   debug logging\n"
+	        "  --log-format F       text (default) or json: one JSON object per line\n"
 	        "\n"
 	        "The status socket is %s/%s%s (%s changes the directory).\n"
 	        "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n"
@@ -308,6 +310,7 @@ static int serve(const struct rdv_conf *c)
 	struct rdv_members members;
 	struct gate gate = {.conf = c};
 	struct sandbox sb;
+	struct yip_notify notify;
 	enum yip_sandbox_mode mode = c->sandbox;
 	const char *env = getenv("YIP_SANDBOX");
 	char err[512], *text;
@@ -412,7 +415,19 @@ static int serve(const struct rdv_conf *c)
 		free(gate.retired);
 		return EXIT_RUNTIME;
 	}
+	/* The service manager's socket, connected before the sandbox; the
+	 * variables removed so that children do not take them for theirs. */
+	if (yip_notify_open(
+	        &notify, getenv("NOTIFY_SOCKET"),
+	        yip_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid()), err,
+	        sizeof(err)) != 0)
+		log_warn("%s; not notifying the service manager", err);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	unsetenv("WATCHDOG_PID");
+	lc.notify = &notify;
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
+	yip_notify_close(&notify);
 	sodium_memzero(&reality, sizeof(reality));
 	drop_text(cert, cert_len);
 	drop_text(key, key_len);
@@ -516,6 +531,16 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- the command line -------------------------------------------------------------- */
 
+/* Under journald (JOURNAL_STREAM names our stderr): its line shape, no timestamp. */
+static void log_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	struct stat st;
+
+	yip_log_set_journal(js != NULL && fstat(STDERR_FILENO, &st) == 0 &&
+	                    yip_log_journal_stream(js, (uint64_t)st.st_dev, (uint64_t)st.st_ino));
+}
+
 /* The long option that sets setting k. */
 static const char *option_name(const struct option *opts, int k)
 {
@@ -534,6 +559,7 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"verbose", no_argument, NULL, 'v'},
+	    {"log-format", required_argument, NULL, 'L'},
 	    {"listen", required_argument, NULL, OPT_SETTING + RDV_CONF_LISTEN},
 	    {"alt-port", required_argument, NULL, OPT_SETTING + RDV_CONF_ALT_PORT},
 	    {"key", required_argument, NULL, OPT_SETTING + RDV_CONF_KEY},
@@ -570,6 +596,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int c;
 
+	log_journal();
 	if (yip_crypto_init() != 0) {
 		fprintf(stderr, "yip-rendezvous: libsodium failed to initialise\n");
 		return EXIT_RUNTIME;
@@ -595,6 +622,17 @@ int main(int argc, char **argv)
 		case 'v':
 			yip_log_set_level(YIP_LOG_DEBUG);
 			break;
+		case 'L': {
+			enum yip_log_format f;
+
+			if (yip_log_format_parse(optarg, &f) != 0) {
+				fprintf(stderr,
+				        "yip-rendezvous: --log-format: expected text or json\n");
+				return EXIT_USAGE;
+			}
+			yip_log_set_format(f);
+			break;
+		}
 		default:
 			if (c >= OPT_SETTING && c < OPT_SETTING + RDV_CONF_COUNT &&
 			    rdv_conf_repeatable((enum rdv_conf_key)(c - OPT_SETTING))) {

@@ -35,6 +35,8 @@ static void usage(FILE *f)
 	        "       yipctl reload [--json] [device]  read the configuration file again and\n"
 	        "                                 apply the difference (+added ~changed -removed\n"
 	        "                                 peers); returns when it is applied\n"
+	        "       yipctl log [LEVEL] [device]  show the daemon's log level, or set it\n"
+	        "                                 (error, warn, info, debug) until it exits\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -128,7 +130,8 @@ static int ask(const char *path, const char *device, const char *request, char *
 
 int main(int argc, char **argv)
 {
-	const char *cmd = NULL, *pos[2] = {NULL, NULL}, *dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV));
+	const char *cmd = NULL, *level = NULL, *pos[2] = {NULL, NULL},
+	           *dir = yip_ctl_dir(getenv(YIP_CTL_DIR_ENV));
 	enum yip_ctl_view view = YIP_CTL_VIEW_SHOW;
 	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char request[YIP_CTL_MAX_REQUEST], err[256];
@@ -178,6 +181,18 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "reload") == 0) {
 		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_RELOAD;
 		max_pos = 1;
+	} else if (strcmp(cmd, "log") == 0) {
+		enum yip_log_level lv;
+
+		view = json ? YIP_CTL_VIEW_JSON : YIP_CTL_VIEW_LOG;
+		max_pos = 1;
+		/* log [LEVEL] [device]: a first word that names a level is the level */
+		if (npos >= 1 && yip_log_level_parse(pos[0], &lv) == 0) {
+			level = pos[0];
+			pos[0] = pos[1];
+			pos[1] = NULL;
+			npos--;
+		}
 	} else {
 		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
 		usage(stderr);
@@ -189,7 +204,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (json && view != YIP_CTL_VIEW_JSON) {
-		fprintf(stderr, "yipctl: --json goes with show, stats, members or reload\n");
+		fprintf(stderr, "yipctl: --json goes with show, stats, members, reload or log\n");
 		return EXIT_USAGE;
 	}
 	if (npos == 2) {
@@ -201,6 +216,9 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		snprintf(request, sizeof(request), "show %s", pos[1]);
+	} else if (strcmp(cmd, "log") == 0) {
+		snprintf(request, sizeof(request), "log%s%s", level != NULL ? " " : "",
+		         level != NULL ? level : "");
 	} else {
 		snprintf(request, sizeof(request), "%s",
 		         strcmp(cmd, "stats") == 0     ? "stats"

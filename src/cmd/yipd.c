@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -15,6 +16,7 @@
 #include "loop/loop.h"
 #include "peer/peer.h"
 #include "privsep/privsep.h"
+#include "poll/notify.h"
 #include "quic/conn.h"
 #include "sandbox/sandbox.h"
 #include "tun/tun.h"
@@ -335,7 +337,37 @@ static unsigned sandbox_uses(const struct yip_config *cfg, enum yip_io_driver io
 	       (dials_tls(cfg) ? SANDBOX_TCP : 0);
 }
 
-static int run(const char *given)
+/* Under journald (JOURNAL_STREAM names our stderr): its line shape, no timestamp. */
+static void log_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	struct stat st;
+
+	yip_log_set_journal(js != NULL && fstat(STDERR_FILENO, &st) == 0 &&
+	                    yip_log_journal_stream(js, (uint64_t)st.st_dev, (uint64_t)st.st_ino));
+}
+
+/*
+ * The service manager's socket (NOTIFY_SOCKET), connected now, while the
+ * path can still be reached, and the watchdog (WATCHDOG_USEC, for us if
+ * WATCHDOG_PID is unset or ours). The variables are removed so that
+ * children do not take them for theirs.
+ */
+static void notify_open(struct yip_notify *n)
+{
+	const char *sock = getenv("NOTIFY_SOCKET");
+	uint64_t wd =
+	    yip_notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), getpid());
+	char err[256];
+
+	if (yip_notify_open(n, sock, wd, err, sizeof(err)) != 0)
+		log_warn("%s; not notifying the service manager", err);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	unsetenv("WATCHDOG_PID");
+}
+
+static int run(const char *given, bool verbose)
 {
 	struct yip_config cfg;
 	struct yip_timing timing;
@@ -349,6 +381,7 @@ static int run(const char *given)
 	unsigned mtu_conf;
 	struct yip_loop_config lc;
 	struct yip_io io;
+	struct yip_notify notify;
 	char err[512], ifname[IFNAMSIZ], addr[INET6_ADDRSTRLEN], host[256] = "localhost";
 	uint8_t self[YIP_ADDR_LEN];
 	uint16_t port;
@@ -363,12 +396,17 @@ static int run(const char *given)
 		fprintf(stderr, "yipd: %s\n", err);
 		return EXIT_USAGE;
 	}
+	yip_log_set_format(cfg.log_format);
+	if (!verbose)
+		yip_log_set_level(cfg.log_level_set ? cfg.log_level : YIP_LOG_INFO);
+	notify_open(&notify);
 	sandbox_check_secret_file(path);
 	driver = io_driver(&cfg);
 	if (sandbox_init(&sb, sandbox_mode(&cfg), cfg.user, sandbox_uses(&cfg, driver), err,
 	                 sizeof(err)) != 0) {
 		fprintf(stderr, "yipd: %s: %s\n", path, err);
 		yip_config_free(&cfg);
+		yip_notify_close(&notify);
 		return EXIT_USAGE;
 	}
 	udp_fd = udp_open(&cfg.listen, cfg.listen_port_given, YIP_DEFAULT_PORT, YIP_FALLBACK_PORT,
@@ -403,6 +441,7 @@ static int run(const char *given)
 	    .resolve_interval = resolve_interval(),
 	    .sandbox = &sb,
 	    .host_name = host,
+	    .notify = &notify,
 	};
 	if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
 		snprintf(host, sizeof(host), "localhost");
@@ -458,6 +497,7 @@ static int run(const char *given)
 	privsep_stop(&ps);
 	close(tun_fd);
 	close(udp_fd);
+	yip_notify_close(&notify);
 	return rc;
 fail:
 	log_err("%s", err);
@@ -467,6 +507,7 @@ fail:
 		close(tun_fd);
 	if (udp_fd >= 0)
 		close(udp_fd);
+	yip_notify_close(&notify);
 	return rc;
 }
 
@@ -478,8 +519,10 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},      {"help", no_argument, NULL, 'h'},
 	    {"verbose", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
 	};
+	bool verbose = false;
 	int c;
 
+	log_journal();
 	if (yip_crypto_init() != 0) {
 		fprintf(stderr, "yipd: libsodium failed to initialise\n");
 		return EXIT_RUNTIME;
@@ -502,6 +545,7 @@ int main(int argc, char **argv)
 			return 0;
 		case 'v':
 			yip_log_set_level(YIP_LOG_DEBUG);
+			verbose = true;
 			break;
 		default:
 			usage(stderr);
@@ -514,5 +558,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	return run(argv[optind]);
+	return run(argv[optind], verbose);
 }

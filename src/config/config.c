@@ -63,6 +63,8 @@ enum key_id {
 	KEY_ROOTS,
 	KEY_REVOCATIONS,
 	KEY_STATE_DIR,
+	KEY_LOG_FORMAT,
+	KEY_LOG_LEVEL,
 	KEY_PUBLIC_KEY,
 	KEY_ENDPOINT,
 	KEY_ALLOWED_IPS,
@@ -753,6 +755,22 @@ static int parse_sandbox(struct parser *p, char *value)
 	return 0;
 }
 
+static int parse_log_format(struct parser *p, char *value)
+{
+	if (yip_log_format_parse(value, &p->cfg->log_format) != 0)
+		return fail(p, "log_format '%s': expected 'text' or 'json'", value);
+	return 0;
+}
+
+static int parse_log_level(struct parser *p, char *value)
+{
+	if (yip_log_level_parse(value, &p->cfg->log_level) != 0)
+		return fail(p, "log_level '%s': expected 'error', 'warn', 'info' or 'debug'",
+		            value);
+	p->cfg->log_level_set = true;
+	return 0;
+}
+
 static struct yip_peer_config *current_peer(struct parser *p)
 {
 	return &p->cfg->peers[p->cfg->n_peers - 1];
@@ -985,6 +1003,8 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_ROOTS] = {"roots", SCOPE_INTERFACE, false, parse_roots},
     [KEY_REVOCATIONS] = {"revocations", SCOPE_INTERFACE, false, parse_revocations},
     [KEY_STATE_DIR] = {"state_dir", SCOPE_INTERFACE, false, parse_state_dir},
+    [KEY_LOG_FORMAT] = {"log_format", SCOPE_INTERFACE, false, parse_log_format},
+    [KEY_LOG_LEVEL] = {"log_level", SCOPE_INTERFACE, false, parse_log_level},
     [KEY_PUBLIC_KEY] = {"public_key", SCOPE_PEER, false, parse_public_key},
     [KEY_ENDPOINT] = {"endpoint", SCOPE_PEER, false, parse_endpoint},
     [KEY_ALLOWED_IPS] = {"allowed_ips", SCOPE_PEER, true, parse_allowed_ips},

@@ -13,6 +13,7 @@
 
 #include "addr/addr.h"
 #include "crypto/crypto.h"
+#include "util/log.h"
 
 #define YIP_DEFAULT_PORT         443
 #define YIP_FALLBACK_PORT        8443
@@ -121,6 +122,10 @@ struct yip_config {
 	char *roots_path;
 	char *revocations_path;
 	char *state_dir; /* NULL: YIP_DEFAULT_STATE_DIR */
+	/* Logging (docs/operations.md): log_format= (text), log_level= (info; -v: debug). */
+	enum yip_log_format log_format;
+	bool log_level_set;
+	enum yip_log_level log_level;
 };
 
 /*

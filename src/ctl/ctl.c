@@ -111,8 +111,31 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		}
 		return 0;
 	}
+	if (wlen[0] == 3 && memcmp(word[0], "log", 3) == 0) {
+		char name[16];
+
+		req->cmd = YIP_CTL_LOG;
+		if (n == 1)
+			return 0;
+		if (n > 2 || wlen[1] >= sizeof(name)) {
+			snprintf(err, errlen,
+			         "log takes at most a level (error, warn, info, debug)");
+			return -1;
+		}
+		memcpy(name, word[1], wlen[1]);
+		name[wlen[1]] = '\0';
+		if (yip_log_level_parse(name, &req->level) != 0) {
+			snprintf(err, errlen,
+			         "unknown log level '%s' (expected error, warn, info or debug)",
+			         name);
+			return -1;
+		}
+		req->has_level = true;
+		return 0;
+	}
 	snprintf(err, errlen,
-	         "unknown request '%.*s' (expected show, show <peer>, stats, members or reload)",
+	         "unknown request '%.*s' (expected show, show <peer>, stats, members, reload or "
+	         "log)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }
@@ -832,6 +855,18 @@ void yip_ctl_reload_note(struct yip_ctl_reload *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+char *yip_ctl_log_reply(enum yip_log_level level, size_t *out_len)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o != NULL &&
+	    cJSON_AddStringToObject(o, "log_level", yip_log_level_name(level)) == NULL) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return finish(o, out_len);
+}
+
 char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t len, size_t *out_len)
 {
 	struct yip_ctl_request req;
@@ -843,6 +878,8 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 		return finish(json_stats(s), out_len);
 	if (req.cmd == YIP_CTL_RELOAD) /* the loop's to answer (src/loop/reload.c) */
 		return yip_ctl_error_reply("reload is not answered from a snapshot", out_len);
+	if (req.cmd == YIP_CTL_LOG) /* the loop's to answer: it holds the level */
+		return yip_ctl_error_reply("log: not answered from a snapshot", out_len);
 	if (req.cmd == YIP_CTL_MEMBERS) {
 		if (!s->members.present)
 			return yip_ctl_error_reply(

@@ -27,6 +27,7 @@
 #include "fec/policy.h"
 #include "flow/flow.h"
 #include "peer/peer.h"
+#include "util/log.h"
 
 #define YIP_CTL_DEFAULT_DIR "/run/yip"
 #define YIP_CTL_DIR_ENV     "YIP_CTL_DIR" /* overrides the directory (tests); read in src/cmd */
@@ -43,12 +44,15 @@ enum yip_ctl_cmd {
 	YIP_CTL_STATS,   /* "stats" */
 	YIP_CTL_MEMBERS, /* "members": a CA-gated network's members (docs/membership.md) */
 	YIP_CTL_RELOAD,  /* "reload": the configuration file read again and applied */
+	YIP_CTL_LOG,     /* "log" or "log <level>": the daemon's log level, shown or set */
 };
 
 struct yip_ctl_request {
 	enum yip_ctl_cmd cmd;
 	bool has_peer;
 	uint8_t peer[YIP_KEY_LEN];
+	bool has_level; /* log <level> */
+	enum yip_log_level level;
 };
 
 /*
@@ -196,6 +200,10 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 /* {"error": msg} and a newline, as above. */
 char *yip_ctl_error_reply(const char *msg, size_t *out_len);
 
+/* {"log_level": "<level>"} and a newline: the reply to "log" and "log
+ * <level>", which the daemon's loop answers itself (it sets the level). */
+char *yip_ctl_log_reply(enum yip_log_level level, size_t *out_len);
+
 /* ---- Rendering replies for people (yipctl) ---- */
 
 enum yip_ctl_view {
@@ -205,6 +213,7 @@ enum yip_ctl_view {
 	YIP_CTL_VIEW_JSON,    /* the document, pretty-printed */
 	YIP_CTL_VIEW_MEMBERS, /* a CA-gated network's members */
 	YIP_CTL_VIEW_RELOAD,  /* what a reload changed: "+1 ~1 -0", a line each */
+	YIP_CTL_VIEW_LOG,     /* "log level: info" */
 };
 
 /*

@@ -652,6 +652,12 @@ int yip_ctl_render(FILE *out, enum yip_ctl_view v, const char *json, size_t len,
 	case YIP_CTL_VIEW_RELOAD:
 		reload_view(out, root);
 		break;
+	case YIP_CTL_VIEW_LOG:
+		e = field(root, "log_level");
+		fputs("log level: ", out);
+		put_clean(out, cJSON_IsString(e) && e->valuestring ? e->valuestring : "?");
+		fputc('\n', out);
+		break;
 	}
 	cJSON_Delete(root);
 	return 0;

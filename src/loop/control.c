@@ -94,9 +94,9 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 	struct yip_ctl_snapshot snap;
 	struct yip_ctl_request req;
 	char *r, err[128];
+	bool parsed = yip_ctl_parse_request(line, len, &req, err, sizeof(err)) == 0;
 
-	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) == 0 &&
-	    req.cmd == YIP_CTL_RELOAD) {
+	if (parsed && req.cmd == YIP_CTL_RELOAD) {
 		struct yip_ctl_reload *rl = malloc(sizeof(*rl));
 
 		if (rl == NULL)
@@ -105,6 +105,14 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 		r = yip_ctl_reload_reply(rl, out_len);
 		free(rl);
 		return r;
+	}
+	/* log [level]: the loop's own state, no snapshot needed */
+	if (parsed && req.cmd == YIP_CTL_LOG) {
+		if (req.has_level && req.level != yip_log_get_level()) {
+			yip_log_set_level(req.level);
+			log_info("log level now %s (yipctl log)", yip_log_level_name(req.level));
+		}
+		return yip_ctl_log_reply(yip_log_get_level(), out_len);
 	}
 	if (snapshot(ctx, &snap) != 0)
 		return NULL;

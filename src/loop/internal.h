@@ -19,6 +19,7 @@
 #include "loop/workers.h"
 #include "offload/offload.h"
 #include "peer/peer.h"
+#include "poll/notify.h"
 #include "poll/poll.h"
 #include "privsep/privsep.h"
 #include "udp/socks.h"
@@ -94,6 +95,8 @@ struct yip_loop {
 	struct sandbox sandbox;      /* entered once the driver is set up */
 	struct loop_members members; /* a CA-gated network's files (members.h) */
 	struct loop_reload reload;   /* reload.c */
+	struct yip_notify *notify;   /* the service manager's socket (notify.c); NULL: none */
+	uint64_t next_log_tick;      /* when yip_log_tick runs next */
 };
 
 /* ---- reload.c ---- */
@@ -113,6 +116,18 @@ void loop_ctl_close(struct yip_loop *l);
 /* Drops a client past its deadline; returns the deadline still pending, or 0. */
 uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now);
 /* yip_loop_status is in control.c as well. */
+
+/* ---- notify.c: the service manager (src/poll/notify.h) ---- */
+
+/* READY=1, MAINPID and STATUS: the loop serves (after start-up, or after a reload). */
+void loop_notify_ready(struct yip_loop *l);
+/* RELOADING=1 and MONOTONIC_USEC: a reload begins; loop_notify_ready must follow. */
+void loop_notify_reloading(struct yip_loop *l);
+/* STOPPING=1: a stop signal arrived. */
+void loop_notify_stopping(struct yip_loop *l);
+/* From the timer: WATCHDOG=1 when due, STATUS= when it changed (at most once a
+ * second). Returns the monotonic ns it wants to run again by, 0: no need. */
+uint64_t loop_notify_tick(struct yip_loop *l, uint64_t now);
 
 /* ---- loop.c: for the drivers ---- */
 
@@ -145,7 +160,8 @@ void yip_loop_udp_message(struct yip_loop *l, uint64_t now, const union yip_sock
 /* A received message was larger than its buffer. */
 void yip_loop_udp_truncated(struct yip_loop *l);
 
-/* Enters the sandbox (if configured) once the driver is set up; 0, or -1 (logged). */
+/* Enters the sandbox (if configured) once the driver is set up, then tells
+ * the service manager READY (the loop serves from here on); 0, or -1 (logged). */
 int yip_loop_sandbox(struct yip_loop *l);
 
 /* Writes out what the receive path coalesced and sends what the engine queued. */

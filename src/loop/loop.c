@@ -287,6 +287,7 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	l->tap = c->tap;
 	l->io = c->io;
 	l->io_name = yip_loop_io_name(c->io);
+	l->notify = c->notify;
 	if (c->sandbox != NULL) {
 		l->has_sandbox = true;
 		l->sandbox = *c->sandbox;
@@ -357,8 +358,10 @@ int yip_loop_sandbox(struct yip_loop *l)
 {
 	char err[256];
 
-	if (!l->has_sandbox || sandbox_enter(&l->sandbox, err, sizeof(err)) == 0)
+	if (!l->has_sandbox || sandbox_enter(&l->sandbox, err, sizeof(err)) == 0) {
+		loop_notify_ready(l);
 		return 0;
+	}
 	log_err("%s", err);
 	return -1;
 }
@@ -587,7 +590,7 @@ int yip_loop_timeout(struct yip_loop *l)
 {
 	uint64_t now = yip_now_mono();
 	uint64_t next = yip_device_timers(l->dev, now);
-	uint64_t ctl_next, tls_next;
+	uint64_t ctl_next, tls_next, notify_next;
 
 	loop_members_tick(&l->members, l->dev, now);
 	tls_next = loop_tls_tick(&l->tls, now);
@@ -603,6 +606,13 @@ int yip_loop_timeout(struct yip_loop *l)
 	ctl_next = loop_ctl_expire(l, now);
 	if (ctl_next != 0 && ctl_next < next)
 		next = ctl_next;
+	if (now >= l->next_log_tick) { /* the rate limiter's "suppressed" lines */
+		yip_log_tick(now);
+		l->next_log_tick = now + YIP_NS_PER_S;
+	}
+	notify_next = loop_notify_tick(l, now);
+	if (notify_next != 0 && notify_next < next)
+		next = notify_next;
 	if (next <= now)
 		return 0;
 	if (next - now < 1000 * YIP_NS_PER_MS)
@@ -666,6 +676,7 @@ static void on_signal(void *ctx, uint32_t events)
 	if (daemon_signals(l->sigfd, status_cb, reload_cb, l))
 		return;
 	l->stopped = true;
+	loop_notify_stopping(l);
 	yip_poll_stop(&l->poll);
 }
 

@@ -9,6 +9,7 @@
  *   loop.c      the engine's I/O callbacks and the driver-independent
  *               halves of the data path, timers and signals
  *   control.c   the control socket and the status log (src/ctl)
+ *   notify.c    READY, RELOADING, STOPPING, WATCHDOG, STATUS to the service manager
  *   members.c   a CA-gated network's files: certificate, root set, revocations, state_dir
  *   resolve.c   host names of endpoints, resolved again on a thread of its own
  *   workers.c   the crypto worker pool
@@ -30,6 +31,7 @@
 
 #include "config/config.h"
 #include "peer/peer.h"
+#include "poll/notify.h"
 #include "sandbox/sandbox.h"
 
 struct yip_loop;
@@ -56,6 +58,10 @@ struct yip_loop_config {
 	/* The name a self-signed TLS certificate is for (listen_tls without
 	 * tls_cert; docs/transports.md). NULL: "localhost". */
 	const char *host_name;
+	/* The service manager's notification socket (src/poll/notify.h), opened
+	 * by the caller and kept open by it until yip_loop_free; the loop sends
+	 * READY, RELOADING, STOPPING, WATCHDOG and STATUS on it. NULL: none. */
+	struct yip_notify *notify;
 };
 
 /*

@@ -240,10 +240,10 @@ static void slot_end(struct loop_quic *t, int slot, uint64_t now, const char *wh
 			yip_device_link_closed(t->dev, (uint32_t)cc->link);
 		yip_link_del(t->links, (uint32_t)cc->link);
 		t->stats.closed++;
-		log_info("quic: link to %s closed (%s)", addr, why);
+		log_limited(YIP_LOG_INFO, 0, "quic: link to %s closed (%s)", addr, why);
 	} else {
 		t->stats.failed++;
-		log_debug("quic: connection with %s failed (%s)", addr, why);
+		log_limited(YIP_LOG_DEBUG, 0, "quic: connection with %s failed (%s)", addr, why);
 	}
 	if (cc->dial >= 0) {
 		struct loop_quic_dial *d = &t->dials[cc->dial];
@@ -289,7 +289,7 @@ static void opened(struct loop_quic *t, int slot, uint64_t now)
 	id = yip_link_add(t->links, t->link_from, &quic_ops, cc, (uint32_t)mtu, 0);
 	yip_sockaddr_format(quic_conn_peer(cc->c), addr, sizeof(addr));
 	if (id < 0) {
-		log_warn("quic: no link free for %s", addr);
+		log_limited(YIP_LOG_WARN, 0, "quic: no link free for %s", addr);
 		quic_conn_close(cc->c, now);
 		return;
 	}
@@ -305,8 +305,8 @@ static void opened(struct loop_quic *t, int slot, uint64_t now)
 		else
 			yip_device_link_path(t->dev, now, d->key, (uint32_t)id, &d->addr);
 	}
-	log_info("quic: link %lld %s %s (datagrams up to %zu bytes)", (long long)id,
-	         cc->dial >= 0 ? "to" : "from", addr, mtu);
+	log_limited(YIP_LOG_INFO, 0, "quic: link %lld %s %s (datagrams up to %zu bytes)",
+	            (long long)id, cc->dial >= 0 ? "to" : "from", addr, mtu);
 }
 
 static int slot_of(const struct loop_quic *t, const struct quic_conn *c)

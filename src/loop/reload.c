@@ -396,7 +396,10 @@ void loop_reload(struct yip_loop *l, struct yip_ctl_reload *out)
 
 void loop_reload_all(struct yip_loop *l, struct yip_ctl_reload *out)
 {
+	/* The service manager hears of it around the whole of it (RELOADING=1, READY=1). */
+	loop_notify_reloading(l);
 	loop_reload(l, out);
 	if (l->dev != NULL)
 		loop_members_reload(&l->members, l->dev);
+	loop_notify_ready(l);
 }

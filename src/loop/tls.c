@@ -144,10 +144,12 @@ static void conn_end(struct loop_tls *t, int slot, uint64_t now, const char *why
 			yip_device_link_closed(t->dev, (uint32_t)cc->link);
 		yip_link_del(t->links, (uint32_t)cc->link);
 		t->stats.closed++;
-		log_info("tls: link to %s closed (%s)", addr, reason ? reason : "closed");
+		log_limited(YIP_LOG_INFO, 0, "tls: link to %s closed (%s)", addr,
+		            reason ? reason : "closed");
 	} else {
 		t->stats.failed++;
-		log_debug("tls: connection with %s failed (%s)", addr, reason ? reason : "?");
+		log_limited(YIP_LOG_DEBUG, 0, "tls: connection with %s failed (%s)", addr,
+		            reason ? reason : "?");
 	}
 	if (cc->dial >= 0) {
 		struct loop_tls_dial *d = &t->dials[cc->dial];
@@ -185,7 +187,7 @@ static void opened(struct loop_tls *t, struct loop_tls_conn *cc, uint64_t now)
 
 	yip_sockaddr_format(tls_conn_peer(cc->c), addr, sizeof(addr));
 	if (id < 0) {
-		log_warn("tls: no link free for %s", addr);
+		log_limited(YIP_LOG_WARN, 0, "tls: no link free for %s", addr);
 		tls_conn_close(cc->c);
 		return;
 	}
@@ -202,7 +204,8 @@ static void opened(struct loop_tls *t, struct loop_tls_conn *cc, uint64_t now)
 		else
 			yip_device_link_path(t->dev, now, d->key, (uint32_t)id, &d->addr);
 	}
-	log_info("tls: link %lld %s %s", (long long)id, cc->dial >= 0 ? "to" : "from", addr);
+	log_limited(YIP_LOG_INFO, 0, "tls: link %lld %s %s", (long long)id,
+	            cc->dial >= 0 ? "to" : "from", addr);
 }
 
 static void conn_event(struct loop_tls *t, int slot, uint32_t events)

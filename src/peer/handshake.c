@@ -459,10 +459,11 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		                                      (size_t)plen - WIRE_INIT_PAYLOAD, &mc);
 
 		if (v != MEMBER_OK) {
-			log_debug("handshake from %02x%02x%02x%02x refused: %s", rs[0], rs[1],
-			          rs[2], rs[3],
-			          (size_t)plen == WIRE_INIT_PAYLOAD ? "no certificate"
-			                                            : member_verdict_name(v));
+			log_limited(YIP_LOG_DEBUG, yip_log_key(rs, YIP_KEY_LEN),
+			            "handshake from %02x%02x%02x%02x refused: %s", rs[0], rs[1],
+			            rs[2], rs[3],
+			            (size_t)plen == WIRE_INIT_PAYLOAD ? "no certificate"
+			                                              : member_verdict_name(v));
 			yip_device_drop(dev, YIP_DROP_NOT_ADMITTED);
 			goto out;
 		}
@@ -470,9 +471,10 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 	}
 	cipher = cipher_choose(dev->ciphers, pl.ciphers);
 	if (cipher < 0) {
-		log_warn("peer %02x%02x%02x%02x: no data cipher in common (it offers 0x%02x, we "
-		         "allow 0x%02x); check 'cipher' on both sides",
-		         rs[0], rs[1], rs[2], rs[3], pl.ciphers, dev->ciphers);
+		log_limited(YIP_LOG_WARN, yip_log_key(rs, YIP_KEY_LEN),
+		            "peer %02x%02x%02x%02x: no data cipher in common (it offers 0x%02x, we "
+		            "allow 0x%02x); check 'cipher' on both sides",
+		            rs[0], rs[1], rs[2], rs[3], pl.ciphers, dev->ciphers);
 		yip_device_drop(dev, YIP_DROP_HANDSHAKE_FAILED);
 		goto out;
 	}
@@ -534,7 +536,8 @@ void handshake_rx_init(struct yip_device *dev, uint64_t now, const struct yip_fr
 		frame_send_path(p, back, resp, rlen);
 	p->last_tx = now;
 	peer_name(p, name);
-	log_debug("peer %s: answered handshake (%s)", name, yip_cipher_name((unsigned)cipher));
+	log_limited(YIP_LOG_DEBUG, yip_log_key(p->public_key, YIP_KEY_LEN),
+	            "peer %s: answered handshake (%s)", name, yip_cipher_name((unsigned)cipher));
 out:
 	noise_hs_wipe(&hs);
 	sodium_memzero(payload, sizeof(payload));
@@ -560,8 +563,9 @@ void handshake_rx_cookie(struct yip_device *dev, uint64_t now, const uint8_t *d,
 		yip_device_drop(dev, YIP_DROP_BAD_COOKIE);
 		return;
 	}
-	log_debug("peer %02x%02x%02x%02x is under load: it sent a cookie", p->public_key[0],
-	          p->public_key[1], p->public_key[2], p->public_key[3]);
+	log_limited(YIP_LOG_DEBUG, yip_log_key(p->public_key, YIP_KEY_LEN),
+	            "peer %02x%02x%02x%02x is under load: it sent a cookie", p->public_key[0],
+	            p->public_key[1], p->public_key[2], p->public_key[3]);
 }
 
 /* A Resp to our pending Init: the handshake is done and we switch at once. */
@@ -611,9 +615,10 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 
 		if (v != MEMBER_OK) {
 			peer_name(p, name);
-			log_debug("peer %s: its answer is refused: %s", name,
-			          (size_t)plen == WIRE_RESP_PAYLOAD ? "no certificate"
-			                                            : member_verdict_name(v));
+			log_limited(YIP_LOG_DEBUG, yip_log_key(p->public_key, YIP_KEY_LEN),
+			            "peer %s: its answer is refused: %s", name,
+			            (size_t)plen == WIRE_RESP_PAYLOAD ? "no certificate"
+			                                              : member_verdict_name(v));
 			noise_hs_wipe(&hs);
 			yip_device_drop(dev, YIP_DROP_NOT_ADMITTED);
 			return NULL;
@@ -648,9 +653,11 @@ struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
 
 	peer_name(p, name);
 	if (p->stats.handshakes == 1)
-		log_info("peer %s: handshake completed in %.1f ms (%s)", name,
-		         (double)(now - p->hs_first) / 1e6, yip_cipher_name(cipher));
+		log_limited(YIP_LOG_INFO, yip_log_key(p->public_key, YIP_KEY_LEN),
+		            "peer %s: handshake completed in %.1f ms (%s)", name,
+		            (double)(now - p->hs_first) / 1e6, yip_cipher_name(cipher));
 	else
-		log_debug("peer %s: rekeyed", name);
+		log_limited(YIP_LOG_DEBUG, yip_log_key(p->public_key, YIP_KEY_LEN),
+		            "peer %s: rekeyed", name);
 	return p;
 }

@@ -156,7 +156,7 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c)
 	route_remove_value(dev->routes, p);
 	memcpy(self.addr, p->address, YIP_ADDR_LEN);
 	if (peer_route_add(p, &self, err, sizeof(err)) != 0)
-		log_warn("member %s: %s", c->f.name, err);
+		log_limited(YIP_LOG_WARN, 0, "member %s: %s", c->f.name, err);
 	free(p->allowed);
 	p->allowed = NULL;
 	p->n_allowed = 0;
@@ -167,7 +167,7 @@ int peer_set_member(struct yip_peer *p, const struct member_cert *c)
 		if (peer_route_add(p, &c->f.prefixes[i], err, sizeof(err)) != 0) {
 			/* Another peer holds it (a configured one, or a member whose
 			 * certificate overlaps): the first keeps it. */
-			log_warn("member %s: %s", c->f.name, err);
+			log_limited(YIP_LOG_WARN, 0, "member %s: %s", c->f.name, err);
 			continue;
 		}
 		p->allowed[p->n_allowed++] = c->f.prefixes[i];
@@ -392,7 +392,7 @@ struct yip_peer *members_join(struct yip_device *dev, uint64_t now, const uint8_
 
 	p = peer_new(dev, key, false, err, sizeof(err));
 	if (p == NULL) {
-		log_warn("member %s: cannot admit: %s", c->f.name, err);
+		log_limited(YIP_LOG_WARN, 0, "member %s: cannot admit: %s", c->f.name, err);
 		return NULL;
 	}
 	p->added = now;

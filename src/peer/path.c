@@ -162,11 +162,13 @@ void path_use(struct yip_peer *p, uint64_t now, int i)
 	if (had) {
 		if (t->kind == YIP_PATH_DIRECT && t->origin == YIP_ORIGIN_PEER)
 			p->stats.roams++;
-		log_info("peer %02x%02x%02x%02x: path %s (was %s)", p->public_key[0],
-		         p->public_key[1], p->public_key[2], p->public_key[3], is, was);
+		log_limited(YIP_LOG_INFO, yip_log_key(p->public_key, YIP_KEY_LEN),
+		            "peer %02x%02x%02x%02x: path %s (was %s)", p->public_key[0],
+		            p->public_key[1], p->public_key[2], p->public_key[3], is, was);
 	} else {
-		log_info("peer %02x%02x%02x%02x: path %s", p->public_key[0], p->public_key[1],
-		         p->public_key[2], p->public_key[3], is);
+		log_limited(YIP_LOG_INFO, yip_log_key(p->public_key, YIP_KEY_LEN),
+		            "peer %02x%02x%02x%02x: path %s", p->public_key[0], p->public_key[1],
+		            p->public_key[2], p->public_key[3], is);
 	}
 }
 

@@ -114,7 +114,7 @@ struct yip_peer *records_connect(struct yip_device *dev, uint64_t now,
 	if (p == NULL) {
 		p = peer_new(dev, key, false, err, sizeof(err));
 		if (p == NULL) {
-			log_debug("member %s: %s", r->cert.f.name, err);
+			log_limited(YIP_LOG_DEBUG, 0, "member %s: %s", r->cert.f.name, err);
 			return NULL;
 		}
 		p->added = now;

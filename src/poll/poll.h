@@ -5,6 +5,7 @@
  *   poll.c     the fd registry: an epoll set whose fds are registered with
  *              a callback each, and one wait that calls them back
  *   daemon.c   the signals both daemons take and the way they log a status
+ *   notify.c   the service manager's notification socket (sd_notify, notify.h)
  *
  * A loop registers the fds it serves the same way whatever they are (the
  * signalfd, the control socket and its client, an eventfd, the rendezvous

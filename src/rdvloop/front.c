@@ -536,8 +536,8 @@ static void on_decoy(struct rdv_front *f, struct fconn *fc, uint32_t events)
 			if (e == EINPROGRESS)
 				return;
 			f->st.decoy_failed++;
-			log_debug("tls front: the decoy is unreachable: %s",
-			          strerror(e ? e : errno));
+			log_limited(YIP_LOG_DEBUG, 0, "tls front: the decoy is unreachable: %s",
+			            strerror(e ? e : errno));
 			fc_close(f, fc);
 			settle(f, fc);
 			return;

@@ -48,9 +48,14 @@ struct rdv_loop {
 	int (*reload)(void *arg, struct rdv_members *m);
 	void *reload_arg;
 	uint64_t rx_dgrams, rx_truncated, tx_dgrams, tx_failed;
-	uint64_t clock_at; /* when the engine was last told the wall clock */
-	uint64_t front_at; /* when the front's timers last ran */
+	uint64_t clock_at;         /* when the engine was last told the wall clock */
+	uint64_t front_at;         /* when the front's timers last ran */
+	struct yip_notify *notify; /* NULL: no service manager to tell */
+	uint64_t tick_at;          /* when the once-a-second chores last ran */
 };
+
+/* Nodes that relayed through us within this long count as relaying in STATUS. */
+#define RELAYING_NS (10 * YIP_NS_PER_S)
 
 /* ---- sending ----------------------------------------------------------------------- */
 
@@ -147,7 +152,19 @@ static void status_fill(struct rdv_loop *l, struct yip_rdv_status *st)
 static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 {
 	struct yip_rdv_status st;
+	struct yip_ctl_request req;
+	char err[128];
 
+	/* log [level]: the loop's own state */
+	if (yip_ctl_parse_request(line, len, &req, err, sizeof(err)) == 0 &&
+	    req.cmd == YIP_CTL_LOG) {
+		if (req.has_level && req.level != yip_log_get_level()) {
+			yip_log_set_level(req.level);
+			log_info("log level now %s (control request)",
+			         yip_log_level_name(req.level));
+		}
+		return yip_ctl_log_reply(yip_log_get_level(), out_len);
+	}
 	status_fill(ctx, &st);
 	return yip_rdv_ctl_reply(&st, line, len, out_len);
 }
@@ -209,6 +226,41 @@ static void on_udp(struct rdv_loop *l, unsigned sock)
 	}
 }
 
+struct count {
+	uint64_t now;
+	size_t registered, relaying;
+};
+
+static void count_node(void *arg, const struct rdv_node *n)
+{
+	struct count *c = arg;
+
+	c->registered += n->registered;
+	c->relaying +=
+	    n->registered && n->stats.relay_in_dgrams > 0 && c->now - n->bucket_at < RELAYING_NS;
+}
+
+/* STATUS= for the service manager: "12 nodes registered, 3 relaying". */
+static void notify_status(struct rdv_loop *l, uint64_t now, bool ready)
+{
+	char line[YIP_NOTIFY_STATUS_MAX];
+	struct count c = {.now = now};
+
+	if (l->notify == NULL || !yip_notify_on(l->notify))
+		return;
+	if (!ready && !yip_notify_status_due(l->notify, now))
+		return;
+	rdv_each(&l->srv, count_node, &c);
+	snprintf(line, sizeof(line), "%zu node%s registered, %zu relaying", c.registered,
+	         c.registered == 1 ? "" : "s", c.relaying);
+	if (ready) {
+		yip_notify_ready(l->notify, line);
+		l->notify->next_status = now + YIP_NS_PER_S;
+	} else {
+		yip_notify_status(l->notify, now, line);
+	}
+}
+
 static void status_cb(void *arg)
 {
 	log_status(arg);
@@ -225,12 +277,15 @@ static void reload_cb(void *arg)
 		log_info("SIGHUP: nothing to reload (no revocations file)");
 		return;
 	}
-	if (l->reload(l->reload_arg, &m) != 0)
-		return;
-	rdv_set_members(&l->srv, yip_now_mono(), &m);
-	log_info("SIGHUP: revocation list serial %" PRIu64 " in force; %" PRIu64
-	         " registered node(s) no longer admitted were dropped",
-	         m.revs != NULL ? m.revs->f.serial : 0, l->srv.stats.evicted - before);
+	if (l->notify != NULL)
+		yip_notify_reloading(l->notify);
+	if (l->reload(l->reload_arg, &m) == 0) {
+		rdv_set_members(&l->srv, yip_now_mono(), &m);
+		log_info("SIGHUP: revocation list serial %" PRIu64 " in force; %" PRIu64
+		         " registered node(s) no longer admitted were dropped",
+		         m.revs != NULL ? m.revs->f.serial : 0, l->srv.stats.evicted - before);
+	}
+	notify_status(l, yip_now_mono(), true);
 }
 
 /* The signalfd: a stop signal ends the loop once this wait's events are handled. */
@@ -239,8 +294,11 @@ static void on_signal(void *ctx, uint32_t events)
 	struct rdv_loop *l = ctx;
 
 	(void)events;
-	if (!daemon_signals(l->sigfd, status_cb, reload_cb, l))
+	if (!daemon_signals(l->sigfd, status_cb, reload_cb, l)) {
 		l->stopped = true;
+		if (l->notify != NULL)
+			yip_notify_stopping(l->notify);
+	}
 }
 
 static void on_udp_main(void *ctx, uint32_t events)
@@ -273,6 +331,8 @@ static int timeout_ms(struct rdv_loop *l, uint64_t now)
 		next = c;
 	if (l->quic != NULL && (c = rdv_quic_expiry(l->quic)) < next)
 		next = c;
+	if (l->notify != NULL && (c = yip_notify_tick(l->notify, now)) != 0 && c < next)
+		next = c; /* WATCHDOG=1 when due */
 	if (next <= now)
 		return 0;
 	if (next - now >= 1000 * YIP_NS_PER_MS)
@@ -293,6 +353,11 @@ static int run(struct rdv_loop *l)
 		if (now - l->clock_at >= YIP_NS_PER_S) {
 			rdv_clock(&l->srv, now, (uint64_t)time(NULL));
 			l->clock_at = now;
+		}
+		if (now - l->tick_at >= YIP_NS_PER_S) {
+			yip_log_tick(now); /* the rate limiter's "suppressed" lines */
+			notify_status(l, now, false);
+			l->tick_at = now;
 		}
 		if (now >= l->srv.next_timer) {
 			rdv_timers(&l->srv, now);
@@ -481,6 +546,7 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 	l->alt_port = c->fd[RDV_SOCK_ALT] >= 0 ? c->alt_port : 0;
 	l->reload = c->reload;
 	l->reload_arg = c->reload_arg;
+	l->notify = c->notify;
 	if (setup(l, c) == 0) {
 		char err[256];
 
@@ -488,9 +554,10 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		if (c->ctl_dir != NULL)
 			ctl_open(l, c->ctl_dir, sandbox_uid(c->sandbox));
 		sandbox_protect(&l->srv, sizeof(l->srv));
-		if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0)
+		if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0) {
+			notify_status(l, yip_now_mono(), true); /* READY: serving from here on */
 			rc = run(l);
-		else
+		} else
 			log_err("%s", err);
 		log_status(l);
 		rdv_front_free(l->front);

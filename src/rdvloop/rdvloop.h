@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "addr/addr.h"
+#include "poll/notify.h"
 #include "rdvloop/front.h"
 #include "rdvloop/quic.h"
 #include "rdvloop/reality.h"
@@ -43,6 +44,10 @@ struct rdv_loop_config {
 	 * stays valid until this one returns. NULL: nothing to reload. */
 	int (*reload)(void *arg, struct rdv_members *m);
 	void *reload_arg;
+	/* The service manager's socket (src/poll/notify.h), the caller's to
+	 * open and close: READY once serving, STOPPING, WATCHDOG, STATUS
+	 * ("12 nodes registered, 3 relaying"). NULL: none. */
+	struct yip_notify *notify;
 };
 
 /*

@@ -584,8 +584,9 @@ static bool auth_start(struct rdv_reality *r, struct rconn *rc, const uint8_t *s
 	chain_len[0] = cert_len;
 	rc->tls = tls_server_new(&cfg, &err);
 	if (rc->tls == NULL) {
-		log_debug("reality: the target's ServerHello cannot be followed: %s",
-		          tls_err_name(err));
+		log_limited(YIP_LOG_DEBUG, 0,
+		            "reality: the target's ServerHello cannot be followed: %s",
+		            tls_err_name(err));
 		return false;
 	}
 	/* The hello is the server's now; what the visitor sent after it is next. */
@@ -857,8 +858,8 @@ static void on_target(struct rdv_reality *r, struct rconn *rc, uint32_t events)
 		if (getsockopt(rc->tfd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0 || e != 0) {
 			if (e == EINPROGRESS)
 				return;
-			log_debug("reality: the target is unreachable: %s",
-			          strerror(e ? e : errno));
+			log_limited(YIP_LOG_DEBUG, 0, "reality: the target is unreachable: %s",
+			            strerror(e ? e : errno));
 			if (rc->state == RC_HELLO)
 				outcome(r, rc, YIP_RDV_REALITY_TARGET_DOWN);
 			rc->state = rc->state == RC_HELLO ? RC_SPLICE : rc->state;

@@ -395,6 +395,9 @@ static const struct bad_case bad_cases[] = {
     {PRIV_LINE "user=abcdefghijklmnopqrstuvwxyzabcdefg\n", 0,
      "t.conf:2: user: a user name has 1 to 32 characters"},
     {PRIV_LINE "sandbox=yes\n", 0, "t.conf:2: sandbox 'yes': expected 'on', 'log' or 'off'"},
+    {PRIV_LINE "log_format=xml\n", 0, "t.conf:2: log_format 'xml': expected 'text' or 'json'"},
+    {PRIV_LINE "log_level=loud\n", 0,
+     "t.conf:2: log_level 'loud': expected 'error', 'warn', 'info' or 'debug'"},
 };
 
 /* The families that do reach: dual-stack listen, mapped addresses, same family. */
@@ -444,6 +447,28 @@ static void test_user_and_sandbox(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(cfg.sandbox, YIP_SANDBOX_LOG);
 	assert_string_equal(cfg.user, "yip-daemon_1.x");
+	yip_config_free(&cfg);
+}
+
+/* log_format= and log_level=: the defaults (text; level not set: info), and what is kept. */
+static void test_log_keys(void **state)
+{
+	static const char text[] = PRIV_LINE "log_format=json\nlog_level=warn\n";
+	struct yip_config cfg;
+	char err[256];
+
+	(void)state;
+	if (yip_config_parse(PRIV_LINE, strlen(PRIV_LINE), "t.conf", false, &cfg, err,
+	                     sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.log_format, YIP_LOG_TEXT);
+	assert_false(cfg.log_level_set);
+	yip_config_free(&cfg);
+	if (yip_config_parse(text, strlen(text), "t.conf", false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg.log_format, YIP_LOG_JSON);
+	assert_true(cfg.log_level_set);
+	assert_int_equal(cfg.log_level, YIP_LOG_WARN);
 	yip_config_free(&cfg);
 }
 
@@ -1214,6 +1239,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_listen_families),
 	    cmocka_unit_test(test_user_and_sandbox),
+	    cmocka_unit_test(test_log_keys),
 	    cmocka_unit_test(test_membership),
 	    cmocka_unit_test(test_minimal),
 	    cmocka_unit_test(test_obf),

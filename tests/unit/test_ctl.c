@@ -50,6 +50,11 @@ static void test_parse_table(void **state)
 	    {"show\t" KEY_B "  ", 0, YIP_CTL_SHOW, true},
 	    {"show ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB", 0,
 	     YIP_CTL_SHOW, true},
+	    {"log", 0, YIP_CTL_LOG, false},
+	    {"log debug", 0, YIP_CTL_LOG, false},
+	    {"log loud", -1, 0, false},
+	    {"log info extra", -1, 0, false},
+	    {"log averyveryverylonglevelname", -1, 0, false},
 	    {"", -1, 0, false},
 	    {"   ", -1, 0, false},
 	    {"\r", -1, 0, false},
@@ -95,6 +100,25 @@ static void test_parse_table(void **state)
 	assert_int_equal(yip_ctl_parse_request("show " KEY_B, 69, &req, err, sizeof(err)), 0);
 	for (int i = 0; i < YIP_KEY_LEN; i++)
 		assert_int_equal(req.peer[i], 0xab);
+}
+
+static void test_log_request(void **state)
+{
+	struct yip_ctl_request req;
+	char err[128], *r;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(yip_ctl_parse_request("log warn", 8, &req, err, sizeof(err)), 0);
+	assert_true(req.has_level);
+	assert_int_equal(req.level, YIP_LOG_WARN);
+	assert_int_equal(yip_ctl_parse_request("log", 3, &req, err, sizeof(err)), 0);
+	assert_false(req.has_level);
+	r = yip_ctl_log_reply(YIP_LOG_DEBUG, &len);
+	assert_non_null(r);
+	assert_string_equal(r, "{\"log_level\":\"debug\"}\n");
+	assert_int_equal(len, strlen(r));
+	free(r);
 }
 
 static void test_parse_nul_and_length(void **state)
@@ -1102,6 +1126,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse_table),
 	    cmocka_unit_test(test_parse_nul_and_length),
+	    cmocka_unit_test(test_log_request),
 	    cmocka_unit_test(test_json_show),
 	    cmocka_unit_test(test_json_show_peer_and_stats),
 	    cmocka_unit_test(test_json_no_peers_and_escaping),
