@@ -84,6 +84,11 @@ struct yip_config {
 	union yip_sockaddr listen_tls;
 	bool has_listen_quic; /* listen_quic=: accept QUIC links on this UDP address */
 	union yip_sockaddr listen_quic;
+	/* metrics_listen= (docs/operations.md, "Metrics"): the Prometheus endpoint's
+	 * TCP address; off loopback only with metrics_remote = on. metrics_peers:
+	 * per-peer series. */
+	bool has_metrics_listen, metrics_remote, metrics_peers;
+	union yip_sockaddr metrics_listen;
 	/* quic_cc: the congestion control inside QUIC links (default bbr2). */
 	enum yip_quic_cc { YIP_QUIC_CC_BBR2 = 0, YIP_QUIC_CC_BBR, YIP_QUIC_CC_CUBIC } quic_cc;
 	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
@@ -163,5 +168,13 @@ size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i);
 
 /* Frees the arrays and wipes the private key. */
 void yip_config_free(struct yip_config *cfg);
+
+/*
+ * A metrics endpoint's address (yipd's metrics_listen, yip-rendezvous's
+ * --metrics-listen): 0 if it is a loopback address (127.0.0.0/8, ::1,
+ * ::ffff:127.0.0.0/104) or remote is set; otherwise -1 with a message in
+ * err that says how to allow it.
+ */
+int yip_metrics_listen_check(const union yip_sockaddr *a, bool remote, char *err, size_t errlen);
 
 #endif
