@@ -43,6 +43,8 @@ struct rdv_loop_config {
 	 * stays valid until this one returns. NULL: nothing to reload. */
 	int (*reload)(void *arg, struct rdv_members *m);
 	void *reload_arg;
+	/* The metrics endpoint (--metrics-listen; docs/operations.md); NULL: none. */
+	const union yip_sockaddr *metrics_listen;
 };
 
 /*
