@@ -31,9 +31,9 @@
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-#define IO_TIMEOUT_S 5   /* status: for connecting, sending and each read */
-#define BUSY_RETRIES 20  /* the daemon serves one client at a time */
-#define OPT_SETTING  256 /* getopt values OPT_SETTING + enum rdv_conf_key */
+#define IO_TIMEOUT_S       5   /* status: for connecting, sending and each read */
+#define BUSY_RETRIES       20  /* the daemon serves one client at a time */
+#define OPT_SETTING        256 /* getopt values OPT_SETTING + enum rdv_conf_key */
 #define OPT_METRICS_LISTEN 200
 #define OPT_METRICS_REMOTE 201
 
@@ -644,7 +644,8 @@ int main(int argc, char **argv)
 	if (metrics_arg != NULL) {
 		if (yip_endpoint_parse(metrics_arg, 0, false, &metrics_addr, NULL, err,
 		                       sizeof(err)) != 0 ||
-		    yip_metrics_listen_check(&metrics_addr, metrics_remote, err, sizeof(err)) != 0) {
+		    yip_metrics_listen_check(&metrics_addr, metrics_remote, err, sizeof(err)) !=
+		        0) {
 			fprintf(stderr, "yip-rendezvous: --metrics-listen: %s\n", err);
 			return EXIT_USAGE;
 		}

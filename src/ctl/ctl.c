@@ -110,7 +110,7 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		return 0;
 	}
 	snprintf(err, errlen,
-	         "unknown request '%.*s' (expected show, show <peer>, stats or members)",
+	         "unknown request '%.*s' (expected show, show <peer>, stats, members or metrics)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }

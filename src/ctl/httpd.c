@@ -132,8 +132,8 @@ static void on_accept(struct yip_httpd *h, uint64_t now)
 static void write_answer(struct yip_httpd *h, struct yip_httpd_conn *c)
 {
 	while (c->out_off < c->out_len) {
-		ssize_t n =
-		    send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		                 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -264,7 +264,8 @@ uint64_t yip_httpd_expire(struct yip_httpd *h, uint64_t now)
 			continue;
 		if (now >= c->deadline) {
 			if (!c->writing) {
-				ssize_t n = send(c->fd, r408, sizeof(r408) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+				ssize_t n = send(c->fd, r408, sizeof(r408) - 1,
+				                 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 				(void)n;
 			}

@@ -21,8 +21,8 @@
 
 #include "addr/addr.h"
 
-#define YIP_HTTPD_CLIENTS     8
-#define YIP_HTTPD_MAX_REQUEST 4096
+#define YIP_HTTPD_CLIENTS      8
+#define YIP_HTTPD_MAX_REQUEST  4096
 #define YIP_HTTPD_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* Builds the body of a 200 (heap, the server frees it); NULL: out of memory (503). */
@@ -55,7 +55,8 @@ struct yip_httpd {
 /* Listens on TCP address a. 0, or -1 with a message in err (h is then closed). */
 int yip_httpd_open(struct yip_httpd *h, const union yip_sockaddr *a, char *err, size_t errlen);
 
-/* Watches the server on p; requests for /metrics are answered with body(ctx). 0, or -1 with errno. */
+/* Watches the server on p; requests for /metrics are answered with body(ctx). 0, or -1 with errno.
+ */
 int yip_httpd_watch(struct yip_httpd *h, struct yip_poll *p, yip_httpd_body_fn body, void *ctx);
 
 /* Drops clients whose deadline has passed; returns the earliest deadline still pending, or 0. */

@@ -7,7 +7,7 @@
  * seconds, and every label takes a bounded set of values.
  */
 #include "ctl/ctl.h"
-#include "ctl/rendezvous.h"
+#include "ctl/metrics_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,48 +17,12 @@
 #include "membership/member.h"
 #include "peer/peer.h"
 
-/* Writes a label value with \, " and newline escaped. */
-static void label_value(FILE *f, const char *v)
-{
-	for (; *v != '\0'; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
-static void head(FILE *f, const char *name, const char *type, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* name{label="value"} n, or name n without a label. */
-static void sample(FILE *f, const char *name, const char *label, const char *value, uint64_t n)
-{
-	fputs(name, f);
-	if (label != NULL) {
-		fprintf(f, "{%s=\"", label);
-		label_value(f, value);
-		fputs("\"}", f);
-	}
-	fprintf(f, " %llu\n", (unsigned long long)n);
-}
-
-static void metric(FILE *f, const char *name, const char *type, const char *help, uint64_t n)
-{
-	head(f, name, type, help);
-	sample(f, name, NULL, NULL, n);
-}
-
 /* Sums of every peer's counters, the removed ones included. */
 struct sums {
 	struct yip_peer_stats st;
 	uint64_t recovery_mem;
-	uint64_t state[3];     /* established, handshaking, idle */
-	uint64_t by_path[5];   /* direct, relayed, tls, quic, none */
+	uint64_t state[3];   /* established, handshaking, idle */
+	uint64_t by_path[5]; /* direct, relayed, tls, quic, none */
 };
 
 static const char *const state_names[3] = {"established", "handshaking", "idle"};
@@ -126,67 +90,71 @@ static void traffic(FILE *f, const struct yip_ctl_snapshot *s)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		head(f, t[i].name, "counter", t[i].help);
+		metrics_head(f, t[i].name, "counter", t[i].help);
 		for (unsigned k = 0; k < YIP_TRAFFIC_KINDS; k++) {
 			uint64_t v;
 
 			memcpy(&v, (const char *)&s->totals.by_kind[k] + t[i].off, sizeof(v));
-			sample(f, t[i].name, "kind", yip_traffic_kind_name(k), v);
+			metrics_sample(f, t[i].name, "kind", yip_traffic_kind_name(k), v);
 		}
 	}
 }
 
 static void peers(FILE *f, const struct yip_ctl_snapshot *s, const struct sums *m)
 {
-	head(f, "yip_peers", "gauge", "Peers by session state.");
+	metrics_head(f, "yip_peers", "gauge", "Peers by session state.");
 	for (unsigned i = 0; i < 3; i++)
-		sample(f, "yip_peers", "state", state_names[i], m->state[i]);
-	head(f, "yip_peers_by_path", "gauge", "Peers by the kind of their current path.");
+		metrics_sample(f, "yip_peers", "state", state_names[i], m->state[i]);
+	metrics_head(f, "yip_peers_by_path", "gauge", "Peers by the kind of their current path.");
 	for (unsigned i = 0; i < 5; i++)
-		sample(f, "yip_peers_by_path", "kind", path_names[i], m->by_path[i]);
-	metric(f, "yip_sessions_up", "gauge", "Peers with an established session.", m->state[0]);
-	metric(f, "yip_handshakes_initiated_total", "counter",
-	       "Handshake series started with peers.", s->totals.hs_initiated);
-	metric(f, "yip_handshakes_completed_total", "counter",
-	       "Sessions made with peers, either side initiating.", s->totals.hs_completed);
-	metric(f, "yip_handshakes_failed_total", "counter",
-	       "Handshake series given up without an answer.", s->totals.hs_failed);
+		metrics_sample(f, "yip_peers_by_path", "kind", path_names[i], m->by_path[i]);
+	metrics_metric(f, "yip_sessions_up", "gauge", "Peers with an established session.",
+	               m->state[0]);
+	metrics_metric(f, "yip_handshakes_initiated_total", "counter",
+	               "Handshake series started with peers.", s->totals.hs_initiated);
+	metrics_metric(f, "yip_handshakes_completed_total", "counter",
+	               "Sessions made with peers, either side initiating.", s->totals.hs_completed);
+	metrics_metric(f, "yip_handshakes_failed_total", "counter",
+	               "Handshake series given up without an answer.", s->totals.hs_failed);
 }
 
 static void recovery(FILE *f, const struct sums *m)
 {
-	metric(f, "yip_lost_packets_total", "counter",
-	       "Datagrams from peers that never arrived (gaps in their counters).", m->st.lost);
-	metric(f, "yip_fec_recovered_packets_total", "counter",
-	       "Packets rebuilt from FEC repair symbols.", m->st.fec_recovered);
-	metric(f, "yip_fec_unrecovered_packets_total", "counter",
-	       "Packets of FEC blocks that could not be rebuilt.", m->st.fec_unrecovered);
-	metric(f, "yip_fec_late_packets_total", "counter",
-	       "Packets rebuilt after later packets had gone on without them.", m->st.fec_late);
-	metric(f, "yip_arq_recovered_packets_total", "counter",
-	       "Retransmitted packets received and delivered.", m->st.arq_recovered);
-	metric(f, "yip_arq_retransmitted_packets_total", "counter",
-	       "Packets retransmitted on a peer's request.", m->st.arq_sent);
-	metric(f, "yip_arq_nacks_sent_total", "counter", "Missing packets asked of peers.",
-	       m->st.nacks_sent);
-	metric(f, "yip_repair_sent_packets_total", "counter", "FEC repair symbols sent.",
-	       m->st.repair_sent);
-	metric(f, "yip_repair_sent_bytes_total", "counter",
-	       "Bytes of redundancy sent (repair datagrams).", m->st.repair_bytes);
-	metric(f, "yip_wire_sent_bytes_total", "counter",
-	       "Bytes of every datagram sent to peers (headers and repair included).",
-	       m->st.wire_bytes);
-	metric(f, "yip_path_roams_total", "counter", "Times a peer's address changed.",
-	       m->st.roams);
-	metric(f, "yip_recovery_memory_bytes", "gauge", "Memory loss recovery holds now.",
-	       m->recovery_mem);
+	metrics_metric(f, "yip_lost_packets_total", "counter",
+	               "Datagrams from peers that never arrived (gaps in their counters).",
+	               m->st.lost);
+	metrics_metric(f, "yip_fec_recovered_packets_total", "counter",
+	               "Packets rebuilt from FEC repair symbols.", m->st.fec_recovered);
+	metrics_metric(f, "yip_fec_unrecovered_packets_total", "counter",
+	               "Packets of FEC blocks that could not be rebuilt.", m->st.fec_unrecovered);
+	metrics_metric(f, "yip_fec_late_packets_total", "counter",
+	               "Packets rebuilt after later packets had gone on without them.",
+	               m->st.fec_late);
+	metrics_metric(f, "yip_arq_recovered_packets_total", "counter",
+	               "Retransmitted packets received and delivered.", m->st.arq_recovered);
+	metrics_metric(f, "yip_arq_retransmitted_packets_total", "counter",
+	               "Packets retransmitted on a peer's request.", m->st.arq_sent);
+	metrics_metric(f, "yip_arq_nacks_sent_total", "counter", "Missing packets asked of peers.",
+	               m->st.nacks_sent);
+	metrics_metric(f, "yip_repair_sent_packets_total", "counter", "FEC repair symbols sent.",
+	               m->st.repair_sent);
+	metrics_metric(f, "yip_repair_sent_bytes_total", "counter",
+	               "Bytes of redundancy sent (repair datagrams).", m->st.repair_bytes);
+	metrics_metric(f, "yip_wire_sent_bytes_total", "counter",
+	               "Bytes of every datagram sent to peers (headers and repair included).",
+	               m->st.wire_bytes);
+	metrics_metric(f, "yip_path_roams_total", "counter", "Times a peer's address changed.",
+	               m->st.roams);
+	metrics_metric(f, "yip_recovery_memory_bytes", "gauge", "Memory loss recovery holds now.",
+	               m->recovery_mem);
 }
 
 static void drops(FILE *f, const struct yip_ctl_snapshot *s)
 {
-	head(f, "yip_drops_total", "counter", "Datagrams and packets dropped, by reason.");
+	metrics_head(f, "yip_drops_total", "counter", "Datagrams and packets dropped, by reason.");
 	for (unsigned d = 0; d < YIP_DROP_COUNT; d++)
-		sample(f, "yip_drops_total", "reason", yip_drop_name((enum yip_drop)d), s->drops[d]);
+		metrics_sample(f, "yip_drops_total", "reason", yip_drop_name((enum yip_drop)d),
+		               s->drops[d]);
 }
 
 static void servers(FILE *f, const struct yip_ctl_snapshot *s)
@@ -194,30 +162,34 @@ static void servers(FILE *f, const struct yip_ctl_snapshot *s)
 	static const char *const states[] = {"connecting", "registering", "registered", "refused"};
 	char idx[24];
 
-	metric(f, "yip_rendezvous_servers", "gauge", "Rendezvous servers configured.",
-	       s->n_servers);
+	metrics_metric(f, "yip_rendezvous_servers", "gauge", "Rendezvous servers configured.",
+	               s->n_servers);
 	if (s->n_servers == 0)
 		return;
-	head(f, "yip_rendezvous_server_state", "gauge",
-	     "1 for the state each rendezvous server (by its index in the configuration) is in.");
+	metrics_head(
+	    f, "yip_rendezvous_server_state", "gauge",
+	    "1 for the state each rendezvous server (by its index in the configuration) is in.");
 	for (size_t i = 0; i < s->n_servers; i++) {
 		snprintf(idx, sizeof(idx), "%zu", i);
 		for (size_t k = 0; k < sizeof(states) / sizeof(states[0]); k++)
-			fprintf(f, "yip_rendezvous_server_state{server=\"%s\",state=\"%s\"} %d\n", idx,
-			        states[k],
-			        s->servers[i].state != NULL && strcmp(s->servers[i].state, states[k]) == 0);
+			fprintf(f, "yip_rendezvous_server_state{server=\"%s\",state=\"%s\"} %d\n",
+			        idx, states[k],
+			        s->servers[i].state != NULL &&
+			            strcmp(s->servers[i].state, states[k]) == 0);
 	}
-	head(f, "yip_rendezvous_lookups_total", "counter",
-	     "Peer lookups sent to each rendezvous server.");
+	metrics_head(f, "yip_rendezvous_lookups_total", "counter",
+	             "Peer lookups sent to each rendezvous server.");
 	for (size_t i = 0; i < s->n_servers; i++) {
 		snprintf(idx, sizeof(idx), "%zu", i);
-		sample(f, "yip_rendezvous_lookups_total", "server", idx, s->servers[i].lookups);
+		metrics_sample(f, "yip_rendezvous_lookups_total", "server", idx,
+		               s->servers[i].lookups);
 	}
-	head(f, "yip_rendezvous_introductions_total", "counter",
-	     "Introductions received from each rendezvous server.");
+	metrics_head(f, "yip_rendezvous_introductions_total", "counter",
+	             "Introductions received from each rendezvous server.");
 	for (size_t i = 0; i < s->n_servers; i++) {
 		snprintf(idx, sizeof(idx), "%zu", i);
-		sample(f, "yip_rendezvous_introductions_total", "server", idx, s->servers[i].intros);
+		metrics_sample(f, "yip_rendezvous_introductions_total", "server", idx,
+		               s->servers[i].intros);
 	}
 }
 
@@ -227,30 +199,33 @@ static void members(FILE *f, const struct yip_ctl_snapshot *s)
 
 	if (!m->present)
 		return;
-	metric(f, "yip_members_admitted_total", "counter", "Members admitted as peers.",
-	       m->admitted);
-	metric(f, "yip_members_removed_total", "counter", "Members removed (revoked, expired).",
-	       m->removed);
-	head(f, "yip_members_refused_total", "counter", "Certificates refused, by verdict.");
+	metrics_metric(f, "yip_members_admitted_total", "counter", "Members admitted as peers.",
+	               m->admitted);
+	metrics_metric(f, "yip_members_removed_total", "counter",
+	               "Members removed (revoked, expired).", m->removed);
+	metrics_head(f, "yip_members_refused_total", "counter",
+	             "Certificates refused, by verdict.");
 	for (unsigned v = 0; v < MEMBER_VERDICT_COUNT; v++)
-		sample(f, "yip_members_refused_total", "reason",
-		       member_verdict_name((enum member_verdict)v), m->refused[v]);
+		metrics_sample(f, "yip_members_refused_total", "reason",
+		               member_verdict_name((enum member_verdict)v), m->refused[v]);
 	if (!m->gossip)
 		return;
-	metric(f, "yip_gossip_neighbours", "gauge", "Gossip neighbours.", m->gossip_neighbours);
-	metric(f, "yip_gossip_items", "gauge", "Items the gossip store holds.", m->gossip_items);
-	metric(f, "yip_gossip_sent_messages_total", "counter", "Gossip messages sent.",
-	       m->gossip_tx_msgs);
-	metric(f, "yip_gossip_sent_bytes_total", "counter", "Gossip bytes sent.",
-	       m->gossip_tx_bytes);
-	metric(f, "yip_gossip_received_messages_total", "counter", "Gossip messages received.",
-	       m->gossip_rx_msgs);
-	metric(f, "yip_gossip_received_bytes_total", "counter", "Gossip bytes received.",
-	       m->gossip_rx_bytes);
-	metric(f, "yip_gossip_accepted_total", "counter", "Gossip items accepted.",
-	       m->gossip_accepted);
-	metric(f, "yip_gossip_dropped_total", "counter", "Gossip messages dropped.",
-	       m->gossip_drops);
+	metrics_metric(f, "yip_gossip_neighbours", "gauge", "Gossip neighbours.",
+	               m->gossip_neighbours);
+	metrics_metric(f, "yip_gossip_items", "gauge", "Items the gossip store holds.",
+	               m->gossip_items);
+	metrics_metric(f, "yip_gossip_sent_messages_total", "counter", "Gossip messages sent.",
+	               m->gossip_tx_msgs);
+	metrics_metric(f, "yip_gossip_sent_bytes_total", "counter", "Gossip bytes sent.",
+	               m->gossip_tx_bytes);
+	metrics_metric(f, "yip_gossip_received_messages_total", "counter",
+	               "Gossip messages received.", m->gossip_rx_msgs);
+	metrics_metric(f, "yip_gossip_received_bytes_total", "counter", "Gossip bytes received.",
+	               m->gossip_rx_bytes);
+	metrics_metric(f, "yip_gossip_accepted_total", "counter", "Gossip items accepted.",
+	               m->gossip_accepted);
+	metrics_metric(f, "yip_gossip_dropped_total", "counter", "Gossip messages dropped.",
+	               m->gossip_drops);
 }
 
 static void datapath(FILE *f, const struct yip_ctl_snapshot *s)
@@ -259,12 +234,13 @@ static void datapath(FILE *f, const struct yip_ctl_snapshot *s)
 
 	if (!d->present)
 		return;
-	metric(f, "yip_tls_links", "gauge", "TLS links open now.", d->tls_links);
-	metric(f, "yip_tls_links_opened_total", "counter", "TLS links opened.", d->tls_opened);
-	metric(f, "yip_tls_links_failed_total", "counter", "TLS links that failed to open.",
-	       d->tls_failed);
-	metric(f, "yip_aqm_marks_total", "counter", "Packets CoDel marked with ECN CE.",
-	       d->aqm_marks);
+	metrics_metric(f, "yip_tls_links", "gauge", "TLS links open now.", d->tls_links);
+	metrics_metric(f, "yip_tls_links_opened_total", "counter", "TLS links opened.",
+	               d->tls_opened);
+	metrics_metric(f, "yip_tls_links_failed_total", "counter", "TLS links that failed to open.",
+	               d->tls_failed);
+	metrics_metric(f, "yip_aqm_marks_total", "counter", "Packets CoDel marked with ECN CE.",
+	               d->aqm_marks);
 }
 
 /* The first 8 bytes of a key in hex: a peer's label. */
@@ -295,10 +271,10 @@ static void per_peer(FILE *f, const struct yip_ctl_snapshot *s)
 
 	if (!s->metrics_peers)
 		return;
-	metric(f, "yip_peer_series_omitted", "gauge",
-	       "Peers left out of the per-peer series (over the limit).", s->n_peers - n);
+	metrics_metric(f, "yip_peer_series_omitted", "gauge",
+	               "Peers left out of the per-peer series (over the limit).", s->n_peers - n);
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
-		head(f, t[k].name, t[k].type, t[k].help);
+		metrics_head(f, t[k].name, t[k].type, t[k].help);
 		for (size_t i = 0; i < n; i++) {
 			const struct yip_ctl_peer *p = &s->peers[i];
 			uint64_t v = k == 0   ? p->stats.rx_bytes
@@ -307,7 +283,7 @@ static void per_peer(FILE *f, const struct yip_ctl_snapshot *s)
 			                      : p->latest_handshake;
 
 			short_key(key, p->public_key);
-			sample(f, t[k].name, "peer", key, v);
+			metrics_sample(f, t[k].name, "peer", key, v);
 		}
 	}
 }
@@ -322,11 +298,13 @@ char *yip_ctl_metrics(const struct yip_ctl_snapshot *s, size_t *out_len)
 	if (f == NULL)
 		return NULL;
 	sum_peers(s, &m);
-	head(f, "yip_build_info", "gauge", "The version of yip running, as a label; always 1.");
-	sample(f, "yip_build_info", "version", YIP_VERSION, 1);
+	metrics_head(f, "yip_build_info", "gauge",
+	             "The version of yip running, as a label; always 1.");
+	metrics_sample(f, "yip_build_info", "version", YIP_VERSION, 1);
 	if (s->start_time_s != 0)
-		metric(f, "process_start_time_seconds", "gauge",
-		       "Start time of the process since the Unix epoch, in seconds.", s->start_time_s);
+		metrics_metric(f, "process_start_time_seconds", "gauge",
+		               "Start time of the process since the Unix epoch, in seconds.",
+		               s->start_time_s);
 	traffic(f, s);
 	peers(f, s, &m);
 	recovery(f, &m);
@@ -335,133 +313,6 @@ char *yip_ctl_metrics(const struct yip_ctl_snapshot *s, size_t *out_len)
 	members(f, s);
 	datapath(f, s);
 	per_peer(f, s);
-	if (fclose(f) != 0 || text == NULL) {
-		free(text);
-		return NULL;
-	}
-	*out_len = size;
-	return text;
-}
-
-/* ---- yip-rendezvous ------------------------------------------------------------------ */
-
-static void rdv_engine(FILE *f, const struct yip_rdv_status *st)
-{
-	const struct rdv_server *srv = st->srv;
-	const struct rdv_stats *t = &srv->stats;
-
-	metric(f, "yip_rendezvous_nodes", "gauge", "Nodes registered now.", srv->n_nodes);
-	metric(f, "yip_rendezvous_guests", "gauge",
-	       "Registered nodes that are guests (not admitted members).", srv->n_guests);
-	metric(f, "yip_rendezvous_handshakes_total", "counter", "Handshakes completed with nodes.",
-	       t->handshakes);
-	metric(f, "yip_rendezvous_registrations_total", "counter", "Registrations accepted.",
-	       t->registrations);
-	metric(f, "yip_rendezvous_lookups_total", "counter", "Lookups answered.", t->lookups);
-	metric(f, "yip_rendezvous_introductions_total", "counter", "Introductions sent.",
-	       t->intros);
-	metric(f, "yip_rendezvous_relayed_packets_total", "counter", "Datagrams relayed.",
-	       t->relayed_dgrams);
-	metric(f, "yip_rendezvous_relayed_bytes_total", "counter", "Bytes relayed.",
-	       t->relayed_bytes);
-	metric(f, "yip_rendezvous_admitted_total", "counter",
-	       "Members whose certificate was accepted.", t->admitted);
-	head(f, "yip_rendezvous_refused_total", "counter",
-	     "Registrations refused, by reason (a certificate missing or its verdict).");
-	for (unsigned v = 0; v < MEMBER_VERDICT_COUNT; v++)
-		sample(f, "yip_rendezvous_refused_total", "reason",
-		       v == 0 ? "no_certificate" : member_verdict_name((enum member_verdict)v),
-		       t->refused[v]);
-	metric(f, "yip_rendezvous_evicted_total", "counter", "Members dropped: revoked or expired.",
-	       t->evicted);
-	head(f, "yip_rendezvous_drops_total", "counter", "Datagrams dropped, by reason.");
-	for (unsigned d = 0; d < RDV_DROP_COUNT; d++)
-		sample(f, "yip_rendezvous_drops_total", "reason", rdv_drop_name((enum rdv_drop)d),
-		       srv->drops[d]);
-	metric(f, "yip_rendezvous_received_datagrams_total", "counter",
-	       "UDP datagrams received on both sockets.", st->rx_dgrams);
-	metric(f, "yip_rendezvous_sent_datagrams_total", "counter",
-	       "UDP datagrams handed to the kernel.", st->tx_dgrams);
-	metric(f, "yip_rendezvous_send_failed_total", "counter",
-	       "UDP datagrams the kernel refused.", st->tx_failed);
-}
-
-static void rdv_fronts(FILE *f, const struct yip_rdv_status *st)
-{
-	if (st->front != NULL) {
-		const struct yip_rdv_front *t = st->front;
-
-		metric(f, "yip_rendezvous_tls_connections", "gauge", "TLS front: connections open.",
-		       t->open);
-		metric(f, "yip_rendezvous_tls_accepted_total", "counter",
-		       "TLS front: connections accepted.", t->tcp_accepted);
-		metric(f, "yip_rendezvous_tls_refused_total", "counter",
-		       "TLS front: connections closed at once (over a limit).", t->tcp_refused);
-		metric(f, "yip_rendezvous_tls_failed_total", "counter",
-		       "TLS front: handshakes that failed or timed out.",
-		       t->tls_failed + t->tls_timeouts);
-		metric(f, "yip_rendezvous_tls_yip_streams_total", "counter",
-		       "TLS front: connections whose first frame authenticated.", t->yip_streams);
-		head(f, "yip_rendezvous_tls_decoy_total", "counter",
-		     "TLS front: connections served by the decoy or the site, by reason.");
-		for (unsigned r = 0; r < YIP_RDV_DECOY_COUNT; r++)
-			sample(f, "yip_rendezvous_tls_decoy_total", "reason", yip_rdv_decoy_name(r),
-			       t->decoy_reasons[r]);
-	}
-	if (st->reality != NULL) {
-		const struct yip_rdv_reality *t = st->reality;
-
-		metric(f, "yip_rendezvous_reality_connections", "gauge",
-		       "REALITY front: connections open.", t->open);
-		metric(f, "yip_rendezvous_reality_accepted_total", "counter",
-		       "REALITY front: connections accepted.", t->accepted);
-		metric(f, "yip_rendezvous_reality_refused_total", "counter",
-		       "REALITY front: connections closed at once (over a limit).", t->refused);
-		head(f, "yip_rendezvous_reality_outcomes_total", "counter",
-		     "REALITY front: connections by what became of them.");
-		for (unsigned o = 0; o < YIP_RDV_REALITY_OUTCOMES; o++)
-			sample(f, "yip_rendezvous_reality_outcomes_total", "outcome",
-			       yip_rdv_reality_outcome_name(o), t->outcome[o]);
-		metric(f, "yip_rendezvous_reality_yip_streams_total", "counter",
-		       "REALITY front: authenticated connections whose handshake completed.",
-		       t->yip_streams);
-		metric(f, "yip_rendezvous_reality_spliced_bytes_total", "counter",
-		       "REALITY front: bytes spliced to and from the target.",
-		       t->bytes_to_target + t->bytes_from_target);
-	}
-	if (st->quic != NULL) {
-		const struct yip_rdv_quic *t = st->quic;
-
-		metric(f, "yip_rendezvous_quic_connections", "gauge", "QUIC: connections open.",
-		       t->open);
-		metric(f, "yip_rendezvous_quic_accepted_total", "counter", "QUIC: connections begun.",
-		       t->accepted);
-		metric(f, "yip_rendezvous_quic_refused_total", "counter",
-		       "QUIC: Initials dropped over a limit.", t->refused);
-		metric(f, "yip_rendezvous_quic_failed_total", "counter",
-		       "QUIC: handshakes that failed or timed out.", t->failed + t->timeouts);
-		metric(f, "yip_rendezvous_quic_yip_connections_total", "counter",
-		       "QUIC: connections whose first datagram authenticated.", t->yip_conns);
-		metric(f, "yip_rendezvous_quic_decoy_requests_total", "counter",
-		       "QUIC: HTTP/3 requests the decoy answered.", t->decoy_requests);
-	}
-}
-
-char *yip_rdv_metrics(const struct yip_rdv_status *st, uint64_t start_s, size_t *out_len)
-{
-	char *text = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&text, &size);
-
-	if (f == NULL)
-		return NULL;
-	head(f, "yip_build_info", "gauge", "The version of yip running, as a label; always 1.");
-	sample(f, "yip_build_info", "version", YIP_VERSION, 1);
-	if (start_s != 0)
-		metric(f, "process_start_time_seconds", "gauge",
-		       "Start time of the process since the Unix epoch, in seconds.", start_s);
-	rdv_engine(f, st);
-	rdv_fronts(f, st);
 	if (fclose(f) != 0 || text == NULL) {
 		free(text);
 		return NULL;

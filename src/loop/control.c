@@ -116,8 +116,7 @@ static char *metrics_body(void *ctx, size_t *len)
 	return r;
 }
 
-int loop_metrics_open(struct yip_loop *l, const struct yip_config *config, char *err,
-                      size_t errlen)
+int loop_metrics_open(struct yip_loop *l, const struct yip_config *config, char *err, size_t errlen)
 {
 	l->start_time_s = yip_now_wall() / YIP_NS_PER_S;
 	l->metrics_peers = config->metrics_peers;

@@ -307,7 +307,8 @@ struct yip_traffic *frame_traffic(struct yip_peer *p)
 
 	if (p->path >= 0 && (unsigned)p->path < p->n_paths) {
 		const struct yip_path *pa = &p->paths[p->path];
-		const struct yip_link *lk = pa->kind == YIP_PATH_RELAY ? NULL : link_of(dev, pa->link);
+		const struct yip_link *lk =
+		    pa->kind == YIP_PATH_RELAY ? NULL : link_of(dev, pa->link);
 
 		if (pa->kind == YIP_PATH_RELAY)
 			k = YIP_TRAFFIC_RELAYED;

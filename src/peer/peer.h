@@ -434,9 +434,9 @@ struct yip_traffic {
 
 struct yip_device_totals {
 	struct yip_traffic by_kind[YIP_TRAFFIC_KINDS];
-	uint64_t hs_initiated; /* handshake series started with a peer */
-	uint64_t hs_completed; /* sessions made with a peer (either side) */
-	uint64_t hs_failed;    /* series given up without an answer (rekey_attempt) */
+	uint64_t hs_initiated;         /* handshake series started with a peer */
+	uint64_t hs_completed;         /* sessions made with a peer (either side) */
+	uint64_t hs_failed;            /* series given up without an answer (rekey_attempt) */
 	struct yip_peer_stats removed; /* the peers removed so far, summed */
 };
 

@@ -62,7 +62,8 @@ static void check_format(const char *text, size_t len)
 			memcpy(name, l, nl);
 			name[nl] = '\0';
 			assert_string_equal(name, typed); /* its TYPE came just before */
-			assert_memory_equal(name, "yip_", 4 - (strncmp(name, "process_", 8) == 0) * 4);
+			assert_memory_equal(name, "yip_",
+			                    4 - (strncmp(name, "process_", 8) == 0) * 4);
 			/* No series twice. */
 			for (size_t i = 0; i < n_series; i++)
 				assert_true(strncmp(series[i], l, strcspn(l, " ")) != 0 ||
@@ -123,7 +124,8 @@ static void text_and_sums(void **state)
 	assert_int_equal(value_of(t, "yip_received_packets_total{kind=\"direct\"}"), 1234);
 	assert_int_equal(value_of(t, "yip_sent_bytes_total{kind=\"relayed\"}"), 99);
 	assert_int_equal(value_of(t, "yip_sent_bytes_total{kind=\"quic\"}"), 0);
-	assert_int_equal(value_of(t, "yip_fec_recovered_packets_total"), 45); /* 4 x 10 + 5 removed */
+	assert_int_equal(value_of(t, "yip_fec_recovered_packets_total"),
+	                 45); /* 4 x 10 + 5 removed */
 	assert_int_equal(value_of(t, "yip_handshakes_completed_total"), 7);
 	assert_int_equal(value_of(t, "yip_peers{state=\"established\"}"), 2);
 	assert_int_equal(value_of(t, "yip_peers{state=\"handshaking\"}"), 1);
@@ -140,7 +142,7 @@ static void text_and_sums(void **state)
 	assert_int_equal(
 	    value_of(t, "yip_rendezvous_server_state{server=\"1\",state=\"registered\"}"), 0);
 	assert_null(strstr(t, "yip_peer_received_bytes_total")); /* not asked for */
-	assert_null(strstr(t, "yip_gossip_")); /* not a CA-gated node */
+	assert_null(strstr(t, "yip_gossip_"));                   /* not a CA-gated node */
 	free(t);
 }
 

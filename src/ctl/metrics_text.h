@@ -1,0 +1,18 @@
+/*
+ * Lines of Prometheus text exposition, format 0.0.4, for metrics.c (yipd)
+ * and rdv_metrics.c (yip-rendezvous): a metric's HELP and TYPE lines, and
+ * its samples with at most one label, whose value is escaped.
+ */
+#ifndef YIP_CTL_METRICS_TEXT_H
+#define YIP_CTL_METRICS_TEXT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+void metrics_head(FILE *f, const char *name, const char *type, const char *help);
+/* name{label="value"} n; label NULL: name n. */
+void metrics_sample(FILE *f, const char *name, const char *label, const char *value, uint64_t n);
+/* A metric of one sample without labels, its HELP and TYPE lines first. */
+void metrics_metric(FILE *f, const char *name, const char *type, const char *help, uint64_t n);
+
+#endif
