@@ -298,13 +298,7 @@ char *yip_ctl_metrics(const struct yip_ctl_snapshot *s, size_t *out_len)
 	if (f == NULL)
 		return NULL;
 	sum_peers(s, &m);
-	metrics_head(f, "yip_build_info", "gauge",
-	             "The version of yip running, as a label; always 1.");
-	metrics_sample(f, "yip_build_info", "version", YIP_VERSION, 1);
-	if (s->start_time_s != 0)
-		metrics_metric(f, "process_start_time_seconds", "gauge",
-		               "Start time of the process since the Unix epoch, in seconds.",
-		               s->start_time_s);
+	metrics_process(f, s->start_time_s);
 	traffic(f, s);
 	peers(f, s, &m);
 	recovery(f, &m);
@@ -313,10 +307,5 @@ char *yip_ctl_metrics(const struct yip_ctl_snapshot *s, size_t *out_len)
 	members(f, s);
 	datapath(f, s);
 	per_peer(f, s);
-	if (fclose(f) != 0 || text == NULL) {
-		free(text);
-		return NULL;
-	}
-	*out_len = size;
-	return text;
+	return metrics_finish(f, &text, &size, out_len);
 }

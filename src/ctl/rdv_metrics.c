@@ -128,19 +128,8 @@ char *yip_rdv_metrics(const struct yip_rdv_status *st, uint64_t start_s, size_t 
 
 	if (f == NULL)
 		return NULL;
-	metrics_head(f, "yip_build_info", "gauge",
-	             "The version of yip running, as a label; always 1.");
-	metrics_sample(f, "yip_build_info", "version", YIP_VERSION, 1);
-	if (start_s != 0)
-		metrics_metric(f, "process_start_time_seconds", "gauge",
-		               "Start time of the process since the Unix epoch, in seconds.",
-		               start_s);
+	metrics_process(f, start_s);
 	rdv_engine(f, st);
 	rdv_fronts(f, st);
-	if (fclose(f) != 0 || text == NULL) {
-		free(text);
-		return NULL;
-	}
-	*out_len = size;
-	return text;
+	return metrics_finish(f, &text, &size, out_len);
 }

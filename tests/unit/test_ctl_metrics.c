@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ctl/ctl.h"
+#include "ctl/rendezvous.h"
 
 /* The value of the series named exactly so (name{labels}), or -1. */
 static long long value_of(const char *text, const char *series)
@@ -195,12 +196,46 @@ static void request(void **state)
 	free(t);
 }
 
+/* yip-rendezvous's text: the same rules, its counters, the fronts only when present. */
+static void rendezvous(void **state)
+{
+	struct rdv_server *srv = calloc(1, sizeof(*srv));
+	struct yip_rdv_quic quic = {.accepted = 4};
+	struct yip_rdv_status st = {0};
+	size_t len;
+	char *t;
+
+	(void)state;
+	assert_non_null(srv);
+	srv->n_nodes = 3;
+	srv->stats.relayed_bytes = 4096;
+	srv->stats.refused[0] = 2;
+	st.srv = srv;
+	t = yip_rdv_metrics(&st, 1700000000, &len);
+	assert_non_null(t);
+	check_format(t, len);
+	assert_int_equal(value_of(t, "yip_rendezvous_nodes"), 3);
+	assert_int_equal(value_of(t, "yip_rendezvous_relayed_bytes_total"), 4096);
+	assert_int_equal(value_of(t, "yip_rendezvous_refused_total{reason=\"no_certificate\"}"), 2);
+	assert_null(strstr(t, "yip_rendezvous_quic_"));
+	free(t);
+	st.quic = &quic;
+	t = yip_rdv_metrics(&st, 0, &len);
+	assert_non_null(t);
+	check_format(t, len);
+	assert_int_equal(value_of(t, "yip_rendezvous_quic_accepted_total"), 4);
+	assert_null(strstr(t, "process_start_time_seconds"));
+	free(t);
+	free(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(text_and_sums),
 	    cmocka_unit_test(per_peer_bounded),
 	    cmocka_unit_test(request),
+	    cmocka_unit_test(rendezvous),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
