@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "config/keytext.h"
 #include "crypto/crypto.h"
 #include "ctl/ctl.h"
@@ -31,9 +32,14 @@
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-#define IO_TIMEOUT_S 5   /* status: for connecting, sending and each read */
-#define BUSY_RETRIES 20  /* the daemon serves one client at a time */
-#define OPT_SETTING  256 /* getopt values OPT_SETTING + enum rdv_conf_key */
+#define IO_TIMEOUT_S       5   /* status: for connecting, sending and each read */
+#define BUSY_RETRIES       20  /* the daemon serves one client at a time */
+#define OPT_SETTING        256 /* getopt values OPT_SETTING + enum rdv_conf_key */
+#define OPT_METRICS_LISTEN 200
+#define OPT_METRICS_REMOTE 201
+
+/* --metrics-listen (docs/operations.md, "Metrics"); NULL: none. */
+static const union yip_sockaddr *metrics_listen;
 
 static void usage(FILE *f)
 {
@@ -62,6 +68,9 @@ static void usage(FILE *f)
 	        "  --obf-psk HEX        obfuscate every datagram with this network key (64 hex\n"
 	        "                       digits; the nodes' obf_psk); better set in --config\n"
 	        "  --user NAME          run as NAME once set up (default %s)\n"
+	        "  --metrics-listen ADDR:PORT  Prometheus metrics on http://ADDR:PORT/metrics\n"
+	        "                       (a loopback address, unless --metrics-remote)\n"
+	        "  --metrics-remote     allow a --metrics-listen address that is not loopback\n"
 	        "  --sandbox on|log|off the user, no_new_privs and a seccomp allow-list\n"
 	        "                       (log: only log what it would refuse; default on)\n"
 	        "  --ca KEY             admit only members certified by this CA (yip-ca pubkey)\n"
@@ -426,6 +435,7 @@ static int serve(const struct rdv_conf *c)
 	unsetenv("WATCHDOG_USEC");
 	unsetenv("WATCHDOG_PID");
 	lc.notify = &notify;
+	lc.metrics_listen = metrics_listen;
 	rc = rdv_loop_run(&lc) == 0 ? 0 : EXIT_RUNTIME;
 	yip_notify_close(&notify);
 	sodium_memzero(&reality, sizeof(reality));
@@ -554,6 +564,8 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"genkey", no_argument, NULL, 'g'},
+	    {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
+	    {"metrics-remote", no_argument, NULL, OPT_METRICS_REMOTE},
 	    {"pubkey", no_argument, NULL, 'p'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"version", no_argument, NULL, 'V'},
@@ -594,6 +606,9 @@ int main(int argc, char **argv)
 	size_t n_more = 0;
 	struct rdv_conf conf;
 	char err[512];
+	const char *metrics_arg = NULL;
+	bool metrics_remote = false;
+	static union yip_sockaddr metrics_addr;
 	int c;
 
 	log_journal();
@@ -633,6 +648,12 @@ int main(int argc, char **argv)
 			yip_log_set_format(f);
 			break;
 		}
+		case OPT_METRICS_LISTEN:
+			metrics_arg = optarg;
+			break;
+		case OPT_METRICS_REMOTE:
+			metrics_remote = true;
+			break;
 		default:
 			if (c >= OPT_SETTING && c < OPT_SETTING + RDV_CONF_COUNT &&
 			    rdv_conf_repeatable((enum rdv_conf_key)(c - OPT_SETTING))) {
@@ -656,6 +677,19 @@ int main(int argc, char **argv)
 	if (optind != argc) {
 		fprintf(stderr, "yip-rendezvous: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (metrics_arg != NULL) {
+		if (yip_endpoint_parse(metrics_arg, 0, false, &metrics_addr, NULL, err,
+		                       sizeof(err)) != 0 ||
+		    yip_metrics_listen_check(&metrics_addr, metrics_remote, err, sizeof(err)) !=
+		        0) {
+			fprintf(stderr, "yip-rendezvous: --metrics-listen: %s\n", err);
+			return EXIT_USAGE;
+		}
+		metrics_listen = &metrics_addr;
+	} else if (metrics_remote) {
+		fprintf(stderr, "yip-rendezvous: --metrics-remote needs --metrics-listen\n");
 		return EXIT_USAGE;
 	}
 	rdv_conf_default(&conf);

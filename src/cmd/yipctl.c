@@ -37,6 +37,7 @@ static void usage(FILE *f)
 	        "                                 peers); returns when it is applied\n"
 	        "       yipctl log [LEVEL] [device]  show the daemon's log level, or set it\n"
 	        "                                 (error, warn, info, debug) until it exits\n"
+	        "       yipctl metrics [device]   Prometheus text, as metrics_listen serves it\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char request[YIP_CTL_MAX_REQUEST], err[256];
 	size_t npos = 0, max_pos;
-	bool json = false;
+	bool json = false, metrics = false;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -193,6 +194,10 @@ int main(int argc, char **argv)
 			pos[1] = NULL;
 			npos--;
 		}
+	} else if (strcmp(cmd, "metrics") == 0) {
+		view = YIP_CTL_VIEW_JSON; /* only to read an error reply */
+		metrics = true;
+		max_pos = 1;
 	} else {
 		fprintf(stderr, "yipctl: unknown command '%s'\n", cmd);
 		usage(stderr);
@@ -203,7 +208,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (json && view != YIP_CTL_VIEW_JSON) {
+	if (json && (view != YIP_CTL_VIEW_JSON || metrics)) {
 		fprintf(stderr, "yipctl: --json goes with show, stats, members, reload or log\n");
 		return EXIT_USAGE;
 	}
@@ -224,6 +229,7 @@ int main(int argc, char **argv)
 		         strcmp(cmd, "stats") == 0     ? "stats"
 		         : strcmp(cmd, "members") == 0 ? "members"
 		         : strcmp(cmd, "reload") == 0  ? "reload"
+		         : metrics                     ? "metrics"
 		                                       : "show");
 	}
 
@@ -249,8 +255,18 @@ int main(int argc, char **argv)
 		rc = ask(path, device, request, &reply, &len);
 		if (rc != 0)
 			return rc;
-		rc = yip_ctl_render(stdout, view, reply, len, (uint64_t)time(NULL), err,
-		                    sizeof(err));
+		/* metrics: the reply is the exposition text; a JSON object is an error. */
+		if (metrics && len > 0 && reply[0] != '{')
+			rc = fwrite(reply, 1, len, stdout) == len
+			         ? 0
+			         : (snprintf(err, sizeof(err), "writing output failed"), -1);
+		else
+			rc = yip_ctl_render(stdout, view, reply, len, (uint64_t)time(NULL), err,
+			                    sizeof(err));
+		if (metrics && rc == 0 && len > 0 && reply[0] == '{') {
+			snprintf(err, sizeof(err), "the daemon did not answer with metrics");
+			rc = -1;
+		}
 		free(reply);
 		if (rc == 0)
 			break;

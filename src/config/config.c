@@ -70,6 +70,9 @@ enum key_id {
 	KEY_ALLOWED_IPS,
 	KEY_PERSISTENT_KEEPALIVE,
 	KEY_PEER_TLS_SNI,
+	KEY_METRICS_LISTEN,
+	KEY_METRICS_REMOTE,
+	KEY_METRICS_PEERS,
 	KEY_COUNT
 };
 
@@ -375,6 +378,38 @@ static int parse_switch(struct parser *p, const char *key, const char *value, bo
 static int parse_fec(struct parser *p, char *value)
 {
 	return parse_switch(p, "fec", value, &p->cfg->fec_off);
+}
+
+/* metrics_listen: the TCP address of the Prometheus endpoint, a port required. */
+static int parse_metrics_listen(struct parser *p, char *value)
+{
+	char reason[MAX_MSG];
+
+	if (yip_endpoint_parse(value, 0, false, &p->cfg->metrics_listen, NULL, reason,
+	                       sizeof(reason)) < 0)
+		return fail(p, "metrics_listen: %s", reason);
+	p->cfg->has_metrics_listen = true;
+	return 0;
+}
+
+static int parse_metrics_remote(struct parser *p, char *value)
+{
+	bool off = true;
+
+	if (parse_switch(p, "metrics_remote", value, &off) < 0)
+		return -1;
+	p->cfg->metrics_remote = !off;
+	return 0;
+}
+
+static int parse_metrics_peers(struct parser *p, char *value)
+{
+	bool off = true;
+
+	if (parse_switch(p, "metrics_peers", value, &off) < 0)
+		return -1;
+	p->cfg->metrics_peers = !off;
+	return 0;
 }
 
 static int parse_cipher(struct parser *p, char *value)
@@ -994,6 +1029,9 @@ static const struct key_def keys[KEY_COUNT] = {
     [KEY_NAT_KEEPALIVE] = {"nat_keepalive", SCOPE_INTERFACE, false, parse_nat_keepalive},
     [KEY_RELAY] = {"relay", SCOPE_INTERFACE, false, parse_relay},
     [KEY_OBF_PSK] = {"obf_psk", SCOPE_INTERFACE, false, parse_obf_psk},
+    [KEY_METRICS_LISTEN] = {"metrics_listen", SCOPE_INTERFACE, false, parse_metrics_listen},
+    [KEY_METRICS_REMOTE] = {"metrics_remote", SCOPE_INTERFACE, false, parse_metrics_remote},
+    [KEY_METRICS_PEERS] = {"metrics_peers", SCOPE_INTERFACE, false, parse_metrics_peers},
     [KEY_OBF_JUNK] = {"obf_junk", SCOPE_INTERFACE, false, parse_obf_junk},
     [KEY_OBF_COVER_MS] = {"obf_cover_ms", SCOPE_INTERFACE, false, parse_obf_cover_ms},
     [KEY_USER] = {"user", SCOPE_INTERFACE, false, parse_user},
@@ -1319,6 +1357,18 @@ static int check_tls(struct parser *p)
 	return 0;
 }
 
+/* The metrics endpoint answers whoever reaches it: off loopback only when asked. */
+static int check_metrics(struct parser *p)
+{
+	char why[MAX_MSG];
+
+	if (p->cfg->has_metrics_listen &&
+	    yip_metrics_listen_check(&p->cfg->metrics_listen, p->cfg->metrics_remote, why,
+	                             sizeof(why)) != 0)
+		return fail_at(p, p->seen[KEY_METRICS_LISTEN], "%s", why);
+	return 0;
+}
+
 /* obf_junk and obf_cover_ms shape obfuscated traffic: without obf_psk they mean nothing. */
 static int check_obf(struct parser *p)
 {
@@ -1381,7 +1431,8 @@ static int check_families(struct parser *p)
 static int finish(struct parser *p)
 {
 	if (close_peer(p) < 0 || check_interface(p) < 0 || check_peer_keys(p) < 0 ||
-	    check_prefixes(p) < 0 || check_tls(p) < 0 || check_obf(p) < 0 || check_families(p) < 0)
+	    check_prefixes(p) < 0 || check_tls(p) < 0 || check_obf(p) < 0 || check_metrics(p) < 0 ||
+	    check_families(p) < 0)
 		return -1;
 	return 0;
 }
@@ -1526,4 +1577,29 @@ size_t yip_config_server_of_line(const struct yip_config *cfg, size_t i)
 		n++;
 	}
 	return n;
+}
+
+int yip_metrics_listen_check(const union yip_sockaddr *a, bool remote, char *err, size_t errlen)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char text[YIP_ADDRSTRLEN];
+	bool loopback = false;
+
+	if (a->sa.sa_family == AF_INET) {
+		loopback = (ntohl(a->in4.sin_addr.s_addr) >> 24) == 127;
+	} else if (a->sa.sa_family == AF_INET6) {
+		const uint8_t *b = a->in6.sin6_addr.s6_addr;
+
+		loopback = IN6_IS_ADDR_LOOPBACK(&a->in6.sin6_addr) ||
+		           (memcmp(b, mapped, sizeof(mapped)) == 0 && b[12] == 127);
+	}
+	if (loopback || remote)
+		return 0;
+	yip_sockaddr_format(a, text, sizeof(text));
+	snprintf(err, errlen,
+	         "metrics address %s is not a loopback address: anyone who reaches it could read "
+	         "the metrics; use 127.0.0.1 or [::1], or allow it explicitly with "
+	         "metrics_remote = on (yip-rendezvous: --metrics-remote)",
+	         text);
+	return -1;
 }

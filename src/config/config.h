@@ -85,6 +85,11 @@ struct yip_config {
 	union yip_sockaddr listen_tls;
 	bool has_listen_quic; /* listen_quic=: accept QUIC links on this UDP address */
 	union yip_sockaddr listen_quic;
+	/* metrics_listen= (docs/operations.md, "Metrics"): the Prometheus endpoint's
+	 * TCP address; off loopback only with metrics_remote = on. metrics_peers:
+	 * per-peer series. */
+	bool has_metrics_listen, metrics_remote, metrics_peers;
+	union yip_sockaddr metrics_listen;
 	/* quic_cc: the congestion control inside QUIC links (default bbr2). */
 	enum yip_quic_cc { YIP_QUIC_CC_BBR2 = 0, YIP_QUIC_CC_BBR, YIP_QUIC_CC_CUBIC } quic_cc;
 	char *tls_cert_path; /* PEM files listen_tls presents; both NULL: a self-signed one */
@@ -176,12 +181,20 @@ void yip_config_free(struct yip_config *cfg);
 /*
  * The interface keys that differ between a running configuration a and a
  * new one b among those fixed for the daemon's life (every interface key
- * but address, which a reload applies): up to max of their names into
+ * but address and log_level, which a reload applies): up to max of their names into
  * keys, in the order of docs/configuration.md. Returns how many differ
  * (0: a reload may apply b). local_private is compared through the public
  * key, so a may have its private key wiped.
  */
 size_t yip_config_fixed_changes(const struct yip_config *a, const struct yip_config *b,
                                 const char **keys, size_t max);
+
+/*
+ * A metrics endpoint's address (yipd's metrics_listen, yip-rendezvous's
+ * --metrics-listen): 0 if it is a loopback address (127.0.0.0/8, ::1,
+ * ::ffff:127.0.0.0/104) or remote is set; otherwise -1 with a message in
+ * err that says how to allow it.
+ */
+int yip_metrics_listen_check(const union yip_sockaddr *a, bool remote, char *err, size_t errlen);
 
 #endif

@@ -82,6 +82,11 @@ size_t yip_config_fixed_changes(const struct yip_config *a, const struct yip_con
 	    {"roots", str_eq(a->roots_path, b->roots_path)},
 	    {"revocations", str_eq(a->revocations_path, b->revocations_path)},
 	    {"state_dir", str_eq(a->state_dir, b->state_dir)},
+	    {"metrics_listen", addr_eq(a->has_metrics_listen, &a->metrics_listen,
+	                               b->has_metrics_listen, &b->metrics_listen)},
+	    {"metrics_remote", a->metrics_remote == b->metrics_remote},
+	    {"metrics_peers", a->metrics_peers == b->metrics_peers},
+	    {"log_format", a->log_format == b->log_format},
 	};
 	size_t n = 0;
 

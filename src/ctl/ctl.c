@@ -103,6 +103,14 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		}
 		return 0;
 	}
+	if (wlen[0] == 7 && memcmp(word[0], "metrics", 7) == 0) {
+		req->cmd = YIP_CTL_METRICS;
+		if (n > 1) {
+			snprintf(err, errlen, "metrics takes no arguments");
+			return -1;
+		}
+		return 0;
+	}
 	if (wlen[0] == 5 && memcmp(word[0], "stats", 5) == 0) {
 		req->cmd = YIP_CTL_STATS;
 		if (n > 1) {
@@ -134,8 +142,8 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		return 0;
 	}
 	snprintf(err, errlen,
-	         "unknown request '%.*s' (expected show, show <peer>, stats, members, reload or "
-	         "log)",
+	         "unknown request '%.*s' (expected show, show <peer>, stats, members, reload, log "
+	         "or metrics)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }
@@ -205,6 +213,7 @@ int yip_ctl_snapshot_take(struct yip_ctl_snapshot *s, const struct yip_ctl_confi
 	s->obf = di.obf;
 	s->nat = di.nat;
 	memcpy(s->drops, di.drops, sizeof(s->drops));
+	yip_device_totals(dev, &s->totals);
 	snapshot_members(&s->members, dev);
 	for (size_t i = 0; i < di.n_servers && i < YIP_MAX_RENDEZVOUS; i++)
 		if (yip_device_server_info(dev, i, now, &s->servers[s->n_servers]))
@@ -880,6 +889,8 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 		return yip_ctl_error_reply("reload is not answered from a snapshot", out_len);
 	if (req.cmd == YIP_CTL_LOG) /* the loop's to answer: it holds the level */
 		return yip_ctl_error_reply("log: not answered from a snapshot", out_len);
+	if (req.cmd == YIP_CTL_METRICS)
+		return yip_ctl_metrics(s, out_len);
 	if (req.cmd == YIP_CTL_MEMBERS) {
 		if (!s->members.present)
 			return yip_ctl_error_reply(

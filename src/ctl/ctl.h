@@ -45,6 +45,7 @@ enum yip_ctl_cmd {
 	YIP_CTL_MEMBERS, /* "members": a CA-gated network's members (docs/membership.md) */
 	YIP_CTL_RELOAD,  /* "reload": the configuration file read again and applied */
 	YIP_CTL_LOG,     /* "log" or "log <level>": the daemon's log level, shown or set */
+	YIP_CTL_METRICS, /* "metrics": Prometheus text (docs/operations.md, "Metrics") */
 };
 
 struct yip_ctl_request {
@@ -176,6 +177,10 @@ struct yip_ctl_snapshot {
 	struct yip_cidr *allowed; /* heap array: every peer's allowed IPs, in order */
 	struct yip_ctl_membership members;
 	struct yip_ctl_datapath datapath; /* filled in by the loop after the snapshot */
+	struct yip_device_totals totals;  /* counters that only grow (metrics) */
+	/* Metrics' settings, filled in by the loop (zero: no per-peer series). */
+	uint64_t start_time_s; /* the process's start, Unix seconds (0: unknown) */
+	bool metrics_peers;    /* metrics_peers = on */
 };
 
 /*
@@ -203,6 +208,17 @@ char *yip_ctl_error_reply(const char *msg, size_t *out_len);
 /* {"log_level": "<level>"} and a newline: the reply to "log" and "log
  * <level>", which the daemon's loop answers itself (it sets the level). */
 char *yip_ctl_log_reply(enum yip_log_level level, size_t *out_len);
+/* ---- Metrics (metrics.c; docs/operations.md, "Metrics") ---- */
+
+/* Per-peer series for at most this many peers (metrics_peers = on). */
+#define YIP_CTL_METRICS_MAX_PEERS 64
+
+/*
+ * The snapshot as Prometheus text exposition (format 0.0.4), NUL-terminated,
+ * in a heap buffer the caller frees; *out_len is its length without the NUL.
+ * NULL only when out of memory. The reply to a "metrics" request.
+ */
+char *yip_ctl_metrics(const struct yip_ctl_snapshot *s, size_t *out_len);
 
 /* ---- Rendering replies for people (yipctl) ---- */
 

@@ -160,4 +160,12 @@ char *yip_rdv_ctl_reply(const struct yip_rdv_status *st, const char *line, size_
 int yip_rdv_ctl_render(FILE *out, const char *json, size_t len, uint64_t now_s, size_t max_nodes,
                        char *err, size_t errlen);
 
+/*
+ * The server's counters as Prometheus text (docs/operations.md, "Metrics";
+ * src/ctl/metrics.c), with start_s the process's start in Unix seconds (0:
+ * unknown). A heap buffer the caller frees, NUL-terminated; NULL only when
+ * out of memory.
+ */
+char *yip_rdv_metrics(const struct yip_rdv_status *st, uint64_t start_s, size_t *out_len);
+
 #endif

@@ -49,6 +49,8 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 
 	if (yip_ctl_snapshot_take(snap, &l->ctl_cfg, l->dev, yip_now_mono()) != 0)
 		return -1;
+	snap->start_time_s = l->start_time_s;
+	snap->metrics_peers = l->metrics_peers;
 	for (size_t i = 0; i < snap->n_peers; i++)
 		if (snap->peers[i].has_path)
 			link_describe(l, snap->peers[i].path_link, &snap->peers[i].link);
@@ -119,6 +121,44 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 	r = yip_ctl_reply(&snap, line, len, out_len);
 	yip_ctl_snapshot_free(&snap);
 	return r;
+}
+
+/* The body of a metrics scrape. */
+static char *metrics_body(void *ctx, size_t *len)
+{
+	struct yip_ctl_snapshot snap;
+	char *r;
+
+	if (snapshot(ctx, &snap) != 0)
+		return NULL;
+	r = yip_ctl_metrics(&snap, len);
+	yip_ctl_snapshot_free(&snap);
+	return r;
+}
+
+int loop_metrics_open(struct yip_loop *l, const struct yip_config *config, char *err, size_t errlen)
+{
+	l->start_time_s = yip_now_wall() / YIP_NS_PER_S;
+	l->metrics_peers = config->metrics_peers;
+	if (!config->has_metrics_listen)
+		return 0;
+	if (yip_httpd_open(&l->metrics, &config->metrics_listen, err, errlen) != 0)
+		return -1;
+	if (yip_httpd_watch(&l->metrics, &l->poll, metrics_body, l) != 0) {
+		snprintf(err, errlen, "metrics: %s", strerror(errno));
+		yip_httpd_close(&l->metrics);
+		return -1;
+	}
+	l->metrics_on = true;
+	log_info("metrics on http://%s/metrics", l->metrics.addr);
+	return 0;
+}
+
+void loop_metrics_close(struct yip_loop *l)
+{
+	if (l->metrics_on)
+		yip_httpd_close(&l->metrics);
+	l->metrics_on = false;
 }
 
 void loop_ctl_open(struct yip_loop *l, const char *dir)

@@ -11,6 +11,7 @@
 
 #include "aqm/shape.h"
 #include "ctl/ctl.h"
+#include "ctl/httpd.h"
 #include "loop/loop.h"
 #include "loop/members.h"
 #include "loop/resolve.h"
@@ -82,6 +83,10 @@ struct yip_loop {
 	struct yip_ctl_config ctl_cfg;
 	bool ctl_on; /* the control socket is open */
 	struct yip_ctl_server ctl;
+	/* The metrics endpoint (metrics_listen=; docs/operations.md, "Metrics"). */
+	bool metrics_on, metrics_peers;
+	uint64_t start_time_s; /* Unix seconds the loop was made */
+	struct yip_httpd metrics;
 	/* The engine's links (link/link.h): the main UDP socket (l->tx) as
 	 * YIP_LINK_MAIN, then the extra sockets. */
 	struct yip_links links;
@@ -116,6 +121,11 @@ void loop_ctl_close(struct yip_loop *l);
 /* Drops a client past its deadline; returns the deadline still pending, or 0. */
 uint64_t loop_ctl_expire(struct yip_loop *l, uint64_t now);
 /* yip_loop_status is in control.c as well. */
+/* Opens the metrics endpoint of config (if it has one) and registers it.
+ * 0, or -1 with a message in err: the daemon must not start. */
+int loop_metrics_open(struct yip_loop *l, const struct yip_config *config, char *err,
+                      size_t errlen);
+void loop_metrics_close(struct yip_loop *l);
 
 /* ---- notify.c: the service manager (src/poll/notify.h) ---- */
 

@@ -301,6 +301,10 @@ struct yip_loop *yip_loop_init(const struct yip_loop_config *c, char *err, size_
 	         l->rx.gro ? "on" : "off");
 	if (c->ctl_dir != NULL)
 		loop_ctl_open(l, c->ctl_dir);
+	if (c->config != NULL && loop_metrics_open(l, c->config, err, errlen) != 0) {
+		yip_loop_free(l);
+		return NULL;
+	}
 	return l;
 }
 
@@ -309,6 +313,7 @@ void yip_loop_free(struct yip_loop *l)
 	if (l == NULL)
 		return;
 	loop_ctl_close(l);
+	loop_metrics_close(l);
 	resolver_stop(l->resolver);
 	loop_members_free(&l->members);
 	loop_reload_free(&l->reload);
@@ -613,6 +618,9 @@ int yip_loop_timeout(struct yip_loop *l)
 	notify_next = loop_notify_tick(l, now);
 	if (notify_next != 0 && notify_next < next)
 		next = notify_next;
+	ctl_next = l->metrics_on ? yip_httpd_expire(&l->metrics, now) : 0;
+	if (ctl_next != 0 && ctl_next < next)
+		next = ctl_next;
 	if (next <= now)
 		return 0;
 	if (next - now < 1000 * YIP_NS_PER_MS)

@@ -382,6 +382,10 @@ void loop_reload(struct yip_loop *l, struct yip_ctl_reload *out)
 			yip_cidr_format(&r->cfg.addresses[i], s, sizeof(s));
 			yip_ctl_reload_note(out, "- address %s", s);
 		}
+	if (next.log_level_set && (!r->cfg.log_level_set || next.log_level != r->cfg.log_level)) {
+		yip_log_set_level(next.log_level);
+		yip_ctl_reload_note(out, "log_level %s", yip_log_level_name(next.log_level));
+	}
 	if (failed > 0)
 		yip_ctl_reload_note(out, "%u route or address change%s failed: see the log", failed,
 		                    failed == 1 ? "" : "s");

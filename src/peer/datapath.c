@@ -61,6 +61,12 @@ void datapath_send(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->last_tx_data = now;
 	p->stats.tx_packets++;
 	p->stats.tx_bytes += len;
+	{
+		struct yip_traffic *t = frame_traffic(p);
+
+		t->tx_packets++;
+		t->tx_bytes += len;
+	}
 	if (p->first_unanswered == 0) {
 		p->first_unanswered = now;
 		schedule_peer(p, now + dev->t.dead_after);

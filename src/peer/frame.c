@@ -300,6 +300,26 @@ bool frame_open(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t l
 	return true;
 }
 
+struct yip_traffic *frame_traffic(struct yip_peer *p)
+{
+	struct yip_device *dev = p->dev;
+	unsigned k = YIP_TRAFFIC_DIRECT;
+
+	if (p->path >= 0 && (unsigned)p->path < p->n_paths) {
+		const struct yip_path *pa = &p->paths[p->path];
+		const struct yip_link *lk =
+		    pa->kind == YIP_PATH_RELAY ? NULL : link_of(dev, pa->link);
+
+		if (pa->kind == YIP_PATH_RELAY)
+			k = YIP_TRAFFIC_RELAYED;
+		else if (lk != NULL && lk->ops->kind == YIP_LINK_TLS)
+			k = YIP_TRAFFIC_TLS;
+		else if (lk != NULL && lk->ops->kind == YIP_LINK_QUIC)
+			k = YIP_TRAFFIC_QUIC;
+	}
+	return &dev->totals.by_kind[k];
+}
+
 bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len)
 {
 	struct yip_device *dev = p->dev;
@@ -333,6 +353,12 @@ bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t 
 	p->last_rx_data = now;
 	p->stats.rx_packets++;
 	p->stats.rx_bytes += total;
+	{
+		struct yip_traffic *t = frame_traffic(p);
+
+		t->rx_packets++;
+		t->rx_bytes += total;
+	}
 	schedule_peer(p, now + dev->t.keepalive);
 	dev->io.tun_write(dev->io.ctx, pkt, total);
 	return true;

@@ -203,6 +203,8 @@ void handshake_start(struct yip_peer *p, uint64_t now)
 		return;
 	p->hs_first = now;
 	p->hs_tries = 0;
+	if (!p->is_server)
+		p->dev->totals.hs_initiated++;
 	for (unsigned i = 0; i < p->n_paths; i++)
 		p->paths[i].inits = 0;
 	send_init(p, now);
@@ -263,6 +265,8 @@ uint64_t handshake_timers(struct yip_peer *p, uint64_t now, bool *gave_up)
 			    "up until new traffic",
 			    p->public_key[0], p->public_key[1], p->public_key[2], p->public_key[3],
 			    ep, (unsigned long long)(t->rekey_attempt / YIP_NS_PER_S));
+		if (!p->is_server)
+			p->dev->totals.hs_failed++;
 		handshake_abandon(p);
 		*gave_up = true;
 		return UINT64_MAX;

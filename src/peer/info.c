@@ -45,6 +45,18 @@ void yip_device_info(const struct yip_device *dev, struct yip_device_info *out)
 	memcpy(out->drops, dev->drops, sizeof(out->drops));
 }
 
+void yip_device_totals(const struct yip_device *dev, struct yip_device_totals *out)
+{
+	*out = dev->totals;
+}
+
+const char *yip_traffic_kind_name(unsigned k)
+{
+	static const char *const names[YIP_TRAFFIC_KINDS] = {"direct", "relayed", "tls", "quic"};
+
+	return k < YIP_TRAFFIC_KINDS ? names[k] : "?";
+}
+
 /* Why a relayed peer is not direct, as far as we can tell. */
 static const char *relayed_why(const struct yip_peer *p)
 {

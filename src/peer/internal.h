@@ -229,6 +229,8 @@ bool frame_open(struct yip_device *dev, uint64_t now, const uint8_t *d, size_t l
 /* Checks a decrypted inner packet (allowed source, TAP learning) and writes
  * it to the device. True if delivered; a refusal is counted. */
 bool frame_deliver(struct yip_peer *p, uint64_t now, const uint8_t *pkt, size_t len);
+/* The device's traffic counters for p's current path's kind (metrics). */
+struct yip_traffic *frame_traffic(struct yip_peer *p);
 
 /* ---- protect.c: loss recovery, sending side ------------------------------------- */
 

@@ -412,6 +412,37 @@ void yip_device_preopened(struct yip_device *dev, const struct yip_preopened *pr
 void yip_device_drop_n(struct yip_device *dev, enum yip_drop d, uint64_t n);
 
 /*
+ * Device-level totals for metrics (docs/operations.md, "Metrics"): they only
+ * grow, whatever happens to the peer table. Inner packets and bytes are
+ * counted by the kind of the peer's current path when they are sent or
+ * delivered (a relayed path, or a direct one by its link's kind).
+ */
+enum yip_traffic_kind {
+	YIP_TRAFFIC_DIRECT = 0, /* direct over UDP */
+	YIP_TRAFFIC_RELAYED,    /* through a rendezvous server's relay */
+	YIP_TRAFFIC_TLS,        /* direct over a TLS (or REALITY) link */
+	YIP_TRAFFIC_QUIC,       /* direct over a QUIC link */
+	YIP_TRAFFIC_KINDS
+};
+
+/* "direct", "relayed", "tls", "quic". */
+const char *yip_traffic_kind_name(unsigned k);
+
+struct yip_traffic {
+	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets;
+};
+
+struct yip_device_totals {
+	struct yip_traffic by_kind[YIP_TRAFFIC_KINDS];
+	uint64_t hs_initiated;         /* handshake series started with a peer */
+	uint64_t hs_completed;         /* sessions made with a peer (either side) */
+	uint64_t hs_failed;            /* series given up without an answer (rekey_attempt) */
+	struct yip_peer_stats removed; /* the peers removed so far, summed */
+};
+
+void yip_device_totals(const struct yip_device *dev, struct yip_device_totals *out);
+
+/*
  * The host name of a configured endpoint now resolves to addr (the daemon
  * re-resolves names; the engine does no I/O): of the peer with public key
  * pub, or of rendezvous server k (in the configuration's order; the

@@ -235,6 +235,34 @@ void peer_free(struct yip_peer *p)
 	struct yip_device *dev = p->dev;
 	size_t last = dev->n_peers - 1;
 
+	/* Its counters go on in the device's totals: metrics never decrease. */
+	if (!p->is_server) {
+		struct yip_peer_stats *r = &dev->totals.removed;
+		const struct yip_peer_stats *st = &p->stats;
+
+		r->rx_bytes += st->rx_bytes;
+		r->tx_bytes += st->tx_bytes;
+		r->rx_packets += st->rx_packets;
+		r->tx_packets += st->tx_packets;
+		r->lost += st->lost;
+		r->fec_recovered += st->fec_recovered;
+		r->fec_unrecovered += st->fec_unrecovered;
+		r->fec_late += st->fec_late;
+		r->arq_recovered += st->arq_recovered;
+		r->arq_sent += st->arq_sent;
+		r->nacks_sent += st->nacks_sent;
+		r->nacks_received += st->nacks_received;
+		r->arq_history_miss += st->arq_history_miss;
+		r->arq_late += st->arq_late;
+		r->arq_congested += st->arq_congested;
+		r->loss_congested += st->loss_congested;
+		r->repair_sent += st->repair_sent;
+		r->repair_bytes += st->repair_bytes;
+		r->wire_bytes += st->wire_bytes;
+		r->handshakes += st->handshakes;
+		r->roams += st->roams;
+	}
+
 	if (p->hs_pending)
 		index_del(dev, p->hs_index);
 	session_slot_free(dev, p->hs);

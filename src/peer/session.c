@@ -114,6 +114,8 @@ void session_install(struct yip_peer *p, struct yip_keypair *kp, uint64_t now, u
 	kp->send_counter = 0;
 	replay_init(&kp->replay);
 	p->stats.handshakes++;
+	if (!p->is_server)
+		p->dev->totals.hs_completed++;
 	p->stats.last_handshake_wall = wall;
 	schedule_peer(p, now + session_rekey_age(p));
 }

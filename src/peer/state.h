@@ -484,6 +484,8 @@ struct yip_device {
 	uint64_t rtt_max;    /* the largest smoothed RTT a peer reported last */
 	const struct yip_peer *rtt_max_peer;
 	uint64_t drops[YIP_DROP_COUNT];
+	struct yip_device_totals
+	    totals; /* metrics' totals (frame.c, datapath.c, handshake.c, peers.c) */
 	/* obf_psk (docs/obfuscation.md): every datagram obfuscated. */
 	bool obf;
 	struct obf_keys obf_keys;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctl/ctl.h"
+#include "ctl/httpd.h"
 #include "ctl/rendezvous.h"
 #include "poll/daemon.h"
 #include "poll/poll.h"
@@ -43,6 +44,9 @@ struct rdv_loop {
 	int sigfd;
 	struct yip_ctl_server ctl;
 	bool ctl_on, stopped;
+	bool metrics_on;
+	uint64_t start_s;
+	struct yip_httpd metrics;
 	union yip_sockaddr listen;
 	uint16_t alt_port;
 	int (*reload)(void *arg, struct rdv_members *m);
@@ -147,6 +151,15 @@ static void status_fill(struct rdv_loop *l, struct yip_rdv_status *st)
 	    .udp_train_dgrams =
 	        l->tx[RDV_SOCK_MAIN].train_dgrams + l->tx[RDV_SOCK_ALT].train_dgrams,
 	};
+}
+
+static char *metrics_body(void *ctx, size_t *len)
+{
+	struct rdv_loop *l = ctx;
+	struct yip_rdv_status st;
+
+	status_fill(l, &st);
+	return yip_rdv_metrics(&st, l->start_s, len);
 }
 
 static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
@@ -328,6 +341,8 @@ static int timeout_ms(struct rdv_loop *l, uint64_t now)
 	uint64_t next = l->srv.next_timer, c;
 
 	if (l->ctl_on && (c = yip_ctl_server_expire(&l->ctl, now)) != 0 && c < next)
+		next = c;
+	if (l->metrics_on && (c = yip_httpd_expire(&l->metrics, now)) != 0 && c < next)
 		next = c;
 	if (l->quic != NULL && (c = rdv_quic_expiry(l->quic)) < next)
 		next = c;
@@ -553,10 +568,25 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 		log_start(l);
 		if (c->ctl_dir != NULL)
 			ctl_open(l, c->ctl_dir, sandbox_uid(c->sandbox));
+		l->start_s = (uint64_t)time(NULL);
+		if (c->metrics_listen != NULL) {
+			if (yip_httpd_open(&l->metrics, c->metrics_listen, err, sizeof(err)) != 0) {
+				log_err("%s", err);
+			} else if (yip_httpd_watch(&l->metrics, &l->poll, metrics_body, l) != 0) {
+				log_err("metrics: %s", strerror(errno));
+				yip_httpd_close(&l->metrics);
+			} else {
+				l->metrics_on = true;
+				log_info("metrics on http://%s/metrics", l->metrics.addr);
+			}
+		}
 		sandbox_protect(&l->srv, sizeof(l->srv));
 		if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0) {
 			notify_status(l, yip_now_mono(), true); /* READY: serving from here on */
-			rc = run(l);
+			if (c->metrics_listen != NULL && !l->metrics_on)
+				; /* asked for and not there: do not run without it */
+			else if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0)
+				rc = run(l);
 		} else
 			log_err("%s", err);
 		log_status(l);
@@ -570,6 +600,8 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 	}
 	if (l->ctl_on)
 		yip_ctl_server_close(&l->ctl);
+	if (l->metrics_on)
+		yip_httpd_close(&l->metrics);
 	for (unsigned s = 0; s < RDV_SOCKS; s++) {
 		udp_batch_free(&l->rx[s]);
 		udp_batch_free(&l->tx[s]);

@@ -48,6 +48,8 @@ struct rdv_loop_config {
 	 * open and close: READY once serving, STOPPING, WATCHDOG, STATUS
 	 * ("12 nodes registered, 3 relaying"). NULL: none. */
 	struct yip_notify *notify;
+	/* The metrics endpoint (--metrics-listen; docs/operations.md); NULL: none. */
+	const union yip_sockaddr *metrics_listen;
 };
 
 /*

@@ -95,7 +95,9 @@ static const struct {
     {"writev", ALL},
 
     /* The control socket: clients (SO_PEERCRED is getsockopt), requests
-     * and replies, and the socket file checked and removed at exit. */
+     * and replies, and the socket file checked and removed at exit. The
+     * metrics endpoint (src/ctl/httpd.c; both daemons, listener opened
+     * before the sandbox) needs only these and epoll_ctl. */
     {"accept4", ALL},
     {"recvfrom", ALL},
     {"sendto", ALL},

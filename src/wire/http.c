@@ -121,12 +121,42 @@ enum wire_http_verdict wire_http_request(const uint8_t *p, size_t len, struct wi
 	            : mlen == 4 && memcmp(p, "HEAD", 4) == 0 ? WIRE_HTTP_HEAD
 	                                                     : WIRE_HTTP_OTHER;
 	r->page = wire_http_site_page(sp1 + 1, tlen);
+	r->target_off = (size_t)(sp1 + 1 - p);
+	r->target_len = tlen;
 	r->keep = v11 ? !header_has(p, head, "connection", "close")
 	              : header_has(p, head, "connection", "keep-alive");
 	if (header_find(p, head, "transfer-encoding", &v, &vlen) ||
 	    (header_find(p, head, "content-length", &v, &vlen) && !(vlen == 1 && v[0] == '0')))
 		r->keep = false;
 	return WIRE_HTTP_OK;
+}
+
+/* ---- the metrics endpoint ---------------------------------------------------------- */
+
+int wire_http_metrics_code(const uint8_t *p, size_t len, size_t max, bool *head_only)
+{
+	static const char path[] = "/metrics";
+	const size_t plen = sizeof(path) - 1;
+	struct wire_http_req r;
+	enum wire_http_verdict v;
+	const uint8_t *t;
+
+	*head_only = false;
+	if (max > WIRE_HTTP_HEAD_MAX)
+		max = WIRE_HTTP_HEAD_MAX;
+	v = wire_http_request(p, len < max ? len : max, &r);
+	if (v == WIRE_HTTP_MORE)
+		return len >= max ? 400 : 0;
+	if (v == WIRE_HTTP_BAD)
+		return 400;
+	if (r.method == WIRE_HTTP_OTHER)
+		return 405;
+	t = p + r.target_off;
+	if (r.target_len < plen || memcmp(t, path, plen) != 0 ||
+	    (r.target_len > plen && t[plen] != '?'))
+		return 404;
+	*head_only = r.method == WIRE_HTTP_HEAD;
+	return 200;
 }
 
 /* ---- the built-in site -------------------------------------------------------------- */

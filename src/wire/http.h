@@ -33,6 +33,7 @@ struct wire_http_req {
 	 * with a body (Content-Length other than 0, Transfer-Encoding), which
 	 * the site does not read. */
 	bool keep;
+	size_t target_off, target_len; /* the request target's place in the head */
 };
 
 /* The head at the start of p (len bytes); *r is set with WIRE_HTTP_OK. */
@@ -51,6 +52,16 @@ int wire_http_site_code(enum wire_http_method m, bool page);
  * and its length; the reason phrase. Both static. */
 const char *wire_http_site_body(int code, size_t *len);
 const char *wire_http_site_reason(int code);
+
+/*
+ * The metrics endpoint (docs/operations.md, "Metrics"): what it answers the
+ * bytes read so far from a client (p, len bytes; any bytes at all), whose
+ * head may be at most max bytes (at most WIRE_HTTP_HEAD_MAX). 0: not whole
+ * yet; 200: GET or HEAD of /metrics (a query string allowed; *head_only set
+ * for HEAD); 404: another target; 405: another method; 400: not a request,
+ * or no head within max bytes.
+ */
+int wire_http_metrics_code(const uint8_t *p, size_t len, size_t max, bool *head_only);
 
 /* An HTTP date (RFC 9110 IMF-fixdate) of Unix time t, in UTC. */
 #define WIRE_HTTP_DATE_LEN 29

@@ -1048,6 +1048,50 @@ static void test_rendezvous_tls(void **state)
 }
 
 /* Exactly at each limit is fine; one more is an error on the line that crossed it. */
+/* metrics_listen, metrics_remote, metrics_peers (docs/configuration.md). */
+static void test_metrics(void **state)
+{
+	static const char *const ok[] = {
+	    PRIV_LINE "metrics_listen=127.0.0.1:9586\n",
+	    PRIV_LINE "metrics_listen=127.1.2.3:1\n",
+	    PRIV_LINE "metrics_listen=[::1]:9586\nmetrics_peers=on\n",
+	    PRIV_LINE "metrics_listen=[::ffff:127.0.0.1]:9586\n",
+	    PRIV_LINE "metrics_listen=0.0.0.0:9586\nmetrics_remote=on\n",
+	    PRIV_LINE "metrics_remote=on\nmetrics_listen=[::]:9586\n",
+	};
+	static const char *const refused[] = {
+	    PRIV_LINE "metrics_listen=0.0.0.0:9586\n",
+	    PRIV_LINE "metrics_listen=198.18.0.1:9586\nmetrics_remote=off\n",
+	    PRIV_LINE "metrics_listen=[::]:9586\n",
+	    PRIV_LINE "metrics_listen=[::ffff:10.0.0.1]:9586\n",
+	};
+	const char want[] = "t.conf:2: metrics address ";
+	struct yip_config cfg;
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (parse(ok[i], false, &cfg, err, sizeof(err)) != 0)
+			fail_msg("%s: %s", ok[i], err);
+		assert_true(cfg.has_metrics_listen);
+		yip_config_free(&cfg);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(parse(refused[i], false, &cfg, err, sizeof(err)), -1);
+		if (strncmp(err, want, sizeof(want) - 1) != 0 ||
+		    strstr(err, "metrics_remote = on") == NULL)
+			fail_msg("%s: got '%s'", refused[i], err);
+	}
+	if (parse(PRIV_LINE, false, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_false(cfg.has_metrics_listen || cfg.metrics_remote || cfg.metrics_peers);
+	yip_config_free(&cfg);
+	expect_error(PRIV_LINE "metrics_remote=yes\n",
+	             "t.conf:2: metrics_remote 'yes': expected 'on' or 'off'");
+	assert_int_equal(
+	    parse(PRIV_LINE "metrics_listen=127.0.0.1\n", false, &cfg, err, sizeof(err)), -1);
+}
+
 /* A CA-gated network's keys (docs/configuration.md). */
 static void test_membership(void **state)
 {
@@ -1241,6 +1285,7 @@ int main(void)
 	    cmocka_unit_test(test_user_and_sandbox),
 	    cmocka_unit_test(test_log_keys),
 	    cmocka_unit_test(test_membership),
+	    cmocka_unit_test(test_metrics),
 	    cmocka_unit_test(test_minimal),
 	    cmocka_unit_test(test_obf),
 	    cmocka_unit_test(test_full),

@@ -64,11 +64,49 @@ static void more_and_bad(void **state)
 	assert_int_equal(req(big, &r), WIRE_HTTP_BAD);
 }
 
+static int mcode(const char *s, size_t max, bool *head_only)
+{
+	return wire_http_metrics_code((const uint8_t *)s, strlen(s), max, head_only);
+}
+
+/* The metrics endpoint's answers (wire_http_metrics_code). */
+static void metrics_codes(void **state)
+{
+	char big[5000];
+	bool h;
+
+	(void)state;
+	assert_int_equal(mcode("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 4096, &h), 200);
+	assert_false(h);
+	assert_int_equal(mcode("HEAD /metrics HTTP/1.0\n\n", 4096, &h), 200);
+	assert_true(h);
+	assert_int_equal(mcode("GET /metrics?name[]=x HTTP/1.1\r\n\r\n", 4096, &h), 200);
+	assert_int_equal(mcode("GET /metricsx HTTP/1.1\r\n\r\n", 4096, &h), 404);
+	assert_int_equal(mcode("GET /metric HTTP/1.1\r\n\r\n", 4096, &h), 404);
+	assert_int_equal(mcode("GET / HTTP/1.1\r\n\r\n", 4096, &h), 404);
+	assert_int_equal(mcode("POST /metrics HTTP/1.1\r\n\r\n", 4096, &h), 405);
+	assert_int_equal(mcode("DELETE /metrics HTTP/1.1\r\n\r\n", 4096, &h), 405);
+	assert_int_equal(mcode("GET /metrics HTTP/2\r\n\r\n", 4096, &h), 400);
+	assert_int_equal(mcode("get /metrics HTTP/1.1\r\n\r\n", 4096, &h), 400);
+	assert_int_equal(mcode("\x16\x03\x01", 4096, &h), 400);
+	/* Not whole yet, then too long. */
+	assert_int_equal(mcode("GET /metrics HTTP/1.1\r\nHost: x\r\n", 4096, &h), 0);
+	assert_int_equal(mcode("", 4096, &h), 0);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "GET /metrics HTTP/1.1\r\nX: ", 26);
+	assert_int_equal(mcode(big, 4096, &h), 400);
+	big[100] = '\0';
+	assert_int_equal(mcode(big, 4096, &h), 0);
+	assert_int_equal(mcode(big, 100, &h), 400);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(whole_heads),
 	    cmocka_unit_test(more_and_bad),
+	    cmocka_unit_test(metrics_codes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
