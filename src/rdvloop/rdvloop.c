@@ -581,14 +581,14 @@ int rdv_loop_run(const struct rdv_loop_config *c)
 			}
 		}
 		sandbox_protect(&l->srv, sizeof(l->srv));
-		if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0) {
+		if (c->metrics_listen != NULL && !l->metrics_on) {
+			; /* asked for and not there: do not run without it */
+		} else if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0) {
 			notify_status(l, yip_now_mono(), true); /* READY: serving from here on */
-			if (c->metrics_listen != NULL && !l->metrics_on)
-				; /* asked for and not there: do not run without it */
-			else if (sandbox_enter(c->sandbox, err, sizeof(err)) == 0)
-				rc = run(l);
-		} else
+			rc = run(l);
+		} else {
 			log_err("%s", err);
+		}
 		log_status(l);
 		rdv_front_free(l->front);
 		l->front = NULL;
