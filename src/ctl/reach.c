@@ -260,7 +260,7 @@ static cJSON *parse_object(const char *json, size_t len, char *err, size_t errle
 	}
 	e = str_field(root, "error");
 	if (e != NULL) {
-		copy_clean(err, errlen, e);
+		copy_clean(err, errlen, *e != '\0' ? e : "(an empty error)");
 		cJSON_Delete(root);
 		return NULL;
 	}
