@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ctl/ctl.h"
+#include "ctl/reach.h"
 #include "ctl/rendezvous.h"
 #include "util/hex.h"
 
@@ -38,6 +39,12 @@ static void usage(FILE *f)
 	        "       yipctl log [LEVEL] [device]  show the daemon's log level, or set it\n"
 	        "                                 (error, warn, info, debug) until it exits\n"
 	        "       yipctl metrics [device]   Prometheus text, as metrics_listen serves it\n"
+	        "       yipctl ping [-c N] [-i SEC] [--until-direct] PEER [device]\n"
+	        "                                 probes inside the session on every path; PEER:\n"
+	        "                                 public key, member name or address. Exit 0: a\n"
+	        "                                 direct pong, 3: only relayed, 1: no reply\n"
+	        "       yipctl netcheck [--json] [device]  reflexive addresses, NAT mapping, UDP,\n"
+	        "                                 RTT to each rendezvous server, relay\n"
 	        "       yipctl --version | --help\n"
 	        "\n"
 	        "The daemon's control socket is %s/<device>%s (set %s to change the\n"
@@ -129,6 +136,252 @@ static int ask(const char *path, const char *device, const char *request, char *
 	return EXIT_RUNTIME;
 }
 
+/* ---- ping and netcheck (docs/control.md) ---- */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ask(), retried while the daemon is busy with another client. The reply
+ * is the daemon's JSON (an error reply too). */
+static int ask_json(const char *path, const char *device, const char *request, char **out,
+                    size_t *len)
+{
+	for (int attempt = 0;; attempt++) {
+		int rc = ask(path, device, request, out, len);
+
+		if (rc != 0)
+			return rc;
+		if (attempt >= BUSY_RETRIES || strstr(*out, "\"error\":\"busy") == NULL)
+			return 0;
+		free(*out);
+		sleep_ms(50);
+	}
+}
+
+/* Resolves the socket of device (NULL: the only one). 0, or an exit status. */
+static int socket_of(const char *dir, const char *dev, char *device, char *path, size_t plen)
+{
+	int rc;
+
+	if (dev != NULL) {
+		if (strlen(dev) >= IFNAMSIZ) {
+			fprintf(stderr, "yipctl: '%s' is not a device name\n", dev);
+			return EXIT_USAGE;
+		}
+		snprintf(device, IFNAMSIZ, "%s", dev);
+	} else if ((rc = pick_device(dir, device, IFNAMSIZ)) != 0) {
+		return rc;
+	}
+	if (yip_ctl_socket_path(path, plen, dir, device) != 0) {
+		fprintf(stderr, "yipctl: '%s' is not a device name, or %s is too long\n", device,
+		        dir);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* One round: starts it, then polls until every probe answered or wait_ms. */
+static int ping_round(const char *path, const char *device, const char *target, unsigned wait_ms,
+                      struct yip_ctl_ping_tally *t, char *name, size_t nlen)
+{
+	char request[YIP_CTL_MAX_REQUEST], err[256], *reply;
+	struct yip_ctl_ping_reply r;
+	bool shown[YIP_MAX_PATHS] = {false};
+	double until = mono_ms() + wait_ms;
+	size_t len;
+	uint64_t round;
+	int rc;
+
+	for (;;) { /* the start; a round refused as too soon waits a little */
+		snprintf(request, sizeof(request), "ping %s", target);
+		if ((rc = ask_json(path, device, request, &reply, &len)) != 0)
+			return rc;
+		rc = yip_ctl_ping_parse(reply, len, &r, err, sizeof(err));
+		free(reply);
+		if (rc != 0) {
+			fprintf(stderr, "yipctl: %s: %s\n", device, err);
+			return EXIT_RUNTIME;
+		}
+		snprintf(name, nlen, "%s", r.name);
+		if (strcmp(r.status, "too_soon") != 0 || mono_ms() >= until)
+			break;
+		sleep_ms(YIP_PING_GAP_MS / 4);
+	}
+	t->rounds++;
+	if (strcmp(r.status, "sent") != 0) {
+		printf("%s: %s\n", r.name,
+		       strcmp(r.status, "no_session") == 0
+		           ? "no session yet (a handshake was started)"
+		       : strcmp(r.status, "no_path") == 0 ? "no path can carry a probe now"
+		                                          : "rate limited");
+		sleep_ms(wait_ms);
+		return 0;
+	}
+	round = r.round;
+	t->probes += r.n;
+	for (;;) {
+		unsigned open = 0;
+
+		sleep_ms(20);
+		snprintf(request, sizeof(request), "ping %s poll", target);
+		if ((rc = ask_json(path, device, request, &reply, &len)) != 0)
+			return rc;
+		rc = yip_ctl_ping_parse(reply, len, &r, err, sizeof(err));
+		free(reply);
+		if (rc != 0) {
+			fprintf(stderr, "yipctl: %s: %s\n", device, err);
+			return EXIT_RUNTIME;
+		}
+		if (r.round != round)
+			return 0; /* another client started a round: ours is over */
+		for (unsigned k = 0; k < r.n; k++) {
+			if (!r.pongs[k].answered) {
+				open++;
+				continue;
+			}
+			if (shown[k])
+				continue;
+			shown[k] = true;
+			yip_ctl_pong_line(stdout, &r, k);
+			fflush(stdout);
+			yip_ctl_ping_count(t, &r, k);
+		}
+		if (open == 0 || mono_ms() >= until)
+			return 0;
+	}
+}
+
+static int ping_main(int argc, char **argv, const char *dir)
+{
+	const char *target = NULL, *dev = NULL;
+	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char name[YIP_CTL_PING_NAME_MAX + 1] = "peer";
+	struct yip_ctl_ping_tally t = {0};
+	unsigned count = 10, interval_ms = 1000;
+	bool until_direct = true;
+	int rc;
+
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		char *end;
+
+		if ((strcmp(a, "-c") == 0 || strcmp(a, "-i") == 0) && i + 1 < argc) {
+			double v = strtod(argv[++i], &end);
+
+			if (*end != '\0' || !(v > 0) || v > 1e6 ||
+			    (a[1] == 'c' && v != (double)(unsigned)v) ||
+			    (a[1] == 'i' && v * 1000 < YIP_PING_GAP_MS)) {
+				fprintf(
+				    stderr,
+				    "yipctl: ping %s wants a positive %s (an interval of at least "
+				    "%.1f s)\n",
+				    a, a[1] == 'c' ? "count" : "number of seconds",
+				    YIP_PING_GAP_MS / 1000.0);
+				return EXIT_USAGE;
+			}
+			if (a[1] == 'c') {
+				count = (unsigned)v;
+				until_direct = false;
+			} else {
+				interval_ms = (unsigned)(v * 1000);
+			}
+		} else if (strcmp(a, "--until-direct") == 0) {
+			until_direct = true;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "yipctl: unknown ping option '%s'\n", a);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else if (target == NULL) {
+			target = a;
+		} else if (dev == NULL) {
+			dev = a;
+		} else {
+			fprintf(stderr, "yipctl: too many arguments for ping\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (target == NULL || strlen(target) > YIP_CTL_TARGET_MAX || strchr(target, ' ')) {
+		fprintf(stderr, "yipctl: ping needs a peer: public key, member name or address\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((rc = socket_of(dir, dev, device, path, sizeof(path))) != 0)
+		return rc;
+	for (unsigned i = 0; i < count; i++) {
+		double start = mono_ms(), left;
+
+		if ((rc = ping_round(path, device, target, interval_ms, &t, name, sizeof(name))) !=
+		    0)
+			return rc;
+		if (until_direct && t.has_direct)
+			break;
+		left = interval_ms - (mono_ms() - start);
+		if (i + 1 < count && left > 0)
+			sleep_ms((unsigned)left);
+	}
+	rc = yip_ctl_ping_summary(stdout, &t, name);
+	fflush(stdout);
+	return rc;
+}
+
+static int netcheck_main(int argc, char **argv, const char *dir)
+{
+	char device[IFNAMSIZ], path[sizeof(((struct sockaddr_un *)0)->sun_path)], err[256];
+	const char *dev = NULL;
+	char *reply;
+	size_t len;
+	bool json = false;
+	int rc;
+
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+			json = true;
+		} else if (argv[i][0] == '-' || dev != NULL) {
+			fprintf(stderr, "yipctl: usage: yipctl netcheck [--json] [device]\n");
+			return EXIT_USAGE;
+		} else {
+			dev = argv[i];
+		}
+	}
+	if ((rc = socket_of(dir, dev, device, path, sizeof(path))) != 0)
+		return rc;
+	/* Fresh probes, then their answers: at most about 1.5 s. */
+	if ((rc = ask_json(path, device, "netcheck probe", &reply, &len)) != 0)
+		return rc;
+	for (int i = 0; i < 15 && strstr(reply, "\"pending\":true") != NULL; i++) {
+		free(reply);
+		sleep_ms(100);
+		if ((rc = ask_json(path, device, "netcheck", &reply, &len)) != 0)
+			return rc;
+	}
+	if (json)
+		rc = yip_ctl_render(stdout, YIP_CTL_VIEW_JSON, reply, len, 0, err, sizeof(err));
+	else
+		rc = yip_ctl_netcheck_render(stdout, reply, len, err, sizeof(err));
+	if (rc != 0) {
+		free(reply);
+		fprintf(stderr, "yipctl: %s: %s\n", device, err);
+		return EXIT_RUNTIME;
+	}
+	rc = yip_ctl_netcheck_status(reply, len);
+	free(reply);
+	if (rc != 0)
+		fprintf(stderr, "yipctl: no rendezvous server answered\n");
+	return fflush(stdout) != 0 ? EXIT_RUNTIME : rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *level = NULL, *pos[2] = {NULL, NULL},
@@ -140,6 +393,10 @@ int main(int argc, char **argv)
 	bool json = false, metrics = false;
 	int rc;
 
+	if (argc > 1 && strcmp(argv[1], "ping") == 0)
+		return ping_main(argc, argv, dir);
+	if (argc > 1 && strcmp(argv[1], "netcheck") == 0)
+		return netcheck_main(argc, argv, dir);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

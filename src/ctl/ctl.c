@@ -1,5 +1,6 @@
 /* The control protocol: requests, snapshots of the engine, and JSON replies. */
 #include "ctl/ctl.h"
+#include "ctl/reach.h"
 
 #include <arpa/inet.h>
 #include <cJSON.h>
@@ -141,9 +142,32 @@ int yip_ctl_parse_request(const char *line, size_t len, struct yip_ctl_request *
 		req->has_level = true;
 		return 0;
 	}
+	if (wlen[0] == 4 && memcmp(word[0], "ping", 4) == 0) {
+		req->cmd = YIP_CTL_PING;
+		if (n < 2 || wlen[1] > YIP_CTL_TARGET_MAX ||
+		    (n == 3 && (wlen[2] != 4 || memcmp(word[2], "poll", 4) != 0))) {
+			snprintf(err, errlen,
+			         "usage: ping <peer> [poll] (a peer of at most %d bytes)",
+			         YIP_CTL_TARGET_MAX);
+			return -1;
+		}
+		memcpy(req->target, word[1], wlen[1]);
+		req->target[wlen[1]] = '\0';
+		req->poll = n == 3;
+		return 0;
+	}
+	if (wlen[0] == 8 && memcmp(word[0], "netcheck", 8) == 0) {
+		req->cmd = YIP_CTL_NETCHECK;
+		if (n > 2 || (n == 2 && (wlen[1] != 5 || memcmp(word[1], "probe", 5) != 0))) {
+			snprintf(err, errlen, "usage: netcheck [probe]");
+			return -1;
+		}
+		req->poll = n == 2;
+		return 0;
+	}
 	snprintf(err, errlen,
-	         "unknown request '%.*s' (expected show, show <peer>, stats, members, reload, log "
-	         "or metrics)",
+	         "unknown request '%.*s' (expected show, show <peer>, stats, members, reload, log, "
+	         "metrics, ping or netcheck)",
 	         (int)(wlen[0] > 32 ? 32 : wlen[0]), word[0]);
 	return -1;
 }
@@ -891,6 +915,10 @@ char *yip_ctl_reply(const struct yip_ctl_snapshot *s, const char *line, size_t l
 		return yip_ctl_error_reply("log: not answered from a snapshot", out_len);
 	if (req.cmd == YIP_CTL_METRICS)
 		return yip_ctl_metrics(s, out_len);
+	if (req.cmd == YIP_CTL_NETCHECK)
+		return yip_ctl_netcheck_reply(s, false, out_len);
+	if (req.cmd == YIP_CTL_PING)
+		return yip_ctl_error_reply("ping is answered by the running daemon only", out_len);
 	if (req.cmd == YIP_CTL_MEMBERS) {
 		if (!s->members.present)
 			return yip_ctl_error_reply(

@@ -40,13 +40,17 @@
 /* ---- Requests ---- */
 
 enum yip_ctl_cmd {
-	YIP_CTL_SHOW,    /* "show" or "show <peer public key>" */
-	YIP_CTL_STATS,   /* "stats" */
-	YIP_CTL_MEMBERS, /* "members": a CA-gated network's members (docs/membership.md) */
-	YIP_CTL_RELOAD,  /* "reload": the configuration file read again and applied */
-	YIP_CTL_LOG,     /* "log" or "log <level>": the daemon's log level, shown or set */
-	YIP_CTL_METRICS, /* "metrics": Prometheus text (docs/operations.md, "Metrics") */
+	YIP_CTL_SHOW,     /* "show" or "show <peer public key>" */
+	YIP_CTL_STATS,    /* "stats" */
+	YIP_CTL_MEMBERS,  /* "members": a CA-gated network's members (docs/membership.md) */
+	YIP_CTL_RELOAD,   /* "reload": the configuration file read again and applied */
+	YIP_CTL_LOG,      /* "log" or "log <level>": the daemon's log level, shown or set */
+	YIP_CTL_METRICS,  /* "metrics": Prometheus text (docs/operations.md, "Metrics") */
+	YIP_CTL_PING,     /* "ping <target>" (a round of probes) or "ping <target> poll" */
+	YIP_CTL_NETCHECK, /* "netcheck" or "netcheck probe" (fresh probes first) */
 };
+
+#define YIP_CTL_TARGET_MAX 96 /* a ping's target: key, member name or address */
 
 struct yip_ctl_request {
 	enum yip_ctl_cmd cmd;
@@ -54,6 +58,8 @@ struct yip_ctl_request {
 	uint8_t peer[YIP_KEY_LEN];
 	bool has_level; /* log <level> */
 	enum yip_log_level level;
+	char target[YIP_CTL_TARGET_MAX + 1]; /* ping */
+	bool poll;                           /* ping: only read; netcheck: probe first */
 };
 
 /*

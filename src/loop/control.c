@@ -10,6 +10,8 @@
 
 #include "loop/internal.h"
 
+#include "ctl/reach.h"
+
 #include "poll/daemon.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -90,6 +92,42 @@ static int snapshot(struct yip_loop *l, struct yip_ctl_snapshot *snap)
 	return 0;
 }
 
+/*
+ * ping and netcheck act on the engine before they answer (docs/control.md):
+ * a round of probes to the peer, fresh probes to the servers. NULL: the
+ * request is another one (or out of memory, with *oom).
+ */
+static char *reach_reply(struct yip_loop *l, const struct yip_ctl_snapshot *snap,
+                         const struct yip_ctl_request *req, size_t *out_len)
+{
+	uint64_t now = yip_now_mono();
+	struct yip_ping_info pi;
+	char err[256];
+	int k, status = YIP_PING_SENT;
+
+	if (req->cmd == YIP_CTL_NETCHECK) {
+		struct yip_ctl_snapshot fresh;
+		char *r;
+
+		if (!req->poll || yip_device_netcheck(l->dev, now) < 0)
+			return yip_ctl_netcheck_reply(snap, false, out_len);
+		/* the probes' state (pending) as they leave */
+		if (snapshot(l, &fresh) != 0)
+			return NULL;
+		r = yip_ctl_netcheck_reply(&fresh, true, out_len);
+		yip_ctl_snapshot_free(&fresh);
+		return r;
+	}
+	k = yip_ctl_resolve_peer(snap, req->target, err, sizeof(err));
+	if (k < 0)
+		return yip_ctl_error_reply(err, out_len);
+	if (!req->poll)
+		status = yip_device_ping(l->dev, now, snap->peers[k].public_key);
+	if (!yip_device_ping_info(l->dev, snap->peers[k].public_key, now, &pi))
+		return yip_ctl_error_reply("no such peer", out_len);
+	return yip_ctl_ping_reply(snap, (size_t)k, status, req->poll, &pi, out_len);
+}
+
 /* Answers one control request from a fresh snapshot. */
 static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 {
@@ -118,6 +156,11 @@ static char *ctl_reply(void *ctx, const char *line, size_t len, size_t *out_len)
 	}
 	if (snapshot(ctx, &snap) != 0)
 		return NULL;
+	if (parsed && (req.cmd == YIP_CTL_PING || req.cmd == YIP_CTL_NETCHECK)) {
+		r = reach_reply(ctx, &snap, &req, out_len);
+		yip_ctl_snapshot_free(&snap);
+		return r;
+	}
 	r = yip_ctl_reply(&snap, line, len, out_len);
 	yip_ctl_snapshot_free(&snap);
 	return r;

@@ -174,6 +174,13 @@ bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now
 		out->addr = s->peer.paths[s->peer.path].addr;
 	}
 	out->reason = out->has_path && out->link != YIP_LINK_MAIN ? s->reason : NULL;
+	out->udp = s->peer.path < 0 || s->peer.paths[s->peer.path].link == YIP_LINK_MAIN;
+	out->alt_port = s->alt_port;
+	out->has_reflexive_alt = s->has_reflexive_alt;
+	out->reflexive_alt = s->reflexive_alt;
+	out->rtt = s->rtt;
+	out->alt_rtt = s->alt_rtt;
+	out->pending = s->unanswered > 0;
 	return true;
 }
 

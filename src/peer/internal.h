@@ -16,6 +16,7 @@
  *   peers.c      the peer table: adding, freeing, a peer's routes
  *   members.c    membership: certificates, admission, roots, revocations, introductions
  *   handshake.c  Noise IK: Inits, Resps, turning them into sessions
+ *   ping.c       reachability pings: a PROBE on every path, for yipctl ping
  *   punch.c      path probes: which paths work, how fast, which to use
  *   rendezvous.c the node's side of the rendezvous servers: register, look up, introductions
  *   records.c    member records: our own, checking others', calling the member one names
@@ -343,6 +344,12 @@ void handshake_rx_cookie(struct yip_device *dev, uint64_t now, const uint8_t *d,
 /* The peer whose handshake a valid Resp completed, or NULL (dropped, counted). */
 struct yip_peer *handshake_rx_resp(struct yip_device *dev, uint64_t now,
                                    const struct yip_from *from, const uint8_t *d, size_t len);
+
+/* ---- ping.c: reachability pings (yipctl ping) -------------------------------------- */
+
+/* A PROBE_OK on path i with this nonce: true if it answers a ping (then
+ * counted and measured), false if it is a path probe's. */
+bool ping_pong(struct yip_peer *p, uint64_t now, int i, uint64_t nonce);
 
 /* ---- punch.c: path probes ------------------------------------------------------------ */
 

@@ -371,6 +371,16 @@ struct yip_server_info {
 	bool has_path;
 	uint32_t link;      /* the link its current path uses */
 	const char *reason; /* why that link (a QUIC or TLS fallback's reason), or NULL */
+	/* netcheck (docs/control.md): over UDP, our address as its second port
+	 * sees it (a different one: our NAT maps per destination), the round
+	 * trips of REGISTER and of WHOAMI (ns, 0 = not measured), and whether
+	 * a REGISTER is unanswered. */
+	bool udp;
+	uint16_t alt_port;
+	bool has_reflexive_alt;
+	union yip_sockaddr reflexive_alt;
+	uint64_t rtt, alt_rtt;
+	bool pending;
 };
 
 /*
@@ -384,6 +394,56 @@ int yip_device_set_cert(struct yip_device *dev, const uint8_t *cert, size_t len)
 /* Server i (0 <= i < n_servers); false if there is no such server. */
 bool yip_device_server_info(const struct yip_device *dev, size_t i, uint64_t now,
                             struct yip_server_info *out);
+
+/*
+ * Reachability pings (yipctl ping, docs/control.md): a round is one PROBE,
+ * sealed under the session, on every path to the peer that can carry one
+ * (direct candidates and relays); the peer answers each on the path it came
+ * by (PROBE_OK), which is the one it measures. At most one round per peer
+ * every YIP_PING_GAP_MS, so a client looping on ping cannot flood.
+ */
+#define YIP_PING_GAP_MS 200
+
+enum yip_ping_status {
+	YIP_PING_SENT = 0,        /* a round went out */
+	YIP_PING_NO_PEER = -1,    /* no peer has that key */
+	YIP_PING_NO_SESSION = -2, /* no session yet: a handshake was started */
+	YIP_PING_TOO_SOON = -3,   /* the last round is younger than YIP_PING_GAP_MS */
+	YIP_PING_NO_PATH = -4,    /* a session, but no path can carry a probe now */
+};
+
+struct yip_ping_probe {
+	bool relay;              /* through rendezvous server `server` */
+	int server;              /* relay: the server's index */
+	union yip_sockaddr addr; /* direct: the peer's address; relay: the server's */
+	bool answered;
+	uint64_t rtt; /* ns, once answered */
+};
+
+struct yip_ping_info {
+	uint64_t round; /* rounds sent to the peer so far (0: none) */
+	uint64_t age;   /* ns since the last round went out */
+	unsigned n;     /* the last round's probes */
+	struct yip_ping_probe probes[YIP_MAX_PATHS];
+	/* The device's counters, every peer and round: probes sent, pongs
+	 * matched, rounds refused as too soon. */
+	uint64_t sent, pongs, refused;
+};
+
+/* Sends a round to the peer with key pub (enum yip_ping_status). */
+int yip_device_ping(struct yip_device *dev, uint64_t now, const uint8_t pub[YIP_KEY_LEN]);
+
+/* The last round to that peer as of now; false if there is no such peer. */
+bool yip_device_ping_info(const struct yip_device *dev, const uint8_t pub[YIP_KEY_LEN],
+                          uint64_t now, struct yip_ping_info *out);
+
+/*
+ * Fresh probes to every rendezvous server with a session (yipctl netcheck):
+ * a REGISTER now, and a WHOAMI to the second port of each reached over UDP;
+ * their answers refresh what yip_device_server_info shows. At most once a
+ * second: returns the servers asked, or -1 if the last call was too recent.
+ */
+int yip_device_netcheck(struct yip_device *dev, uint64_t now);
 
 /* "unknown", "none", "endpoint-independent", "per destination" (enum wire_nat). */
 const char *yip_nat_name(unsigned nat);

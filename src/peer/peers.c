@@ -298,6 +298,7 @@ void peer_free(struct yip_peer *p)
 	recover_free(p);
 	free(p->member);
 	free(p->allowed);
+	free(p->ping);
 	sodium_memzero(p, sizeof(*p));
 	free(p);
 }

@@ -148,7 +148,9 @@ void punch_ctrl(struct yip_peer *p, uint64_t now, const struct yip_from *from,
 		return;
 	}
 	/* An answer to this path's last probe measures it; any answer shows it works. */
-	if (p->paths[i].probe_nonce != 0 && c->nonce == p->paths[i].probe_nonce) {
+	if (ping_pong(p, now, i, c->nonce)) {
+		/* a ping's pong (ping.c): it shows the path works, as above */
+	} else if (p->paths[i].probe_nonce != 0 && c->nonce == p->paths[i].probe_nonce) {
 		struct yip_path *t = &p->paths[i];
 		uint64_t rtt = now - t->probe_at;
 

@@ -103,6 +103,7 @@ static void send_register(struct yip_server *s, uint64_t now)
 	if (s->state == YIP_SERVER_CONNECTING)
 		s->state = YIP_SERVER_REGISTERING;
 	s->unanswered++;
+	s->register_sent = now;
 	s->register_at = now + REGISTER_RETRY;
 	schedule(dev, s->register_at);
 }
@@ -113,8 +114,11 @@ static void send_whoami(struct yip_server *s, uint64_t now)
 	struct wire_ctrl c = {.kind = WIRE_CTRL_WHOAMI};
 	union yip_sockaddr alt = s->peer.endpoint;
 
-	randombytes_buf(&s->whoami_id, sizeof(s->whoami_id));
+	do
+		randombytes_buf(&s->whoami_id, sizeof(s->whoami_id));
+	while (s->whoami_id == 0);
 	c.id = s->whoami_id;
+	s->whoami_sent = now;
 	if (alt.sa.sa_family == AF_INET)
 		alt.in4.sin_port = htons(s->alt_port);
 	else
@@ -224,6 +228,9 @@ static void on_registered(struct yip_server *s, uint64_t now, const struct wire_
 		s->has_reflexive = true;
 	}
 	s->last_registered = now;
+	/* One REGISTER out: this answers it (with several, we cannot tell which). */
+	if (s->unanswered == 1 && s->register_sent != 0)
+		s->rtt = now - s->register_sent;
 	s->unanswered = 0;
 	s->register_at = now + refresh_every(dev);
 	schedule(dev, s->register_at);
@@ -279,10 +286,12 @@ static void on_refused(struct yip_server *s, uint64_t now, const struct wire_ctr
 	schedule(dev, s->register_at);
 }
 
-static void on_youare(struct yip_server *s, const struct wire_ctrl *c)
+static void on_youare(struct yip_server *s, uint64_t now, const struct wire_ctrl *c)
 {
-	if (c->id != s->whoami_id)
-		return; /* an old answer */
+	if (c->id != s->whoami_id || s->whoami_id == 0)
+		return;   /* an old answer */
+	s->whoami_id = 0; /* one answer per question */
+	s->alt_rtt = now - s->whoami_sent;
 	s->reflexive_alt = c->addr;
 	s->has_reflexive_alt = true;
 	classify_nat(s->peer.dev);
@@ -434,7 +443,7 @@ void rendezvous_ctrl(struct yip_peer *sp, uint64_t now, const struct yip_from *f
 		on_registered(s, now, c);
 		break;
 	case WIRE_CTRL_YOUARE:
-		on_youare(s, c);
+		on_youare(s, now, c);
 		break;
 	case WIRE_CTRL_REFUSED:
 		on_refused(s, now, c);
@@ -709,4 +718,28 @@ void rendezvous_free(struct yip_device *dev)
 	free(dev->servers);
 	dev->servers = NULL;
 	dev->n_servers = 0;
+}
+
+int yip_device_netcheck(struct yip_device *dev, uint64_t now)
+{
+	int asked = 0;
+
+	if (dev->netcheck_at != 0 && now - dev->netcheck_at < YIP_NS_PER_S)
+		return -1;
+	dev->netcheck_at = now;
+	for (size_t i = 0; i < dev->n_servers; i++) {
+		struct yip_server *s = &dev->servers[i];
+
+		if (s->state != YIP_SERVER_REGISTERED && s->state != YIP_SERVER_REGISTERING)
+			continue;
+		if (!session_usable(&s->peer, now))
+			continue;
+		/* One REGISTER out at a time, so its answer measures it. */
+		if (s->unanswered == 0)
+			send_register(s, now);
+		if (s->udp && s->alt_port != 0 && !off_udp(s))
+			send_whoami(s, now);
+		asked++;
+	}
+	return asked;
 }

@@ -338,6 +338,9 @@ struct yip_peer {
 	/* -- Loss recovery (protect.c, recover.c, report.c) and counters. */
 	struct yip_fec fec;
 	struct yip_peer_stats stats;
+
+	/* -- Reachability pings (ping.c): the last round, NULL before the first. */
+	struct yip_ping_round *ping;
 };
 
 /* A rendezvous server the node uses (docs/nat.md). */
@@ -359,6 +362,9 @@ struct yip_server {
 	union yip_sockaddr reflexive_alt; /* ... as its second port sees it */
 	bool has_reflexive, has_reflexive_alt;
 	uint32_t whoami_id;
+	/* Round trips (netcheck): the last REGISTER and WHOAMI sent, and the
+	 * last measured REGISTER -> REGISTERED and WHOAMI -> YOUARE, ns (0: none). */
+	uint64_t register_sent, whoami_sent, rtt, alt_rtt;
 	uint64_t registered_at, last_registered; /* first and last REGISTERED */
 	uint64_t register_at;                    /* next REGISTER due */
 	unsigned unanswered;                     /* REGISTERs since the last REGISTERED */
@@ -486,6 +492,9 @@ struct yip_device {
 	uint64_t drops[YIP_DROP_COUNT];
 	struct yip_device_totals
 	    totals; /* metrics' totals (frame.c, datapath.c, handshake.c, peers.c) */
+	/* Reachability pings (ping.c): probes sent, pongs matched, rounds refused. */
+	uint64_t ping_sent, ping_pongs, ping_refused;
+	uint64_t netcheck_at; /* the last netcheck's fresh probes (rendezvous.c), 0 = never */
 	/* obf_psk (docs/obfuscation.md): every datagram obfuscated. */
 	bool obf;
 	struct obf_keys obf_keys;

@@ -128,6 +128,48 @@ static void test_handshake_and_data(void **state)
 }
 
 /*
+ * yipctl ping's rounds (ping.c): no session starts a handshake; a round is a
+ * PROBE on every path, each answered by a pong that is measured and counted;
+ * a second round within YIP_PING_GAP_MS is refused; a key that is no peer
+ * is said so; path probes' answers do not pass for pongs.
+ */
+static void test_ping_rounds(void **state)
+{
+	uint64_t now = YIP_NS_PER_S;
+	const uint8_t *bkey = A->dev.peers[0]->public_key;
+	struct yip_ping_info pi;
+	uint8_t nokey[YIP_KEY_LEN] = {1};
+
+	(void)state;
+	assert_int_equal(yip_device_ping(&A->dev, now, nokey), YIP_PING_NO_PEER);
+	assert_false(yip_device_ping_info(&A->dev, nokey, now, &pi));
+	assert_int_equal(yip_device_ping(&A->dev, now, bkey), YIP_PING_NO_SESSION);
+	settle(now);
+	assert_true(yip_peer_established(A->dev.peers[0], now));
+	now += YIP_NS_PER_MS;
+	assert_int_equal(yip_device_ping(&A->dev, now, bkey), YIP_PING_SENT);
+	assert_true(yip_device_ping_info(&A->dev, bkey, now, &pi));
+	assert_int_equal(pi.round, 1);
+	assert_true(pi.n >= 1);
+	assert_false(pi.probes[0].answered);
+	assert_int_equal(yip_device_ping(&A->dev, now + YIP_NS_PER_MS, bkey), YIP_PING_TOO_SOON);
+	settle(now + 2 * YIP_NS_PER_MS);
+	assert_true(yip_device_ping_info(&A->dev, bkey, now + 3 * YIP_NS_PER_MS, &pi));
+	assert_true(pi.probes[0].answered);
+	assert_false(pi.probes[0].relay);
+	assert_int_equal(pi.probes[0].rtt, 2 * YIP_NS_PER_MS);
+	assert_int_equal(pi.sent, pi.n);
+	assert_int_equal(pi.pongs, pi.n);
+	assert_int_equal(pi.refused, 1);
+	/* The next round, after the gap, starts afresh. */
+	now += YIP_PING_GAP_MS * YIP_NS_PER_MS;
+	assert_int_equal(yip_device_ping(&A->dev, now, bkey), YIP_PING_SENT);
+	assert_true(yip_device_ping_info(&A->dev, bkey, now, &pi));
+	assert_int_equal(pi.round, 2);
+	assert_false(pi.probes[0].answered);
+}
+
+/*
  * The data cipher: AES-256-GCM when both allow it and the CPU has it,
  * ChaCha20-Poly1305 when either side asks for it, and no session (counted as
  * a failed handshake) when the two have nothing in common. Data flows under
@@ -2309,6 +2351,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_handshake_and_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ping_rounds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cipher_negotiation, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rekey_without_loss, setup, teardown),
 	    cmocka_unit_test(test_key_slots),
