@@ -16,7 +16,7 @@ FUZZ_LONG_OUT  ?= /tmp/yip-fuzz-long
 SOAK_SECS ?= 1800
 
 .PHONY: all deps build debug test unit unit-asan fuzz fuzz-build fuzz-long fuzz-coverage netns \
-	layering opaque check demo soak format format-check clean
+	layering opaque check demo soak format format-check clean install uninstall mancheck deb
 
 all: build
 
@@ -94,6 +94,82 @@ demo: deps build
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(COV)
+
+# make install / make uninstall (GNU conventions; docs/operations.md). The
+# binaries come from $(BUILD), built first by `make`; DESTDIR is used only
+# here and never written into an installed file. The systemd directories
+# come from systemd's pkg-config file when it is there. yipd, yipctl and
+# yip-rendezvous are root's tools (sbin), yip-ca anyone's (bin).
+# scripts/install.manifest lists what `make install PREFIX=/usr` installs
+# (tests/netns/ops_install.sh holds the two to each other). /etc/yip is
+# made mode 0700 and empty (keys are the operator's; none is installed);
+# uninstall removes it only if empty, so configs and keys stay.
+PREFIX      ?= /usr/local
+prefix      ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir      ?= $(exec_prefix)/bin
+sbindir     ?= $(exec_prefix)/sbin
+datarootdir ?= $(prefix)/share
+mandir      ?= $(datarootdir)/man
+# /etc whatever the prefix: the units and the man pages name /etc/yip.
+sysconfdir  ?= /etc
+pc_systemd   = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
+systemdsystemunitdir ?= $(or $(call pc_systemd,systemdsystemunitdir),$(prefix)/lib/systemd/system)
+sysusersdir ?= $(or $(call pc_systemd,sysusersdir),$(prefix)/lib/sysusers.d)
+tmpfilesdir ?= $(or $(call pc_systemd,tmpfilesdir),$(prefix)/lib/tmpfiles.d)
+INSTALL     ?= install
+
+SBIN_PROGS = yipd yipctl yip-rendezvous
+BIN_PROGS  = yip-ca
+MAN1       = yip-ca.1
+MAN5       = yipd.conf.5
+MAN8       = yipd.8 yipctl.8 yip-rendezvous.8
+UNITS      = yipd@.service yip-rendezvous.service
+
+install:
+	@for p in $(SBIN_PROGS) $(BIN_PROGS); do [ -x $(BUILD)/$$p ] || \
+		{ echo "install: $(BUILD)/$$p is not built; run make first" >&2; exit 1; }; done
+	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 \
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(systemdsystemunitdir) \
+		$(DESTDIR)$(sysusersdir) $(DESTDIR)$(tmpfilesdir)
+	$(INSTALL) -m 0755 $(addprefix $(BUILD)/,$(SBIN_PROGS)) $(DESTDIR)$(sbindir)/
+	$(INSTALL) -m 0755 $(addprefix $(BUILD)/,$(BIN_PROGS)) $(DESTDIR)$(bindir)/
+	$(INSTALL) -m 0644 $(addprefix doc/man/,$(MAN1)) $(DESTDIR)$(mandir)/man1/
+	$(INSTALL) -m 0644 $(addprefix doc/man/,$(MAN5)) $(DESTDIR)$(mandir)/man5/
+	$(INSTALL) -m 0644 $(addprefix doc/man/,$(MAN8)) $(DESTDIR)$(mandir)/man8/
+	@for u in $(UNITS); do \
+		echo "sed dist/systemd/$$u.in > $(DESTDIR)$(systemdsystemunitdir)/$$u"; \
+		sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@BINDIR@|$(bindir)|g' \
+			-e 's|/etc/yip|$(sysconfdir)/yip|g' dist/systemd/$$u.in \
+			>$(DESTDIR)$(systemdsystemunitdir)/$$u.tmp && \
+		chmod 0644 $(DESTDIR)$(systemdsystemunitdir)/$$u.tmp && \
+		mv $(DESTDIR)$(systemdsystemunitdir)/$$u.tmp $(DESTDIR)$(systemdsystemunitdir)/$$u || exit 1; \
+	done
+	$(INSTALL) -m 0644 dist/systemd/yip.sysusers $(DESTDIR)$(sysusersdir)/yip.conf
+	$(INSTALL) -m 0644 dist/systemd/yip.tmpfiles $(DESTDIR)$(tmpfilesdir)/yip.conf
+	$(INSTALL) -d -m 0700 $(DESTDIR)$(sysconfdir)/yip
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(sbindir)/,$(SBIN_PROGS)) \
+		$(addprefix $(DESTDIR)$(bindir)/,$(BIN_PROGS)) \
+		$(addprefix $(DESTDIR)$(mandir)/man1/,$(MAN1)) \
+		$(addprefix $(DESTDIR)$(mandir)/man5/,$(MAN5)) \
+		$(addprefix $(DESTDIR)$(mandir)/man8/,$(MAN8)) \
+		$(addprefix $(DESTDIR)$(systemdsystemunitdir)/,$(UNITS)) \
+		$(DESTDIR)$(sysusersdir)/yip.conf $(DESTDIR)$(tmpfilesdir)/yip.conf
+	rmdir $(DESTDIR)$(sysconfdir)/yip 2>/dev/null || true
+
+# Every config key of src/config/config.c and every option and subcommand in
+# the binaries' --help in the man pages, and mandoc -Tlint clean.
+mancheck: build
+	@python3 scripts/mancheck.py $(BUILD)
+
+# The Debian package, built from a copy of the tree (git ls-files plus
+# uncommitted changes) so this tree stays clean; the .deb files land in
+# $(DEB_OUT). docs/operations.md.
+DEB_OUT ?= $(BUILD)/deb
+deb:
+	@./scripts/deb.sh $(DEB_OUT)
 
 # Benchmark targets live beside the benchmarks.
 -include bench/bench.mk

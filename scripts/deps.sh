@@ -27,6 +27,10 @@ pkgs=(
 	# the QUIC hello: GnuTLS's QUIC server session in tests/unit/test_tls_quic.c, and
 	# Debian's HTTP/3 server chromium's QUIC Initial is captured against (tests/tls/)
 	libgnutls28-dev ngtcp2-server
+	# make install / make deb and their tests (tests/netns/ops_install.sh, ops_deb.sh):
+	# unit checks, man-page lint, the Debian package and lintian; promtool (in
+	# prometheus) checks the metrics exposition
+	systemd mandoc debhelper fakeroot lintian dpkg-dev prometheus
 )
 
 # Benchmark contenders and tools are listed one per line in deps-bench.list.
