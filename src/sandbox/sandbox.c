@@ -441,12 +441,22 @@ static int keep_caps(uint32_t keep, char *err, size_t errlen)
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {{0}};
 
+	/* Only what we hold can be kept (a unit's CapabilityBoundingSet may lack some). */
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		snprintf(err, errlen, "capget: %s", strerror(errno));
+		return -1;
+	}
+	keep &= data[0].permitted;
+	/* Out of the bounding set too, where we may (CAP_SETPCAP; a service
+	 * manager may have taken it): with no_new_privs and no execve allowed,
+	 * the effective and permitted sets below are what counts. */
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
 		if (!(c < 32 && (keep & (1u << c))) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 &&
-		    errno != EINVAL) {
+		    errno != EINVAL && errno != EPERM) {
 			snprintf(err, errlen, "cannot drop capability %d: %s", c, strerror(errno));
 			return -1;
 		}
+	memset(data, 0, sizeof(data));
 	data[0].effective = data[0].permitted = keep;
 	if (syscall(SYS_capset, &hdr, data) != 0) {
 		snprintf(err, errlen, "capset: %s", strerror(errno));
