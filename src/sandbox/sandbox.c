@@ -159,8 +159,10 @@ int sandbox_init(struct sandbox *s, enum yip_sandbox_mode mode, const char *user
 	s->gid = getegid();
 	if (mode == YIP_SANDBOX_OFF)
 		return 0;
-	if (user == NULL || *user == '\0')
-		user = SANDBOX_DEFAULT_USER;
+	if (user == NULL || *user == '\0') {
+		rc = getpwnam_r(SANDBOX_OWN_USER, &pw, buf, sizeof(buf), &found);
+		user = found != NULL ? SANDBOX_OWN_USER : SANDBOX_DEFAULT_USER;
+	}
 	snprintf(s->user, sizeof(s->user), "%s", user);
 	rc = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
 	if (found == NULL) {

@@ -18,6 +18,8 @@
 
 #include "config/config.h"
 
+/* Without user=: the package's own system user if the host has one, else nobody. */
+#define SANDBOX_OWN_USER     "yip"
 #define SANDBOX_DEFAULT_USER "nobody"
 
 /* What a daemon does once sandboxed; each adds its system calls to the allow-list. */
@@ -41,7 +43,8 @@ struct sandbox {
 };
 
 /*
- * Prepares s: looks user up (NULL: SANDBOX_DEFAULT_USER) so that a name
+ * Prepares s: looks user up (NULL: SANDBOX_OWN_USER if it exists, else
+ * SANDBOX_DEFAULT_USER) so that a name
  * that does not exist is an error before anything is set up. With mode
  * off nothing is looked up and the daemon keeps running as it started.
  * Returns 0, or -1 with a message in err.

@@ -62,6 +62,10 @@ start_yipd b
 YIPD=$TMP/yipd-unit start_yipd a
 ping_ok a 10.77.0.2 3 -i 0.2 >/dev/null
 grep -q "sandbox on: running as" "$TMP/a.log" || fail "yipd did not drop privileges"
+# A reload under the same capabilities: the privileged half adds a route.
+echo "allowed_ips=10.66.0.0/24" >>"$TMP/a.conf"
+out=$(yipctl_of a reload 2>&1) || fail "reload under the unit's capabilities: $out"
+in_ns a ip route show dev yip0 | grep -q "^10.66.0.0/24" || fail "reload under the unit's capabilities added no route"
 kill "$(pid_of a)"; wait "$(pid_of a)" 2>/dev/null || true
 YIPD=$TMP/yipd-nonetadmin launch_yipd a
 wait "$(pid_of a)" 2>/dev/null && fail "yipd without CAP_NET_ADMIN exited 0"
