@@ -817,7 +817,7 @@ static cJSON *json_stats(const struct yip_ctl_snapshot *s)
 }
 
 /* Prints o (then deletes it) with a newline. */
-static char *finish(cJSON *o, size_t *out_len)
+char *yip_ctl_json_line(struct cJSON *o, size_t *out_len)
 {
 	char *text, *line;
 	size_t n;
@@ -838,6 +838,11 @@ static char *finish(cJSON *o, size_t *out_len)
 	line[n + 1] = '\0';
 	*out_len = n + 1;
 	return line;
+}
+
+static char *finish(cJSON *o, size_t *out_len)
+{
+	return yip_ctl_json_line(o, out_len);
 }
 
 char *yip_ctl_error_reply(const char *msg, size_t *out_len)

@@ -254,6 +254,13 @@ void yip_ctl_format_duration(char *out, size_t outlen, uint64_t secs);
 /* "512 B", "1.20 KiB", "3.40 MiB", ... up to EiB. */
 void yip_ctl_format_bytes(char *out, size_t outlen, uint64_t bytes);
 
+/* ---- Replies ---- */
+
+struct cJSON;
+
+/* o as one line of JSON and a newline (o is freed); NULL if o is NULL or out of memory. */
+char *yip_ctl_json_line(struct cJSON *o, size_t *out_len);
+
 /* ---- Reload (docs/control.md, "reload") ---- */
 
 #define YIP_CTL_RELOAD_LINES 64

@@ -59,29 +59,11 @@ int yip_ctl_resolve_peer(const struct yip_ctl_snapshot *s, const char *target, c
 
 static char *finish(cJSON *o, bool ok, size_t *out_len)
 {
-	char *text, *line;
-	size_t n;
-
-	if (o == NULL)
-		return NULL;
-	if (!ok) {
+	if (o != NULL && !ok) {
 		cJSON_Delete(o);
 		return NULL;
 	}
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (text == NULL)
-		return NULL;
-	n = strlen(text);
-	line = realloc(text, n + 2);
-	if (line == NULL) {
-		free(text);
-		return NULL;
-	}
-	line[n] = '\n';
-	line[n + 1] = '\0';
-	*out_len = n + 1;
-	return line;
+	return yip_ctl_json_line(o, out_len);
 }
 
 static bool add_addr(cJSON *o, const char *name, const union yip_sockaddr *a, bool has)

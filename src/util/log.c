@@ -231,6 +231,9 @@ static void emit(enum yip_log_level level, const char *msg)
 }
 
 static void vlog(enum yip_log_level level, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static void vlog(enum yip_log_level level, const char *fmt, va_list ap)
 {
 	char msg[YIP_LOG_MSG_MAX];
 

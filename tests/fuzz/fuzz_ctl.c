@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size >= YIP_CTL_MAX_REQUEST ||
 		    (req.cmd != YIP_CTL_SHOW && req.cmd != YIP_CTL_STATS &&
 		     req.cmd != YIP_CTL_MEMBERS && req.cmd != YIP_CTL_PING &&
-		     req.cmd != YIP_CTL_NETCHECK))
+		     req.cmd != YIP_CTL_NETCHECK && req.cmd != YIP_CTL_RELOAD &&
+		     req.cmd != YIP_CTL_LOG && req.cmd != YIP_CTL_METRICS))
 			__builtin_trap();
 	} else if (err[0] == '\0') {
 		__builtin_trap();
@@ -82,6 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reply = yip_ctl_reply(&snap, text, size, &len);
 	if (reply == NULL)
 		return 0; /* out of memory */
+	/* metrics: the exposition text, not JSON (fuzz_metrics_http and test_ctl_metrics). */
+	if (len > 0 && reply[0] == '#') {
+		free(reply);
+		return 0;
+	}
 	if (len == 0 || reply[len - 1] != '\n' || memchr(reply, '\n', len - 1) != NULL)
 		__builtin_trap();
 	j = cJSON_ParseWithLength(reply, len);
